@@ -1,0 +1,140 @@
+"""The embedded AWS emulator: moto in server mode on 127.0.0.1, provisioned from the
+same definitions the CDK stack uses (table schema, topics), for local runs."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from unittest import mock
+
+from shared import ledger_schema
+
+TABLE_NAME = "costtracker-ledger"
+TOPICS = ("finance", "team", "admin")
+_CREDENTIAL_ENV = {
+    "AWS_ACCESS_KEY_ID": "emulator",
+    "AWS_SECRET_ACCESS_KEY": "emulator",
+    "AWS_SESSION_TOKEN": "emulator",
+}
+
+
+@dataclass
+class Emulator:
+    endpoint: str
+    region: str
+    account: str
+    topics: dict[str, str]
+    alert_queue_url: str
+    _server: Any
+
+    def client(self, service: str) -> Any:
+        import boto3
+
+        return boto3.client(service, region_name=self.region, endpoint_url=self.endpoint)
+
+    def stop(self) -> None:
+        self._server.stop()
+
+
+@contextmanager
+def running_emulator(region: str = "us-east-1", account: str = "123456789012") -> Iterator[Emulator]:
+    """Start moto on a free loopback port, point boto3 at it, provision, and clean up."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    env = {
+        **_CREDENTIAL_ENV,
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
+        "MOTO_ACCOUNT_ID": account,
+    }
+    with mock.patch.dict(os.environ, env):
+        server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+        server.start()
+        host, port = server.get_host_and_port()
+        endpoint = f"http://{host}:{port}"
+        os.environ["AWS_ENDPOINT_URL"] = endpoint
+        try:
+            yield provision(endpoint, region, account, server)
+        finally:
+            server.stop()
+
+
+def provision(endpoint: str, region: str, account: str, server: Any) -> Emulator:
+    """The stack's stateful resources in the emulator: ledger table, topics, an alert tap."""
+    import boto3
+
+    def client(service: str) -> Any:
+        return boto3.client(service, region_name=region, endpoint_url=endpoint)
+
+    client("dynamodb").create_table(**ledger_schema.create_table_request(TABLE_NAME))
+    sns = client("sns")
+    sqs = client("sqs")
+    queue_url = sqs.create_queue(QueueName="costtracker-alert-tap")["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    topics = {}
+    for audience in TOPICS:
+        arn = sns.create_topic(Name=f"costtracker-{audience}-alerts")["TopicArn"]
+        sns.subscribe(
+            TopicArn=arn,
+            Protocol="sqs",
+            Endpoint=queue_arn,
+            Attributes={"RawMessageDelivery": "false"},
+        )
+        topics[audience] = arn
+    return Emulator(endpoint, region, account, topics, queue_url, server)
+
+
+def function_environment(emulator: Emulator, ledger_config_json: str) -> dict[str, str]:
+    """The environment the stack gives every function, pointed at the emulator."""
+    return {
+        "TABLE_NAME": TABLE_NAME,
+        "FINANCE_TOPIC_ARN": emulator.topics["finance"],
+        "TEAM_TOPIC_ARN": emulator.topics["team"],
+        "ADMIN_TOPIC_ARN": emulator.topics["admin"],
+        "LEDGER_CONFIG": ledger_config_json,
+        "POWERTOOLS_SERVICE_NAME": "costtracker",
+        "POWERTOOLS_METRICS_NAMESPACE": "CostTracker",
+    }
+
+
+def launch_instance(emulator: Emulator, spec: Any) -> None:
+    """Create a scenario's instance in the emulator under its own id, type, tags and disks."""
+    from moto.ec2.models import ec2_backends
+
+    ec2 = emulator.client("ec2")
+    kwargs: dict[str, Any] = {
+        "ImageId": "ami-12c6146b",
+        "MinCount": 1,
+        "MaxCount": 1,
+        "InstanceType": spec.instance_type,
+        "BlockDeviceMappings": [
+            {
+                "DeviceName": f"/dev/sd{chr(ord('f') + n)}",
+                "Ebs": {"VolumeSize": v.size_gib, "VolumeType": v.volume_type},
+            }
+            for n, v in enumerate(spec.volumes)
+        ],
+    }
+    if spec.availability_zone:
+        kwargs["Placement"] = {"AvailabilityZone": spec.availability_zone}
+    if spec.tags:
+        kwargs["TagSpecifications"] = [
+            {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in spec.tags.items()]}
+        ]
+    if spec.lifecycle == "spot":
+        kwargs["InstanceMarketOptions"] = {"MarketType": "spot"}
+    with mock.patch("moto.ec2.models.instances.random_instance_id", return_value=spec.instance_id):
+        ec2.run_instances(**kwargs)
+    backend = ec2_backends[emulator.account][emulator.region]
+    instance = backend.get_instance(spec.instance_id)
+    # moto does not model PlatformDetails; set it on the emulated instance.
+    instance.platform_details = spec.platform
+    if not spec.volumes:  # moto adds a default root volume; the scenario says there is none
+        instance.block_device_mapping.clear()

@@ -1,0 +1,245 @@
+"""Replay a scenario through the Lambda handlers against the embedded emulator.
+
+Events are delivered in file order (their order of arrival); the simulated
+clock is the latest event time delivered so far and never runs backwards;
+scheduled work runs as the clock passes its times, at the deployed cadence.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import os
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import Any
+from unittest import mock
+
+from costtracker.emulator import Emulator, function_environment, launch_instance, running_emulator
+from costtracker.scenario import Scenario
+from shared import runtime
+from shared.clock import FixedClock, utc
+from shared.config import LedgerConfig
+from shared.event_patterns import EVENT_RULES, SCHEDULES, Schedule, matches
+from shared.services.jobs import get_job_cost, jobs_active_between
+from shared.views import iso, job_summary
+
+Handler = Callable[[Any, Any], Any]
+
+
+@dataclass
+class FakeLambdaContext:
+    """Enough of the Lambda context for Powertools' logger."""
+
+    function_name: str
+    memory_limit_in_mb: int = 256
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
+
+
+def load_handler(function: str) -> Handler:
+    module = importlib.import_module(f"functions.{function}.handler")
+    handler: Handler = module.handler
+    return handler
+
+
+def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> LedgerConfig:
+    """The configured values with the scenario's overrides; no live prices in the emulator."""
+    config = base or LedgerConfig()
+    update: dict[str, Any] = {"live_prices": False}
+    if scenario.prices is not None:
+        prices = scenario.prices
+        times = scenario.event_times()
+        if prices.as_of is None and times:  # a scenario's prices hold from its first event
+            prices = prices.model_copy(update={"as_of": min(times).date()})
+        update["prices"] = prices
+    if scenario.discounts is not None:
+        update["discounts"] = scenario.discounts
+    return config.model_copy(update=update)
+
+
+@contextmanager
+def _logs_to_stderr(verbose: bool) -> Iterator[None]:
+    """Handler logs go to stderr so that ``--json`` keeps stdout for the document."""
+    level = logging.INFO if verbose else logging.WARNING
+    patched = []
+    for name in ("costtracker",):
+        logger = logging.getLogger(name)
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler):
+                patched.append((handler, handler.stream, handler.level))
+                handler.setStream(sys.stderr)
+                handler.setLevel(level)
+    try:
+        yield
+    finally:
+        for handler, stream, old_level in patched:
+            handler.setStream(stream)
+            handler.setLevel(old_level)
+
+
+class Replayer:
+    """Delivers events and schedules to the handlers, keeping the simulated clock."""
+
+    def __init__(self, scenario: Scenario, emulator: Emulator) -> None:
+        self.scenario = scenario
+        self.emulator = emulator
+        times = scenario.event_times()
+        start = min(times) if times else (scenario.until or datetime.now(UTC))
+        self.clock = FixedClock(start)
+        self.rejected: list[dict[str, str]] = []
+        self.unrouted: list[str] = []
+        self.scheduled_runs: dict[str, int] = {}
+        self._handlers: dict[str, Handler] = {}
+
+    def handler(self, function: str) -> Handler:
+        if function not in self._handlers:
+            self._handlers[function] = load_handler(function)
+        return self._handlers[function]
+
+    def invoke(self, function: str, event: Any) -> None:
+        try:
+            self.handler(function)(event, FakeLambdaContext(function_name=function))
+        except Exception as exc:  # the Lambda would fail to its DLQ; replay reports it
+            event_id = event.get("id") if isinstance(event, dict) else None
+            self.rejected.append(
+                {"event_id": str(event_id or "<no id>"), "function": function, "error": str(exc)}
+            )
+
+    def advance(self, to: datetime) -> None:
+        """Run every schedule due in (now, to], in time order, then set the clock to ``to``."""
+        now = self.clock.now()
+        if to <= now:
+            return
+        due: list[tuple[datetime, Schedule]] = [
+            (at, s) for s in SCHEDULES for at in s.due_between(now, to)
+        ]
+        for at, schedule in sorted(due, key=lambda d: (d[0], d[1].function)):
+            self.clock.advance_to(at)
+            self.invoke(schedule.function, self.scheduled_event(schedule, at))
+            self.scheduled_runs[schedule.function] = self.scheduled_runs.get(schedule.function, 0) + 1
+        self.clock.advance_to(to)
+
+    def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
+        return {
+            "version": "0",
+            "id": f"schedule-{schedule.function}-{iso(at)}",
+            "detail-type": "Scheduled Event",
+            "source": "aws.events",
+            "account": self.scenario.account,
+            "time": iso(at),
+            "region": self.scenario.region,
+            "resources": [
+                f"arn:aws:events:{self.scenario.region}:{self.scenario.account}:rule/"
+                f"costtracker-{schedule.function}"
+            ],
+            "detail": {},
+        }
+
+    def deliver(self, event: Any) -> None:
+        at = _event_time(event)
+        if at is not None:
+            self.advance(at)
+        routed = [name for name, pattern in EVENT_RULES.items() if matches(pattern, event)]
+        if not routed:
+            self.unrouted.append(str(event.get("id")) if isinstance(event, dict) else repr(event)[:80])
+            return
+        for function in routed:
+            self.invoke(function, event)
+
+    def run(self) -> None:
+        for event in self.scenario.events:
+            self.deliver(event)
+        if self.scenario.until is not None:
+            self.advance(utc(self.scenario.until))
+
+
+def _event_time(event: Any) -> datetime | None:
+    if not isinstance(event, dict):
+        return None
+    try:
+        return utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00")))
+    except (KeyError, ValueError):
+        return None
+
+
+def report(replayer: Replayer) -> dict[str, Any]:
+    """The replay contract's document, accrued to the simulated clock's final time."""
+    now = replayer.clock.now()
+    settings = runtime.current_settings()
+    times = replayer.scenario.event_times()
+    first_day: date = min(times).date() if times else now.date()
+    jobs = []
+    for job_id in sorted(jobs_active_between(runtime.ledger(), first_day, now.date())):
+        jobs.append(job_summary(get_job_cost(runtime.ledger(), settings.config, job_id, now)))
+    return {
+        "as_of": iso(now),
+        "jobs": jobs,
+        "alerts": [],
+        "daily_summaries": [],
+        "admin_alerts": _admin_alerts(replayer.emulator),
+        "rejected_events": replayer.rejected,
+        "unrouted_events": replayer.unrouted,
+        "scheduled_runs": replayer.scheduled_runs,
+    }
+
+
+def _admin_alerts(emulator: Emulator) -> list[dict[str, Any]]:
+    sqs = emulator.client("sqs")
+    alerts = []
+    while True:
+        messages = sqs.receive_message(
+            QueueUrl=emulator.alert_queue_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+        ).get("Messages", [])
+        if not messages:
+            break
+        for message in messages:
+            body = json.loads(message["Body"])
+            attributes = {k: v.get("Value") for k, v in body.get("MessageAttributes", {}).items()}
+            if body.get("TopicArn") == emulator.topics["admin"]:
+                alerts.append({"kind": attributes.get("kind"), "subject": body.get("Subject")})
+            sqs.delete_message(QueueUrl=emulator.alert_queue_url, ReceiptHandle=message["ReceiptHandle"])
+    return alerts
+
+
+@contextmanager
+def replay_session(
+    scenario: Scenario, base_config: LedgerConfig | None = None, verbose: bool = False
+) -> Iterator[Replayer]:
+    """An emulator provisioned for the scenario, handlers wired to it and to simulated time."""
+    with running_emulator(scenario.region, scenario.account) as emulator:
+        for spec in scenario.instances:
+            launch_instance(emulator, spec)
+        config = ledger_config_for(scenario, base_config)
+        env = function_environment(emulator, config.model_dump_json())
+        with mock.patch.dict(os.environ, env):
+            runtime.reset()
+            replayer = Replayer(scenario, emulator)
+            runtime.use_clock(replayer.clock)
+            for function in {*EVENT_RULES, *(s.function for s in SCHEDULES)}:
+                replayer.handler(function)  # import now, so logs can be redirected
+            try:
+                with _logs_to_stderr(verbose):
+                    yield replayer
+            finally:
+                runtime.reset()
+                from shared.clock import SystemClock
+
+                runtime.use_clock(SystemClock())
+
+
+def replay(scenario: Scenario, base_config: LedgerConfig | None = None,
+           verbose: bool = False) -> dict[str, Any]:
+    with replay_session(scenario, base_config, verbose) as replayer:
+        replayer.run()
+        return report(replayer)
+
+

@@ -1,0 +1,32 @@
+"""EC2 Instance State-change Notification -> the job ledger (wiring only)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import runtime
+from shared.edge import parse_event
+from shared.events import InstanceStateChangeEvent
+from shared.services.instance_state import record_state_change
+
+logger = Logger(service="costtracker")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    parsed = parse_event(event, InstanceStateChangeEvent, logger)
+    logger.append_keys(event_id=parsed.id, instance_id=parsed.detail.instance_id)
+    outcome = record_state_change(
+        runtime.ledger_deps(),
+        event_id=parsed.id,
+        at=parsed.time,
+        instance_id=parsed.detail.instance_id,
+        state=parsed.detail.state,
+        region=parsed.region,
+    )
+    logger.info("state change", extra={"result": outcome.result, "state": parsed.detail.state})
+    return asdict(outcome)

@@ -1,0 +1,107 @@
+"""The product's configuration model, shared by CDK context and the functions.
+
+CDK validates it once at synth and hands it to every function as JSON in one
+environment variable; the functions validate it again lazily on first use.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from decimal import Decimal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")
+_TAG_KEY = re.compile(r"^[\w.:/=+\-@ ]{1,128}$")
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class TrackingConfig(_Config):
+    """Which instances count, and how they map to jobs (SPEC "Jobs and tags")."""
+
+    job_tag_keys: tuple[str, ...] = Field(default=("training-job",), min_length=1)
+    tracked_families: tuple[str, ...] = ("trn", "inf", "p", "g")
+    grouping_tag_keys: tuple[str, ...] = DEFAULT_GROUPING_TAG_KEYS
+
+    @field_validator("job_tag_keys", "grouping_tag_keys")
+    @classmethod
+    def _tag_keys(cls, keys: tuple[str, ...]) -> tuple[str, ...]:
+        for key in keys:
+            if not _TAG_KEY.match(key):
+                raise ValueError(f"not a valid EC2 tag key: {key!r}")
+        return keys
+
+    @field_validator("tracked_families")
+    @classmethod
+    def _families(cls, families: tuple[str, ...]) -> tuple[str, ...]:
+        for family in families:
+            if not re.fullmatch(r"[a-z]+", family):
+                raise ValueError(f"a family prefix is lower-case letters, got {family!r}")
+        return families
+
+    def job_of(self, instance_id: str, instance_type: str, tags: dict[str, str]) -> str | None:
+        """The job an instance belongs to, or None when it is not tracked."""
+        for key in self.job_tag_keys:
+            value = tags.get(key, "").strip()
+            if value:
+                return value
+        if self.is_tracked_family(instance_type):
+            return f"untagged:{instance_id}"
+        return None
+
+    def is_tracked_family(self, instance_type: str) -> bool:
+        """``p`` matches p4d and p5en but not a family that merely starts with the letter."""
+        family = instance_type.split(".", 1)[0]
+        for prefix in self.tracked_families:
+            rest = family[len(prefix) :]
+            if family.startswith(prefix) and rest[:1].isdigit():
+                return True
+        return False
+
+
+class PriceOverrides(_Config):
+    """Prices that win over every other source (CDK context or a replay scenario)."""
+
+    ec2: dict[str, Decimal] = Field(default_factory=dict)
+    spot: dict[str, Decimal] = Field(default_factory=dict)
+    ebs_gb_month: dict[str, Decimal] = Field(default_factory=dict)
+    s3_gb_month: Decimal | None = None
+    # When these prices were set (their "checked" date in every rate they give).
+    as_of: date | None = None
+
+    @field_validator("ec2", "spot", "ebs_gb_month")
+    @classmethod
+    def _positive(cls, prices: dict[str, Decimal]) -> dict[str, Decimal]:
+        for key, price in prices.items():
+            if price <= 0:
+                raise ValueError(f"price for {key!r} must be positive, got {price}")
+        return prices
+
+
+class LedgerConfig(_Config):
+    """What the functions need to know beyond resource names."""
+
+    tracking: TrackingConfig = TrackingConfig()
+    prices: PriceOverrides = PriceOverrides()
+    # Savings Plans / reservations: fraction off the on-demand list rate, by
+    # instance-type prefix (longest match wins), e.g. {"trn1": "0.30"}.
+    discounts: dict[str, Decimal] = Field(default_factory=dict)
+    # Ask the Price List API and spot price history (off in the local emulator).
+    live_prices: bool = True
+    price_max_age_days: int = Field(default=7, ge=1, le=90)
+
+    @field_validator("discounts")
+    @classmethod
+    def _fractions(cls, discounts: dict[str, Decimal]) -> dict[str, Decimal]:
+        for prefix, fraction in discounts.items():
+            if not Decimal(0) <= fraction < Decimal(1):
+                raise ValueError(f"discount for {prefix!r} must be in [0, 1), got {fraction}")
+        return discounts
+
+    def discount_for(self, instance_type: str) -> Decimal:
+        matches = [p for p in self.discounts if instance_type.startswith(p)]
+        return self.discounts[max(matches, key=len)] if matches else Decimal(0)

@@ -1,0 +1,69 @@
+"""EventBridge rule patterns and schedules, defined once: the CDK stack builds its
+rules from them and the local replay routes events and runs schedules by them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+# function name -> event pattern (EventBridge JSON)
+EVENT_RULES: dict[str, dict[str, Any]] = {
+    "instance_state": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Instance State-change Notification"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Work due every ``every``, at ``offset`` past each multiple of it (UTC)."""
+
+    function: str
+    every: timedelta
+    offset: timedelta = timedelta(0)
+    description: str = ""
+
+    def cron(self) -> dict[str, str]:
+        """The EventBridge cron fields (minute, hour) of this schedule."""
+        minute = str(int(self.offset.total_seconds() // 60) % 60)
+        if self.every == timedelta(hours=1):
+            return {"minute": minute, "hour": "*"}
+        if self.every == timedelta(days=1):
+            return {"minute": minute, "hour": str(int(self.offset.total_seconds() // 3600))}
+        raise ValueError(f"unsupported cadence {self.every}")
+
+    def due_between(self, after: datetime, until: datetime) -> list[datetime]:
+        """Times in (after, until] at which this schedule fires."""
+        period = self.every.total_seconds()
+        epoch = datetime(1970, 1, 1, tzinfo=after.tzinfo)
+        k = int((after - epoch - self.offset).total_seconds() // period) + 1
+        times = []
+        while True:
+            at = epoch + self.offset + timedelta(seconds=k * period)
+            if at > until:
+                return times
+            times.append(at)
+            k += 1
+
+
+SCHEDULES: tuple[Schedule, ...] = (
+    Schedule("day_boundary", timedelta(days=1), description="mark running jobs active on the new UTC day"),
+    Schedule("price_backfill", timedelta(hours=1), timedelta(minutes=5),
+             description="price unpriced segments; alert admins of missing prices"),
+)
+
+
+def matches(pattern: dict[str, Any], event: Any) -> bool:
+    """EventBridge matching for the subset our patterns use (exact values, nested keys)."""
+    if not isinstance(event, dict):
+        return False
+    for key, expected in pattern.items():
+        value = event.get(key)
+        if isinstance(expected, dict):
+            if not matches(expected, value):
+                return False
+        elif value not in expected:
+            return False
+    return True

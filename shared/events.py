@@ -1,0 +1,59 @@
+"""Pydantic models of the AWS events we consume, parsed at the handler's edge.
+
+AWS's hyphenated keys (``instance-id``, ``detail-type``) are aliased; unknown
+states and missing ids fail validation, so a malformed event is rejected
+loudly instead of being half-applied.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from shared.models import InstanceStateName
+
+INSTANCE_ID_PATTERN = r"^i-[0-9a-f]{8,17}$"
+
+
+class _Detail(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+
+class AwsEvent(EventBridgeModel):
+    """EventBridge envelope; ``version`` defaults to "0" (AWS doc samples omit it)."""
+
+    model_config = ConfigDict(populate_by_name=True, frozen=True)
+
+    version: str = "0"
+    time: AwareDatetime
+    resources: list[str] = Field(default_factory=list)
+
+
+class InstanceStateDetail(_Detail):
+    instance_id: str = Field(alias="instance-id", pattern=INSTANCE_ID_PATTERN)
+    state: InstanceStateName
+
+
+class InstanceStateChangeEvent(AwsEvent):
+    source: Literal["aws.ec2"]
+    detail_type: Literal["EC2 Instance State-change Notification"] = Field(alias="detail-type")
+    detail: InstanceStateDetail  # type: ignore[assignment]
+
+
+class ScheduledEvent(AwsEvent):
+    """An EventBridge schedule tick; ``time`` is the moment the work is due."""
+
+    source: Literal["aws.events", "aws.scheduler"]
+    detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
+    detail: dict[str, object] = Field(default_factory=dict)  # type: ignore[assignment]
+
+
+def event_id_of(raw: object) -> str:
+    """The event id for logs, even when the rest of the event is unreadable."""
+    if isinstance(raw, dict):
+        value = raw.get("id")
+        if isinstance(value, str):
+            return value
+    return "<no id>"

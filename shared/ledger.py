@@ -1,0 +1,322 @@
+"""The only DynamoDB code: the ledger repository (access patterns in ``ledger_schema``).
+
+Instance records are written whole, guarded by a version number (optimistic
+locking), so concurrent events for one instance never lose an update; every
+other write is an idempotent ``SET``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Protocol
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+from shared import ledger_schema as schema
+from shared.costing import fold_segments, instance_cost
+from shared.models import InstanceRecord, Rate
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.client import DynamoDBClient
+else:
+    DynamoDBClient = Any
+
+UNTRACKED_TTL_SECONDS = 30 * 86400
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class VersionConflict(Exception):
+    """Another writer saved the instance record first; re-read and apply again."""
+
+
+@dataclass(frozen=True)
+class JobItems:
+    job_id: str
+    instances: tuple[InstanceRecord, ...]
+    active_days: tuple[str, ...]
+
+
+class Ledger(Protocol):
+    """What the services need from storage; ``InMemoryLedger`` in tests is its twin."""
+
+    def get_instance(self, instance_id: str) -> InstanceRecord | str | None:
+        """The record, the string ``"untracked"`` for an ignored instance, or None."""
+
+    def save_instance(self, record: InstanceRecord, expected_version: int | None) -> None: ...
+
+    def mark_untracked(self, instance_id: str, instance_type: str, now: datetime) -> None: ...
+
+    def touch_job_days(self, job_id: str, days: Iterable[date], tags: dict[str, str]) -> None: ...
+
+    def job_items(self, job_id: str) -> JobItems | None: ...
+
+    def jobs_active_on(self, day: date) -> list[str]: ...
+
+    def jobs_by_tag(self, key: str, value: str, first: date, last: date) -> list[str]: ...
+
+    def open_instances(self) -> Iterator[InstanceRecord]: ...
+
+    def unpriced_instances(self) -> Iterator[InstanceRecord]: ...
+
+    def get_price(self, key: str) -> Rate | None: ...
+
+    def put_price(self, key: str, rate: Rate) -> None: ...
+
+    def claim_once(self, key: str, expires_at: datetime) -> bool:
+        """True for the first caller only (alert dedup across concurrent runs)."""
+
+
+def instance_key(instance_id: str) -> dict[str, str]:
+    return {schema.PARTITION_KEY: f"INST#{instance_id}", schema.SORT_KEY: "INSTANCE"}
+
+
+def instance_item(record: InstanceRecord) -> dict[str, Any]:
+    """The stored form of a record: the record itself plus its derived, queryable facts.
+
+    Closed segments are stored with their cost; the open segment (if any) is
+    marked for the open-index and priced when read.
+    """
+    iid = record.instance_id
+    latest = max((t.at for t in record.transitions), default=EPOCH)
+    cost = instance_cost(record, latest)  # closed segments do not depend on "now"
+    item: dict[str, Any] = {
+        **instance_key(iid),
+        "kind": "instance",
+        "job_id": record.job_id,
+        "instance_type": record.profile.instance_type,
+        "version": record.version,
+        "record": record.model_dump_json(),
+        "segments": [
+            {
+                "start": p.segment.start.isoformat(),
+                "end": p.segment.end.isoformat(),
+                "billed_seconds": p.billed_seconds,
+                "list_usd": p.list_usd,
+                "effective_usd": p.effective_usd,
+            }
+            for p in cost.segments
+            if p.segment.end is not None
+        ],
+        schema.JOB_INDEX.partition_key: f"JOB#{record.job_id}",
+        schema.JOB_INDEX.sort_key: f"INST#{iid}",
+    }
+    open_segments = [
+        s
+        for s in fold_segments(iid, record.transitions, record.spot_notices)
+        if s.end is None
+    ]
+    if open_segments:
+        item[schema.OPEN_INDEX.partition_key] = "OPEN"
+        item[schema.OPEN_INDEX.sort_key] = f"{record.job_id}#{iid}"
+    if cost.unpriced:
+        item[schema.UNPRICED_INDEX.partition_key] = "UNPRICED"
+        item[schema.UNPRICED_INDEX.sort_key] = f"{record.profile.instance_type}#{iid}"
+    return item
+
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def _to_ddb(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in item.items()}
+
+
+def _from_ddb(item: dict[str, Any]) -> dict[str, Any]:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def _record_of(item: dict[str, Any]) -> InstanceRecord:
+    record = InstanceRecord.model_validate_json(item["record"])
+    return record.model_copy(update={"version": int(item["version"])})
+
+
+class DynamoDbLedger:
+    """``Ledger`` over one DynamoDB table (single-table design, see ``ledger_schema``)."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str) -> None:
+        self._client = client
+        self._table = table_name
+
+    # -- instance records (access pattern 1) ---------------------------------
+    def get_instance(self, instance_id: str) -> InstanceRecord | str | None:
+        response = self._client.get_item(
+            TableName=self._table, Key=_to_ddb(instance_key(instance_id)), ConsistentRead=True
+        )
+        if "Item" not in response:
+            return None
+        item = _from_ddb(response["Item"])
+        if item.get("kind") == "untracked":
+            return "untracked"
+        return _record_of(item)
+
+    def save_instance(self, record: InstanceRecord, expected_version: int | None) -> None:
+        item = instance_item(record.model_copy(update={"version": (expected_version or 0) + 1}))
+        if expected_version is None:
+            condition = "attribute_not_exists(pk) OR kind = :untracked"
+            values: dict[str, Any] = {":untracked": "untracked"}
+        else:
+            condition = "version = :expected"
+            values = {":expected": expected_version}
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=_to_ddb(item),
+                ConditionExpression=condition,
+                ExpressionAttributeValues=_to_ddb(values),
+            )
+        except self._client.exceptions.ConditionalCheckFailedException as exc:
+            raise VersionConflict(record.instance_id) from exc
+
+    def mark_untracked(self, instance_id: str, instance_type: str, now: datetime) -> None:
+        item = {
+            **instance_key(instance_id),
+            "kind": "untracked",
+            "instance_type": instance_type,
+            schema.TTL_ATTRIBUTE: int(now.timestamp()) + UNTRACKED_TTL_SECONDS,
+        }
+        self._client.put_item(TableName=self._table, Item=_to_ddb(item))
+
+    # -- job-day markers (access patterns 2-4) -------------------------------
+    def touch_job_days(self, job_id: str, days: Iterable[date], tags: dict[str, str]) -> None:
+        for day in days:
+            iso = day.isoformat()
+            names = {"#tags": "tags"}
+            values: dict[str, Any] = {
+                ":job": job_id,
+                ":date": iso,
+                ":tags": tags,
+                ":jpk": f"JOB#{job_id}",
+                ":jsk": f"DAY#{iso}",
+                ":dpk": f"DAY#{iso}",
+            }
+            sets = [
+                "job_id = :job",
+                "#date = :date",
+                "#tags = if_not_exists(#tags, :tags)",
+                f"{schema.JOB_INDEX.partition_key} = :jpk",
+                f"{schema.JOB_INDEX.sort_key} = :jsk",
+                f"{schema.DAY_INDEX.partition_key} = :dpk",
+                f"{schema.DAY_INDEX.sort_key} = :job",
+                "kind = :kind",
+            ]
+            names["#date"] = "date"
+            values[":kind"] = "job_day"
+            for n, (key, index) in enumerate(schema.INDEXED_TAGS.items()):
+                if key in tags:
+                    values[f":t{n}pk"] = f"{key}#{tags[key]}"
+                    values[f":t{n}sk"] = f"{iso}#{job_id}"
+                    sets.append(
+                        f"{index.partition_key} = if_not_exists({index.partition_key}, :t{n}pk)"
+                    )
+                    sets.append(f"{index.sort_key} = :t{n}sk")
+            self._client.update_item(
+                TableName=self._table,
+                Key=_to_ddb({schema.PARTITION_KEY: f"JOB#{job_id}", schema.SORT_KEY: f"DAY#{iso}"}),
+                UpdateExpression="SET " + ", ".join(sets),
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=_to_ddb(values),
+            )
+
+    def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        paginator = self._client.get_paginator("query")
+        for page in paginator.paginate(TableName=self._table, **kwargs):
+            for item in page.get("Items", []):
+                yield _from_ddb(item)
+
+    def _query_index(
+        self, index: schema.Index, pk: str, sk_between: tuple[str, str] | None = None
+    ) -> Iterator[dict[str, Any]]:
+        condition = "#pk = :pk"
+        names = {"#pk": index.partition_key}
+        values: dict[str, Any] = {":pk": pk}
+        if sk_between is not None:
+            condition += " AND #sk BETWEEN :lo AND :hi"
+            names["#sk"] = index.sort_key
+            values[":lo"], values[":hi"] = sk_between
+        return self._query(
+            IndexName=index.name,
+            KeyConditionExpression=condition,
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=_to_ddb(values),
+        )
+
+    def job_items(self, job_id: str) -> JobItems | None:
+        instances: list[InstanceRecord] = []
+        days: list[str] = []
+        for item in self._query_index(schema.JOB_INDEX, f"JOB#{job_id}"):
+            if item.get("kind") == "instance":
+                instances.append(_record_of(item))
+            elif item.get("kind") == "job_day":
+                days.append(str(item["date"]))
+        if not instances and not days:
+            return None
+        return JobItems(job_id=job_id, instances=tuple(instances), active_days=tuple(sorted(days)))
+
+    def jobs_active_on(self, day: date) -> list[str]:
+        return [
+            str(item["job_id"])
+            for item in self._query_index(schema.DAY_INDEX, f"DAY#{day.isoformat()}")
+        ]
+
+    def jobs_by_tag(self, key: str, value: str, first: date, last: date) -> list[str]:
+        index = schema.INDEXED_TAGS[key]
+        items = self._query_index(
+            index, f"{key}#{value}", (first.isoformat(), f"{last.isoformat()}~")
+        )
+        return list(dict.fromkeys(str(item["job_id"]) for item in items))
+
+    def open_instances(self) -> Iterator[InstanceRecord]:
+        for item in self._query_index(schema.OPEN_INDEX, "OPEN"):
+            yield _record_of(item)
+
+    def unpriced_instances(self) -> Iterator[InstanceRecord]:
+        for item in self._query_index(schema.UNPRICED_INDEX, "UNPRICED"):
+            yield _record_of(item)
+
+    # -- price cache (access pattern 7) ----------------------------------------
+    def get_price(self, key: str) -> Rate | None:
+        response = self._client.get_item(
+            TableName=self._table,
+            Key=_to_ddb({schema.PARTITION_KEY: f"PRICE#{key}", schema.SORT_KEY: "PRICE"}),
+        )
+        if "Item" not in response:
+            return None
+        return Rate.model_validate_json(_from_ddb(response["Item"])["rate"])
+
+    def put_price(self, key: str, rate: Rate) -> None:
+        item = {
+            schema.PARTITION_KEY: f"PRICE#{key}",
+            schema.SORT_KEY: "PRICE",
+            "kind": "price",
+            "rate": rate.model_dump_json(),
+            "checked_on": rate.checked_on.isoformat(),
+        }
+        self._client.put_item(TableName=self._table, Item=_to_ddb(item))
+
+    # -- once-only markers -----------------------------------------------------
+    def claim_once(self, key: str, expires_at: datetime) -> bool:
+        item = {
+            schema.PARTITION_KEY: f"ONCE#{key}",
+            schema.SORT_KEY: "ONCE",
+            "kind": "once",
+            schema.TTL_ATTRIBUTE: int(expires_at.timestamp()),
+        }
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=_to_ddb(item),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except self._client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+
+def records_for_jobs(ledger: Ledger, job_ids: Sequence[str]) -> list[JobItems]:
+    """Job items for several jobs (one Query each)."""
+    found = (ledger.job_items(job_id) for job_id in job_ids)
+    return [items for items in found if items is not None]

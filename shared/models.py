@@ -1,0 +1,191 @@
+"""Frozen domain models of the ledger.
+
+They carry no AWS code: the services build them from events and repositories,
+the pure rules in ``costing`` turn them into money, and the ledger stores them.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+InstanceStateName = Literal[
+    "pending", "running", "stopping", "stopped", "shutting-down", "terminated"
+]
+# Platforms (PlatformDetails, lower case) billed by the started hour, not by the second.
+HOURLY_PLATFORMS: tuple[str, ...] = ("suse",)
+# States that end a billed running segment (SPEC rule 1).
+CLOSING_STATES: frozenset[str] = frozenset({"stopping", "shutting-down", "stopped", "terminated"})
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RateSource(StrEnum):
+    PRICE_API = "price_api"
+    SPOT_HISTORY = "spot_history"
+    OVERRIDE = "override"
+    SNAPSHOT = "snapshot"
+
+
+class Rate(Frozen):
+    """An hourly (or GB-month) price with where it came from and when it was checked."""
+
+    list_usd: Decimal
+    effective_usd: Decimal
+    source: RateSource
+    checked_on: date
+    region: str
+    note: str = ""
+
+
+class RateStep(Frozen):
+    """A rate in effect from ``since`` on (spot prices change inside a segment)."""
+
+    since: datetime
+    rate: Rate
+
+
+class Volume(Frozen):
+    volume_id: str
+    size_gib: int = Field(ge=0)
+    volume_type: str = "gp3"
+
+
+class InstanceProfile(Frozen):
+    """What DescribeInstances told us once; cached with the instance record."""
+
+    instance_id: str
+    instance_type: str
+    region: str
+    availability_zone: str = ""
+    lifecycle: Literal["on-demand", "spot"] = "on-demand"
+    platform: str = "Linux/UNIX"
+    tags: dict[str, str] = Field(default_factory=dict)
+    volumes: tuple[Volume, ...] = ()
+
+    @property
+    def hourly_billing(self) -> bool:
+        """SUSE (the one hourly EC2 platform today) rounds each segment up to whole hours."""
+        return any(name in self.platform.lower() for name in HOURLY_PLATFORMS)
+
+
+class Transition(Frozen):
+    """One EC2 state change, identified by its EventBridge event id."""
+
+    event_id: str
+    at: datetime
+    state: InstanceStateName
+
+
+class SpotNotice(Frozen):
+    """A spot interruption warning (kept so a hibernate bills through ``stopping``)."""
+
+    event_id: str
+    at: datetime
+    action: str
+
+
+class Segment(Frozen):
+    """A billed running span of one instance; ``end`` is None while it runs."""
+
+    instance_id: str
+    start: datetime
+    end: datetime | None
+    start_event_id: str
+    end_event_id: str | None = None
+    end_state: str | None = None
+
+
+class PricedSegment(Frozen):
+    segment: Segment
+    steps: tuple[RateStep, ...]  # empty: unpriced
+    billed_seconds: int
+    list_usd: Decimal | None
+    effective_usd: Decimal | None
+
+    @property
+    def priced(self) -> bool:
+        return bool(self.steps)
+
+
+class UnpricedItem(Frozen):
+    kind: Literal["ec2", "spot", "ebs"]
+    key: str  # instance type or volume type
+    region: str
+    instance_id: str
+
+
+class InstanceCost(Frozen):
+    instance_id: str
+    instance_type: str
+    segments: tuple[PricedSegment, ...]
+    instance_list_usd: Decimal
+    instance_usd: Decimal
+    ebs_usd: Decimal
+    billed_seconds: int
+    running_since: datetime | None
+    hourly_rate_usd: Decimal  # effective burn rate now (0 when not running)
+    unpriced: tuple[UnpricedItem, ...]
+    terminated: bool
+
+
+class JobCost(Frozen):
+    """A job's cost accrued to ``as_of``: what the API and replay report."""
+
+    job_id: str
+    as_of: datetime
+    tags: dict[str, str]
+    tag_conflicts: dict[str, tuple[str, ...]]
+    status: Literal["running", "stopped", "interrupted", "complete"]
+    instances: tuple[InstanceCost, ...]
+    instance_usd: Decimal
+    instance_list_usd: Decimal
+    ebs_usd: Decimal
+    checkpoint_storage_usd: Decimal
+    wasted_rerun_usd: Decimal
+    wasted_idle_usd: Decimal
+    burn_rate_usd_per_hour: Decimal
+    billed_seconds: int
+    started_at: datetime | None
+    unconfirmed: tuple[str, ...]
+    unpriced: tuple[UnpricedItem, ...]
+    price_sources: tuple[str, ...]
+
+    @property
+    def total_usd(self) -> Decimal:
+        return self.instance_usd + self.ebs_usd + self.checkpoint_storage_usd
+
+
+class InstanceRecord(Frozen):
+    """The stored state of one tracked instance: its profile, state history and rates.
+
+    Segments are derived from ``transitions`` by ``costing.fold_segments``, so
+    duplicated and reordered events converge to the same record.
+    """
+
+    profile: InstanceProfile
+    job_id: str
+    transitions: tuple[Transition, ...] = ()
+    spot_notices: tuple[SpotNotice, ...] = ()
+    # Rate steps of each segment, by the segment's start event id.
+    segment_rates: dict[str, tuple[RateStep, ...]] = Field(default_factory=dict)
+    # $/GB-month of each attached volume type.
+    volume_rates: dict[str, Rate] = Field(default_factory=dict)
+    # Segment start event ids whose rate steps were resolved after the segment closed.
+    final_rates: frozenset[str] = frozenset()
+    # When each segment (by start event id) first appeared in the ledger: tells
+    # which day boundaries saw it open and marked its job active.
+    segment_seen_at: dict[str, datetime] = Field(default_factory=dict)
+    # UTC dates this instance has marked its job active on.
+    days_touched: frozenset[str] = frozenset()
+    version: int = 0
+
+    @property
+    def instance_id(self) -> str:
+        return self.profile.instance_id

@@ -1,0 +1,315 @@
+"""Where rates come from, in order: override, DynamoDB cache, live AWS, bundled snapshot.
+
+An unknown price is never 0: every lookup returns None (or no steps), the
+segment stays unpriced and is filled in when a price appears.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from functools import cache
+from importlib import resources
+from typing import Any, Protocol
+
+from shared.config import LedgerConfig
+from shared.models import InstanceProfile, Rate, RateSource, RateStep
+
+# PlatformDetails (DescribeInstances) -> Price List "operatingSystem".
+_OPERATING_SYSTEMS = {
+    "linux/unix": "Linux",
+    "red hat enterprise linux": "RHEL",
+    "suse linux": "SUSE",
+    "windows": "Windows",
+    "ubuntu pro": "Ubuntu Pro",
+}
+# PlatformDetails -> spot ProductDescription.
+_SPOT_PRODUCTS = {
+    "linux/unix": "Linux/UNIX",
+    "red hat enterprise linux": "Red Hat Enterprise Linux",
+    "suse linux": "SUSE Linux",
+    "windows": "Windows",
+}
+
+
+class PriceCache(Protocol):
+    def get_price(self, key: str) -> Rate | None: ...
+
+    def put_price(self, key: str, rate: Rate) -> None: ...
+
+
+class LivePrices(Protocol):
+    """Prices asked of AWS: the Price List API and spot price history."""
+
+    def on_demand_usd(self, region: str, instance_type: str, operating_system: str) -> Decimal | None:
+        ...
+
+    def ebs_usd(self, region: str, volume_type: str) -> Decimal | None: ...
+
+    def spot_history(
+        self,
+        availability_zone: str,
+        instance_type: str,
+        product: str,
+        start: datetime,
+        end: datetime,
+    ) -> list[tuple[datetime, Decimal]]: ...
+
+
+class Snapshot:
+    """The bundled, labelled price list for offline runs."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self._doc = document
+        self.source: str = document["source"]
+        self.checked_on = date.fromisoformat(document["checked_on"])
+
+    def _region(self, region: str) -> dict[str, Any]:
+        regions: dict[str, Any] = self._doc["regions"]
+        return regions.get(region, {})
+
+    def ec2(self, region: str, instance_type: str) -> Decimal | None:
+        value = self._region(region).get("ec2", {}).get(instance_type)
+        return Decimal(value) if value else None
+
+    def ebs(self, region: str, volume_type: str) -> Decimal | None:
+        value = self._region(region).get("ebs_gb_month", {}).get(volume_type)
+        return Decimal(value) if value else None
+
+    def s3(self, region: str) -> Decimal | None:
+        value = self._region(region).get("s3_gb_month")
+        return Decimal(value) if value else None
+
+
+@cache
+def bundled_snapshot() -> Snapshot:
+    text = resources.files("shared").joinpath("data/price_snapshot.json").read_text()
+    return Snapshot(json.loads(text))
+
+
+def operating_system(platform: str) -> str:
+    return _OPERATING_SYSTEMS.get(platform.lower(), platform)
+
+
+class PriceBook:
+    """Resolves rates with provenance; ``today`` is the check date of anything asked now."""
+
+    def __init__(
+        self,
+        config: LedgerConfig,
+        cache_store: PriceCache,
+        live: LivePrices | None,
+        snapshot: Snapshot,
+        today: date,
+    ) -> None:
+        self._config = config
+        self._cache = cache_store
+        self._live = live if config.live_prices else None
+        self._snapshot = snapshot
+        self._today = today
+
+    def _rate(
+        self, list_usd: Decimal, source: RateSource, region: str, checked_on: date, note: str = ""
+    ) -> Rate:
+        return Rate(
+            list_usd=list_usd,
+            effective_usd=list_usd,
+            source=source,
+            checked_on=checked_on,
+            region=region,
+            note=note,
+        )
+
+    def _cached_or_live(self, key: str, region: str, ask: Any) -> Rate | None:
+        cached = self._cache.get_price(key)
+        fresh_after = self._today - timedelta(days=self._config.price_max_age_days)
+        if cached is not None and cached.checked_on >= fresh_after:
+            return cached
+        if self._live is not None:
+            usd = ask()
+            if usd is not None and usd > 0:
+                rate = self._rate(usd, RateSource.PRICE_API, region, self._today)
+                self._cache.put_price(key, rate)
+                return rate
+        return cached  # a stale cached price beats none; its check date says how old
+
+    def _override(self, usd: Decimal, region: str) -> Rate:
+        as_of = self._config.prices.as_of or self._today
+        return self._rate(usd, RateSource.OVERRIDE, region, as_of, "configured price")
+
+    def on_demand(self, region: str, instance_type: str, platform: str) -> Rate | None:
+        """The on-demand list rate and the effective (discounted) rate beside it."""
+        override = self._config.prices.ec2.get(instance_type)
+        if override is not None:
+            rate: Rate | None = self._override(override, region)
+        else:
+            os_name = operating_system(platform)
+            live = self._live
+            rate = self._cached_or_live(
+                f"ec2#{region}#{instance_type}#{os_name}",
+                region,
+                lambda: live.on_demand_usd(region, instance_type, os_name) if live else None,
+            )
+            if rate is None and os_name == "Linux":
+                usd = self._snapshot.ec2(region, instance_type)
+                if usd is not None:
+                    rate = self._rate(
+                        usd, RateSource.SNAPSHOT, region, self._snapshot.checked_on,
+                        self._snapshot.source,
+                    )
+        if rate is None:
+            return None
+        discount = self._config.discount_for(instance_type)
+        if discount:
+            effective = rate.list_usd * (Decimal(1) - discount)
+            rate = rate.model_copy(update={"effective_usd": effective})
+        return rate
+
+    def spot_steps(
+        self, profile: InstanceProfile, start: datetime, end: datetime
+    ) -> tuple[RateStep, ...]:
+        """The spot price in effect over [start, end], piecewise when history is known."""
+        override = self._config.prices.spot.get(profile.instance_type)
+        if override is not None:
+            return (RateStep(since=start, rate=self._override(override, profile.region)),)
+        if self._live is None or not profile.availability_zone:
+            return ()
+        product = _SPOT_PRODUCTS.get(profile.platform.lower(), profile.platform)
+        history = self._live.spot_history(
+            profile.availability_zone, profile.instance_type, product, start, end
+        )
+        return steps_from_history(history, start, profile.region, self._today)
+
+    def instance_steps(
+        self, profile: InstanceProfile, start: datetime, end: datetime | None, now: datetime
+    ) -> tuple[RateStep, ...]:
+        """Rate steps for one segment; empty when no source knows the price."""
+        if profile.lifecycle == "spot":
+            return self.spot_steps(profile, start, end or max(now, start))
+        rate = self.on_demand(profile.region, profile.instance_type, profile.platform)
+        return (RateStep(since=start, rate=rate),) if rate is not None else ()
+
+    def volume_rate(self, region: str, volume_type: str) -> Rate | None:
+        """$/GB-month of an EBS volume type."""
+        override = self._config.prices.ebs_gb_month.get(volume_type)
+        if override is not None:
+            return self._override(override, region)
+        live = self._live
+        rate = self._cached_or_live(
+            f"ebs#{region}#{volume_type}",
+            region,
+            lambda: live.ebs_usd(region, volume_type) if live else None,
+        )
+        if rate is None:
+            usd = self._snapshot.ebs(region, volume_type)
+            if usd is not None:
+                rate = self._rate(
+                    usd, RateSource.SNAPSHOT, region, self._snapshot.checked_on,
+                    self._snapshot.source,
+                )
+        return rate
+
+
+def steps_from_history(
+    history: Sequence[tuple[datetime, Decimal]], start: datetime, region: str, checked_on: date
+) -> tuple[RateStep, ...]:
+    """Spot price history (any order) as steps from ``start``: the price in effect
+    at the start (the latest change at or before it), then each later change."""
+    ordered = sorted((at.astimezone(UTC), usd) for at, usd in history if usd > 0)
+    before = [entry for entry in ordered if entry[0] <= start]
+    after = [entry for entry in ordered if entry[0] > start]
+    if not before:
+        return ()  # the price at the segment's start is unknown
+    steps = [(start, before[-1][1])] + after
+    return tuple(
+        RateStep(
+            since=at,
+            rate=Rate(
+                list_usd=usd,
+                effective_usd=usd,
+                source=RateSource.SPOT_HISTORY,
+                checked_on=checked_on,
+                region=region,
+            ),
+        )
+        for at, usd in steps
+    )
+
+
+class AwsLivePrices:
+    """``LivePrices`` over the Price List API and EC2 spot price history."""
+
+    def __init__(self, pricing_client: Any, ec2_client: Any) -> None:
+        self._pricing = pricing_client
+        self._ec2 = ec2_client
+
+    def _first_usd(self, service: str, filters: dict[str, str], unit: str) -> Decimal | None:
+        response = self._pricing.get_products(
+            ServiceCode=service,
+            Filters=[{"Type": "TERM_MATCH", "Field": k, "Value": v} for k, v in filters.items()],
+            FormatVersion="aws_v1",
+            MaxResults=10,
+        )
+        for entry in response.get("PriceList", []):
+            usd = on_demand_usd_from_price_list(entry, unit)
+            if usd is not None:
+                return usd
+        return None
+
+    def on_demand_usd(self, region: str, instance_type: str, operating_system: str) -> Decimal | None:
+        return self._first_usd(
+            "AmazonEC2",
+            {
+                "instanceType": instance_type,
+                "regionCode": region,
+                "operatingSystem": operating_system,
+                "tenancy": "Shared",
+                "preInstalledSw": "NA",
+                "capacitystatus": "Used",
+                "licenseModel": "No License required",
+            },
+            "Hrs",
+        )
+
+    def ebs_usd(self, region: str, volume_type: str) -> Decimal | None:
+        return self._first_usd(
+            "AmazonEC2",
+            {"productFamily": "Storage", "volumeApiName": volume_type, "regionCode": region},
+            "GB-Mo",
+        )
+
+    def spot_history(
+        self,
+        availability_zone: str,
+        instance_type: str,
+        product: str,
+        start: datetime,
+        end: datetime,
+    ) -> list[tuple[datetime, Decimal]]:
+        paginator = self._ec2.get_paginator("describe_spot_price_history")
+        entries: list[tuple[datetime, Decimal]] = []
+        for page in paginator.paginate(
+            InstanceTypes=[instance_type],
+            ProductDescriptions=[product],
+            AvailabilityZone=availability_zone,
+            StartTime=start,
+            EndTime=end,
+        ):
+            for item in page.get("SpotPriceHistory", []):
+                entries.append((item["Timestamp"], Decimal(item["SpotPrice"])))
+        return entries
+
+
+def on_demand_usd_from_price_list(entry: str | dict[str, Any], unit: str) -> Decimal | None:
+    """The on-demand USD price of one Price List product (a JSON string in GetProducts)."""
+    product = json.loads(entry) if isinstance(entry, str) else entry
+    for term in product.get("terms", {}).get("OnDemand", {}).values():
+        for dimension in term.get("priceDimensions", {}).values():
+            if dimension.get("unit") != unit or dimension.get("beginRange", "0") != "0":
+                continue
+            usd = Decimal(dimension.get("pricePerUnit", {}).get("USD", "0"))
+            if usd > 0:
+                return usd
+    return None

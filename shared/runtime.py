@@ -1,0 +1,89 @@
+"""Lazily built dependencies of the handlers: boto3 clients, repositories, the clock.
+
+Built on first use (never at import) and cached for the life of the Lambda
+container; the local emulator swaps the clock for its simulated one and calls
+``reset()`` when it changes the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from typing import Any
+
+from shared.clock import Clock, SystemClock
+from shared.settings import FunctionSettings, settings
+
+_clock: Clock = SystemClock()
+# Price List API endpoints exist in us-east-1, eu-central-1 and ap-south-1 only.
+PRICING_ENDPOINT_REGION = "us-east-1"
+
+
+def clock() -> Clock:
+    return _clock
+
+
+def use_clock(new_clock: Clock) -> None:
+    global _clock
+    _clock = new_clock
+
+
+@cache
+def client(service: str, region: str | None = None) -> Any:
+    """A boto3 client with standard retries (throttling and 5xx back off and retry)."""
+    import boto3
+    from botocore.config import Config
+
+    config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5,
+                    read_timeout=20)
+    return boto3.session.Session().client(
+        service, region_name=region or os.environ.get("AWS_REGION", "us-east-1"), config=config
+    )
+
+
+def current_settings() -> FunctionSettings:
+    return settings()
+
+
+@cache
+def ledger() -> Any:
+    from shared.ledger import DynamoDbLedger
+
+    return DynamoDbLedger(client("dynamodb"), settings().table_name)
+
+
+@cache
+def notifier() -> Any:
+    from shared.notify import SnsNotifier
+
+    s = settings()
+    return SnsNotifier(
+        client("sns"),
+        {"finance": s.finance_topic_arn, "team": s.team_topic_arn, "admin": s.admin_topic_arn},
+    )
+
+
+def ledger_deps() -> Any:
+    """Dependencies of the ledger services; the price book's check date is today's."""
+    from shared.inventory import Ec2Inventory
+    from shared.pricing import AwsLivePrices, PriceBook, bundled_snapshot
+    from shared.services.instance_state import LedgerDeps
+
+    config = settings().config
+    live = AwsLivePrices(client("pricing", PRICING_ENDPOINT_REGION), client("ec2"))
+    now = _clock.now()
+    return LedgerDeps(
+        ledger=ledger(),
+        inventory=Ec2Inventory(client("ec2")),
+        prices=PriceBook(config, ledger(), live, bundled_snapshot(), now.date()),
+        clock=_clock,
+        config=config,
+    )
+
+
+def reset() -> None:
+    """Forget cached settings and clients (the environment changed)."""
+    settings.cache_clear()
+    client.cache_clear()
+    ledger.cache_clear()
+    notifier.cache_clear()

@@ -1,0 +1,1 @@
+"""Use cases, one per event kind; AWS is passed in through small interfaces."""

@@ -1,0 +1,37 @@
+"""Per-function settings from the environment, validated once, on first use.
+
+Nothing is read at import time, so a module imports cleanly in tests and the
+local emulator can set the environment before the first event.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.config import LedgerConfig
+
+
+class FunctionSettings(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    table_name: str = Field(min_length=3)
+    finance_topic_arn: str = ""
+    team_topic_arn: str = ""
+    admin_topic_arn: str = ""
+    config: LedgerConfig = LedgerConfig()
+
+
+@cache
+def settings() -> FunctionSettings:
+    """The validated settings; raises with the offending variable named."""
+    raw_config = os.environ.get("LEDGER_CONFIG", "{}")
+    return FunctionSettings(
+        table_name=os.environ.get("TABLE_NAME", ""),
+        finance_topic_arn=os.environ.get("FINANCE_TOPIC_ARN", ""),
+        team_topic_arn=os.environ.get("TEAM_TOPIC_ARN", ""),
+        admin_topic_arn=os.environ.get("ADMIN_TOPIC_ARN", ""),
+        config=LedgerConfig.model_validate_json(raw_config),
+    )

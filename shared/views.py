@@ -1,0 +1,107 @@
+"""How job costs are shown: decimal strings, ISO times, the replay contract's keys."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+from shared.costing import UNCONFIRMED_ITEMS
+from shared.models import JobCost
+
+# Stored and reported to the nano-dollar; display rounds to cents.
+_PRECISION = Decimal("0.000000001")
+
+
+def money(value: Decimal) -> str:
+    return format(value.quantize(_PRECISION, rounding=ROUND_HALF_EVEN), "f")
+
+
+def cents(value: Decimal) -> str:
+    return f"${value.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN):,}"
+
+
+def iso(at: datetime | None) -> str | None:
+    if at is None:
+        return None
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def job_summary(cost: JobCost) -> dict[str, Any]:
+    """The replay contract's job object (SPEC), plus extra keys."""
+    return {
+        "job_id": cost.job_id,
+        "tags": dict(sorted(cost.tags.items())),
+        "status": cost.status,
+        "cost_usd": {
+            "total": money(cost.total_usd),
+            "instance": money(cost.instance_usd),
+            "ebs": money(cost.ebs_usd),
+            "checkpoint_storage": money(cost.checkpoint_storage_usd),
+            "wasted_rerun": money(cost.wasted_rerun_usd),
+            "wasted_idle": money(cost.wasted_idle_usd),
+        },
+        "list_cost_usd": {"instance": money(cost.instance_list_usd)},
+        "instance_seconds": cost.billed_seconds,
+        "checkpoints": 0,
+        "interruptions": 0,
+        "unconfirmed": list(cost.unconfirmed),
+        "estimated": True,
+        "complete": not cost.unpriced,
+        "as_of": iso(cost.as_of),
+        "started_at": iso(cost.started_at),
+        "burn_rate_usd_per_hour": money(cost.burn_rate_usd_per_hour),
+        "tag_conflicts": {k: list(v) for k, v in sorted(cost.tag_conflicts.items())},
+        "price_sources": list(cost.price_sources),
+    }
+
+
+def job_detail(cost: JobCost) -> dict[str, Any]:
+    """The API's job breakdown: the summary plus per-instance segments and rates."""
+    detail = job_summary(cost)
+    detail["unconfirmed_details"] = {
+        **{k: v for k, v in UNCONFIRMED_ITEMS.items()},
+        **{
+            f"unpriced:{u.kind}:{u.key}:{u.region}": (
+                f"no {u.kind} price for {u.key} in {u.region} yet; filled in when an override "
+                "or the Price List API provides one"
+            )
+            for u in cost.unpriced
+        },
+    }
+    detail["instances"] = [
+        {
+            "instance_id": i.instance_id,
+            "instance_type": i.instance_type,
+            "instance_usd": money(i.instance_usd),
+            "ebs_usd": money(i.ebs_usd),
+            "billed_seconds": i.billed_seconds,
+            "running_since": iso(i.running_since),
+            "burn_rate_usd_per_hour": money(i.hourly_rate_usd),
+            "segments": [
+                {
+                    "start": iso(p.segment.start),
+                    "end": iso(p.segment.end),
+                    "billed_seconds": p.billed_seconds,
+                    "state": "open" if p.segment.end is None else "closed",
+                    "priced": p.priced,
+                    "cost_usd": money(p.effective_usd) if p.effective_usd is not None else None,
+                    "list_cost_usd": money(p.list_usd) if p.list_usd is not None else None,
+                    "rates": [
+                        {
+                            "since": iso(step.since),
+                            "list_usd_per_hour": money(step.rate.list_usd),
+                            "effective_usd_per_hour": money(step.rate.effective_usd),
+                            "source": step.rate.source.value,
+                            "checked_on": step.rate.checked_on.isoformat(),
+                            "region": step.rate.region,
+                        }
+                        for step in p.steps
+                    ],
+                }
+                for p in i.segments
+            ],
+        }
+        for i in cost.instances
+    ]
+    return detail
