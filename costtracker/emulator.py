@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,6 +59,10 @@ def running_emulator(region: str = "us-east-1", account: str = "123456789012") -
         host, port = server.get_host_and_port()
         endpoint = f"http://{host}:{port}"
         os.environ["AWS_ENDPOINT_URL"] = endpoint
+        # moto's backends live in this process: start every emulator empty.
+        urllib.request.urlopen(
+            urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"), timeout=10
+        ).close()
         try:
             yield provision(endpoint, region, account, server)
         finally:

@@ -145,12 +145,17 @@ class Replayer:
         }
 
     def deliver(self, event: Any) -> None:
+        if not isinstance(event, dict):  # EventBridge delivers only JSON objects
+            self.rejected.append(
+                {"event_id": "<no id>", "function": "", "error": f"not a JSON object: {event!r:.80}"}
+            )
+            return
         at = _event_time(event)
         if at is not None:
             self.advance(at)
         routed = [name for name, pattern in EVENT_RULES.items() if matches(pattern, event)]
         if not routed:
-            self.unrouted.append(str(event.get("id")) if isinstance(event, dict) else repr(event)[:80])
+            self.unrouted.append(str(event.get("id")))
             return
         for function in routed:
             self.invoke(function, event)

@@ -18,13 +18,13 @@ INSTANCE_ID_PATTERN = r"^i-[0-9a-f]{8,17}$"
 
 
 class _Detail(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+    model_config = ConfigDict(populate_by_name=False, frozen=True)
 
 
 class AwsEvent(EventBridgeModel):
     """EventBridge envelope; ``version`` defaults to "0" (AWS doc samples omit it)."""
 
-    model_config = ConfigDict(populate_by_name=True, frozen=True)
+    model_config = ConfigDict(populate_by_name=False, frozen=True)
 
     version: str = "0"
     time: AwareDatetime

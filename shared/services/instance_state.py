@@ -16,10 +16,11 @@ from shared.config import LedgerConfig
 from shared.costing import days_spanned, fold_segments
 from shared.inventory import Inventory
 from shared.ledger import Ledger, VersionConflict
-from shared.models import InstanceProfile, InstanceRecord, Segment, Transition
+from shared.models import CLOSING_STATES, InstanceProfile, InstanceRecord, Segment, Transition
 from shared.pricing import PriceBook
 
 MAX_ATTEMPTS = 5
+BILLING_STATES = CLOSING_STATES | {"running"}
 
 
 class ConcurrentUpdates(Exception):
@@ -37,7 +38,7 @@ class LedgerDeps:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What an event did: ``applied``, ``duplicate`` or ``untracked``."""
+    """What an event did: ``applied``, ``duplicate``, ``untracked`` or ``ignored``."""
 
     result: str
     instance_id: str
@@ -123,6 +124,8 @@ def record_state_change(
     deps: LedgerDeps, *, event_id: str, at: datetime, instance_id: str, state: str, region: str
 ) -> Outcome:
     """Apply one EC2 state change to the instance's record and mark its job's day."""
+    if state not in BILLING_STATES:
+        return Outcome("ignored", instance_id)  # `pending` opens nothing: no read, no write
     transition = Transition(event_id=event_id, at=utc(at), state=state)  # type: ignore[arg-type]
     now = deps.clock.now()
     for _ in range(MAX_ATTEMPTS):

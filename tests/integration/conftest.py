@@ -1,0 +1,53 @@
+"""Integration tests run against moto: in-process (mock_aws) or the embedded server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SCENARIOS = Path(__file__).parent.parent / "scenarios"
+
+
+@pytest.fixture(autouse=True)
+def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.setenv(key, "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+
+
+def scenario_dict(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SCENARIOS / name).read_text())
+    return data
+
+
+class CallCounter:
+    """Counts AWS API calls by (service, operation) with botocore's event hooks."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def __call__(self, event_name: str, **kwargs: Any) -> None:
+        # event_name: before-call.<service>.<Operation>
+        _, service, operation = event_name.split(".", 2)
+        self.calls.append((service, operation))
+
+    def count(self, service: str, *operations: str) -> int:
+        return sum(1 for s, o in self.calls if s == service and (not operations or o in operations))
+
+
+@pytest.fixture
+def call_counter() -> Iterator[CallCounter]:
+    import boto3
+
+    counter = CallCounter()
+    session = boto3._get_default_session()
+    session.events.register("before-call.*.*", counter)
+    yield counter
+    session.events.unregister("before-call.*.*", counter)

@@ -1,0 +1,106 @@
+"""Price sources with recorded real AWS responses (botocore Stubber, no network)."""
+
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+import boto3
+from botocore.stub import ANY, Stubber
+
+from shared.config import LedgerConfig, PriceOverrides
+from shared.models import InstanceProfile
+from shared.pricing import (
+    AwsLivePrices,
+    PriceBook,
+    Snapshot,
+    bundled_snapshot,
+    on_demand_usd_from_price_list,
+    steps_from_history,
+)
+from tests.fakes import InMemoryLedger
+
+EVENTS = Path(__file__).parent.parent / "events"
+TODAY = date(2026, 11, 1)
+
+
+def test_price_list_product_gives_its_on_demand_hourly_price() -> None:
+    product = json.loads((EVENTS / "pricelist-c5xlarge-abridged.json").read_text())
+    # The on-demand term, not the reserved one beside it.
+    assert on_demand_usd_from_price_list(product, "Hrs") == Decimal("0.17")
+
+
+def _stubbed_live() -> tuple[AwsLivePrices, Stubber, Stubber]:
+    pricing = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="x",
+                           aws_secret_access_key="x")
+    ec2 = boto3.client("ec2", region_name="us-east-1", aws_access_key_id="x",
+                       aws_secret_access_key="x")
+    return AwsLivePrices(pricing, ec2), Stubber(pricing), Stubber(ec2)
+
+
+def test_recorded_get_products_response_parses_the_ebs_price() -> None:
+    sample = json.loads((EVENTS / "pricing-get-products.json").read_text())
+    live, pricing_stub, _ = _stubbed_live()
+    pricing_stub.add_response("get_products", sample["response_raw"], {
+        "ServiceCode": "AmazonEC2", "Filters": ANY, "FormatVersion": "aws_v1", "MaxResults": 10,
+    })
+    with pricing_stub:
+        assert live.ebs_usd("ca-central-1", "io1") == Decimal("0.138")
+
+
+def test_live_price_is_cached_with_region_source_and_check_date() -> None:
+    product = (EVENTS / "pricelist-c5xlarge-abridged.json").read_text()
+    live, pricing_stub, _ = _stubbed_live()
+    pricing_stub.add_response("get_products", {"PriceList": [product], "FormatVersion": "aws_v1"})
+    cache = InMemoryLedger()
+    book = PriceBook(LedgerConfig(), cache, live, bundled_snapshot(), TODAY)
+    with pricing_stub:
+        rate = book.on_demand("us-east-1", "c5.xlarge", "Linux/UNIX")
+        again = book.on_demand("us-east-1", "c5.xlarge", "Linux/UNIX")  # from the cache
+    assert rate == again
+    assert rate is not None
+    assert (rate.list_usd, rate.source.value, rate.checked_on, rate.region) == (
+        Decimal("0.17"), "price_api", TODAY, "us-east-1")
+    assert list(cache.prices) == ["ec2#us-east-1#c5.xlarge#Linux"]
+
+
+def test_override_wins_and_unknown_is_none_never_zero() -> None:
+    config = LedgerConfig(live_prices=False, prices=PriceOverrides(ec2={"p5.48xlarge": "50"}))
+    book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), TODAY)
+    rate = book.on_demand("us-east-1", "p5.48xlarge", "Linux/UNIX")
+    assert rate is not None and rate.list_usd == 50 and rate.source.value == "override"
+    assert book.on_demand("us-east-1", "trn2.48xlarge", "Linux/UNIX") is None
+    assert book.on_demand("eu-west-1", "p5.48xlarge", "Linux/UNIX") is not None  # override
+    assert book.on_demand("eu-west-1", "trn1.32xlarge", "Linux/UNIX") is None  # no snapshot
+    # The snapshot is a Linux price list: another OS is unknown, not the Linux price.
+    assert book.on_demand("us-east-1", "trn1.32xlarge", "Windows") is None
+
+
+def test_snapshot_is_labelled_with_source_and_date() -> None:
+    snap = bundled_snapshot()
+    assert isinstance(snap, Snapshot) and "snapshot" in snap.source.lower()
+    assert snap.ec2("us-east-1", "trn1.32xlarge") == Decimal("21.50")
+
+
+def test_spot_history_gives_the_price_in_effect_then_each_change() -> None:
+    sample = json.loads((EVENTS / "ec2-describe-spot-price-history.json").read_text())
+    live, _, ec2_stub = _stubbed_live()
+    response = sample["response"]
+    for entry in response["SpotPriceHistory"]:  # boto3 parses timestamps; the Stubber does not
+        entry["Timestamp"] = datetime.fromisoformat(entry["Timestamp"].replace("Z", "+00:00"))
+    ec2_stub.add_response("describe_spot_price_history", response)
+    profile = InstanceProfile(instance_id="i-1", instance_type="m1.xlarge", region="us-west-1",
+                              availability_zone="us-west-1a", lifecycle="spot")
+    book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
+    start = datetime(2014, 1, 6, 7, 8, 9, tzinfo=UTC)
+    with ec2_stub:
+        steps = book.spot_steps(profile, start, datetime(2014, 1, 6, 8, 9, 10, tzinfo=UTC))
+    assert [(s.since, s.rate.list_usd, s.rate.source.value) for s in steps] == [
+        (start, Decimal("0.08"), "spot_history")
+    ]
+
+
+def test_spot_price_unknown_at_the_start_gives_no_steps() -> None:
+    later = datetime(2026, 11, 1, 12, tzinfo=UTC)
+    assert steps_from_history([(later, Decimal("1"))], datetime(2026, 11, 1, tzinfo=UTC),
+                              "us-east-1", TODAY) == ()
