@@ -36,7 +36,7 @@ def client(service: str, region: str | None = None) -> Any:
 
     config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5,
                     read_timeout=20)
-    return boto3.session.Session().client(
+    return boto3.client(
         service, region_name=region or os.environ.get("AWS_REGION", "us-east-1"), config=config
     )
 

@@ -1,0 +1,85 @@
+"""A small HTTP adapter that serves the deployed API's handler on the loopback.
+
+It turns each request into an API Gateway REST proxy event and calls the
+same ``functions.job_cost_api.handler``. It signs nothing and checks no
+credentials: it trusts the loopback caller, and says so when it starts.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+
+def proxy_event(method: str, raw_path: str, headers: dict[str, str]) -> dict[str, Any]:
+    parts = urlsplit(raw_path)
+    multi = parse_qs(parts.query, keep_blank_values=True)
+    return {
+        "resource": "/{proxy+}",
+        "path": parts.path,
+        "httpMethod": method,
+        "headers": headers,
+        "multiValueHeaders": {k: [v] for k, v in headers.items()},
+        "queryStringParameters": {k: v[-1] for k, v in multi.items()} or None,
+        "multiValueQueryStringParameters": multi or None,
+        "pathParameters": {"proxy": parts.path.lstrip("/")},
+        "stageVariables": None,
+        "body": None,
+        "isBase64Encoded": False,
+        "requestContext": {
+            "requestId": str(uuid.uuid4()),
+            "stage": "local",
+            "httpMethod": method,
+            "path": parts.path,
+            "resourcePath": "/{proxy+}",
+            "identity": {"sourceIp": "127.0.0.1", "caller": "loopback", "userArn": None},
+        },
+    }
+
+
+class _LocalContext:
+    function_name = "job_cost_api"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:local:000000000000:function:job_cost_api"
+
+    def __init__(self) -> None:
+        self.aws_request_id = str(uuid.uuid4())
+
+
+class ApiRequestHandler(BaseHTTPRequestHandler):
+    server_version = "costtracker-local"
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
+        payload = body.encode()
+        self.send_response(status)
+        for key, value in (headers or {"Content-Type": "application/json"}).items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def do_GET(self) -> None:  # noqa: N802
+        from functions.job_cost_api.handler import app, handler
+
+        if urlsplit(self.path).path == "/openapi.json":
+            self._send(200, app.get_openapi_json_schema(title="costtracker job-cost API"))
+            return
+        response = handler(proxy_event("GET", self.path, dict(self.headers.items())),
+                           _LocalContext())
+        headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
+        headers.setdefault("Content-Type", "application/json")
+        self._send(int(response["statusCode"]), response.get("body") or "", headers)
+
+
+def serve(host: str, port: int) -> ThreadingHTTPServer:
+    return ThreadingHTTPServer((host, port), ApiRequestHandler)
+
+
+def pretty(body: str) -> str:
+    return json.dumps(json.loads(body), indent=2)

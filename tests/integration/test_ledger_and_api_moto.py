@@ -1,0 +1,187 @@
+"""The DynamoDB ledger and the job-cost API against moto, with AWS calls counted."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import ledger_schema, runtime
+from shared.clock import FixedClock
+from shared.config import LedgerConfig, PriceOverrides
+from shared.ledger import DynamoDbLedger, VersionConflict
+from shared.services.instance_state import LedgerDeps, record_state_change
+from tests.integration.conftest import CallCounter
+
+T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
+TABLE = "ledger-test"
+CONFIG = LedgerConfig(
+    live_prices=False, prices=PriceOverrides(ec2={"trn1.32xlarge": Decimal("21.50")})
+)
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    with mock_aws():
+        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
+        dynamodb.create_table(**ledger_schema.create_table_request(TABLE))
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        ids = {}
+        for job, team in (("llama", "nlp"), ("vit", "vision")):
+            reservation = ec2.run_instances(
+                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
+                BlockDeviceMappings=[{"DeviceName": "/dev/sdf",
+                                      "Ebs": {"VolumeSize": 100, "VolumeType": "gp3"}}],
+                TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                    {"Key": "training-job", "Value": job}, {"Key": "team", "Value": team},
+                    {"Key": "project", "Value": "foundation"}]}],
+            )
+            ids[job] = reservation["Instances"][0]["InstanceId"]
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        runtime.reset()
+        clock = FixedClock(T0)
+        runtime.use_clock(clock)
+        yield {"ids": ids, "clock": clock, "client": dynamodb}
+        runtime.reset()
+
+
+def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "llama") -> str:
+    from functions.instance_state.handler import handler
+
+    event = {
+        "version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2", "account": "123456789012",
+        "time": (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": "us-east-1", "resources": [],
+        "detail": {"instance-id": aws["ids"][job], "state": state},
+    }
+    aws["clock"].advance_to(T0 + timedelta(seconds=seconds))
+    result: dict[str, Any] = handler(event, _Context())
+    return str(result["result"])
+
+
+class _Context:
+    function_name = "test"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
+    aws_request_id = "req-1"
+
+
+def api(path: str, query: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+    from functions.job_cost_api.handler import handler
+
+    event = {
+        "resource": path, "path": path, "httpMethod": "GET", "headers": {},
+        "multiValueHeaders": {}, "queryStringParameters": query,
+        "multiValueQueryStringParameters": {k: [v] for k, v in (query or {}).items()} or None,
+        "pathParameters": None, "stageVariables": None, "body": None, "isBase64Encoded": False,
+        "requestContext": {"requestId": "r", "stage": "prod", "httpMethod": "GET",
+                           "path": path, "resourcePath": path, "identity": {}},
+    }
+    response = handler(event, _Context())
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_state_events_write_at_most_twice_and_never_scan(
+    aws: dict[str, Any], call_counter: CallCounter
+) -> None:
+    assert send(aws, "e1", 0, "running") == "applied"
+    writes = call_counter.count("dynamodb", "PutItem", "UpdateItem", "BatchWriteItem",
+                                "TransactWriteItems", "DeleteItem")
+    assert writes == 2
+    assert call_counter.count("ec2", "DescribeInstances") == 1
+    call_counter.calls.clear()
+    assert send(aws, "e1", 0, "running") == "duplicate"
+    assert call_counter.count("dynamodb", "PutItem", "UpdateItem") == 0
+    assert call_counter.count("ec2") == 0  # the cached profile answers
+    call_counter.calls.clear()
+    assert send(aws, "e2", 5400, "stopped") == "applied"
+    assert call_counter.count("dynamodb", "PutItem", "UpdateItem") <= 2
+    assert call_counter.count("dynamodb", "Scan") == 0
+
+
+def test_get_job_is_one_query_and_accrues_open_segments_to_now(
+    aws: dict[str, Any], call_counter: CallCounter
+) -> None:
+    send(aws, "e1", 0, "running")
+    aws["clock"].advance_to(T0 + timedelta(hours=2))
+    call_counter.calls.clear()
+    status, body = api("/jobs/llama")
+    assert status == 200
+    assert call_counter.count("dynamodb") == 1 and call_counter.count("dynamodb", "Query") == 1
+    assert Decimal(body["cost_usd"]["instance"]) == Decimal(43)  # 2 h x $21.50
+    assert body["status"] == "running" and body["burn_rate_usd_per_hour"] == "21.500000000"
+    segment = body["instances"][0]["segments"][0]
+    assert segment["state"] == "open" and segment["rates"][0]["source"] == "override"
+
+
+def test_list_jobs_filters_by_indexed_tag_and_paginates(aws: dict[str, Any]) -> None:
+    send(aws, "e1", 0, "running", "llama")
+    send(aws, "e2", 60, "running", "vit")
+    aws["clock"].advance_to(T0 + timedelta(hours=1))
+    status, body = api("/jobs", {"team": "vision"})
+    assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["vit"]
+    status, page1 = api("/jobs", {"limit": "1", "project": "foundation"})
+    assert status == 200 and len(page1["jobs"]) == 1 and page1["next_token"]
+    status, page2 = api("/jobs", {"limit": "1", "project": "foundation",
+                                  "next_token": page1["next_token"]})
+    assert {page1["jobs"][0]["job_id"], page2["jobs"][0]["job_id"]} == {"llama", "vit"}
+    assert page2["next_token"] is None
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "status", "names"),
+    [
+        ("/jobs/nope", None, 404, "nope"),
+        ("/jobs", {"limit": "1000"}, 422, "limit"),
+        ("/jobs", {"status": "exploded"}, 422, "status"),
+        ("/jobs", {"from": "not-a-date"}, 422, "from"),
+        ("/jobs", {"from": "2026-11-05", "to": "2026-11-01"}, 400, "from"),
+        ("/jobs", {"next_token": "garbage"}, 400, "next_token"),
+    ],
+)
+def test_bad_requests_get_a_4xx_naming_the_problem(
+    aws: dict[str, Any], path: str, query: dict[str, str] | None, status: int, names: str
+) -> None:
+    code, body = api(path, query)
+    assert code == status
+    assert names in json.dumps(body)
+
+
+def test_versioned_save_refuses_a_stale_writer(aws: dict[str, Any]) -> None:
+    send(aws, "e1", 0, "running")
+    ledger = DynamoDbLedger(aws["client"], TABLE)
+    record = ledger.get_instance(aws["ids"]["llama"])
+    assert not isinstance(record, str) and record is not None
+    ledger.save_instance(record, record.version)
+    with pytest.raises(VersionConflict):
+        ledger.save_instance(record, record.version)  # the version moved on
+
+
+def test_access_patterns_answer_without_scan(aws: dict[str, Any]) -> None:
+    send(aws, "e1", 0, "running")
+    ledger = DynamoDbLedger(aws["client"], TABLE)
+    assert ledger.jobs_active_on(date(2026, 11, 1)) == ["llama"]
+    assert ledger.jobs_by_tag("team", "nlp", date(2026, 11, 1), date(2026, 11, 1)) == ["llama"]
+    assert [r.job_id for r in ledger.open_instances()] == ["llama"]
+    assert list(ledger.unpriced_instances()) == []
+    assert ledger.claim_once("k", T0) and not ledger.claim_once("k", T0)
+
+
+def test_day_boundary_and_backfill_handlers_run_on_schedule_events(aws: dict[str, Any]) -> None:
+    from functions.day_boundary.handler import handler as day_boundary
+
+    send(aws, "e1", 0, "running")
+    event = {"version": "0", "id": "s1", "detail-type": "Scheduled Event", "source": "aws.events",
+             "account": "123456789012", "time": "2026-11-02T00:00:00Z", "region": "us-east-1",
+             "resources": [], "detail": {}}
+    assert day_boundary(event, _Context()) == {"day": "2026-11-02", "jobs_marked": 1}
+    ledger = DynamoDbLedger(aws["client"], TABLE)
+    assert ledger.jobs_active_on(date(2026, 11, 2)) == ["llama"]
