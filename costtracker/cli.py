@@ -32,8 +32,10 @@ def _job_table(document: dict[str, Any]) -> str:
             )
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-             for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
     lines.append(f"as of {document['as_of']} (estimated: live events, not yet the bill)")
     for rejected in document.get("rejected_events", []):
         lines.append(f"rejected event {rejected['event_id']}: {rejected['error']}")
@@ -63,8 +65,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from costtracker.demo import run_demo
 
-    return run_demo(host=args.host, port=args.port, serve=not args.no_serve,
-                    scenario_path=args.scenario, verbose=args.verbose)
+    return run_demo(
+        host=args.host,
+        port=args.port,
+        serve=not args.no_serve,
+        scenario_path=args.scenario,
+        verbose=args.verbose,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

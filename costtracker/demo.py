@@ -24,7 +24,7 @@ def run_demo(host: str, port: int, serve: bool, scenario_path: Path | None, verb
         if not serve:
             return 0
         server = make_server(host, port)
-        bound_host, bound_port = server.server_address[:2]
+        bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
         print(
             f"\nJob-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json), "
             f"e.g. curl http://{bound_host}:{bound_port}/jobs?from=2026-11-01\n"

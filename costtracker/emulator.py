@@ -42,7 +42,9 @@ class Emulator:
 
 
 @contextmanager
-def running_emulator(region: str = "us-east-1", account: str = "123456789012") -> Iterator[Emulator]:
+def running_emulator(
+    region: str = "us-east-1", account: str = "123456789012"
+) -> Iterator[Emulator]:
     """Start moto on a free loopback port, point boto3 at it, provision, and clean up."""
     from moto.server import ThreadedMotoServer
 
@@ -131,7 +133,10 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
         kwargs["Placement"] = {"AvailabilityZone": spec.availability_zone}
     if spec.tags:
         kwargs["TagSpecifications"] = [
-            {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in spec.tags.items()]}
+            {
+                "ResourceType": "instance",
+                "Tags": [{"Key": k, "Value": v} for k, v in spec.tags.items()],
+            }
         ]
     if spec.lifecycle == "spot":
         kwargs["InstanceMarketOptions"] = {"MarketType": "spot"}
@@ -140,6 +145,6 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
     backend = ec2_backends[emulator.account][emulator.region]
     instance = backend.get_instance(spec.instance_id)
     # moto does not model PlatformDetails; set it on the emulated instance.
-    instance.platform_details = spec.platform
+    instance.platform_details = spec.platform  # type: ignore[attr-defined]
     if not spec.volumes:  # moto adds a default root volume; the scenario says there is none
         instance.block_device_mapping.clear()

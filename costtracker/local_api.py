@@ -52,7 +52,7 @@ class _LocalContext:
 class ApiRequestHandler(BaseHTTPRequestHandler):
     server_version = "costtracker-local"
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def _send(self, status: int, body: str, headers: dict[str, str] | None = None) -> None:
@@ -64,14 +64,16 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         from functions.job_cost_api.handler import app, handler
 
         if urlsplit(self.path).path == "/openapi.json":
             self._send(200, app.get_openapi_json_schema(title="costtracker job-cost API"))
             return
-        response = handler(proxy_event("GET", self.path, dict(self.headers.items())),
-                           _LocalContext())
+        response = handler(
+            proxy_event("GET", self.path, dict(self.headers.items())),
+            _LocalContext(),  # type: ignore[arg-type]
+        )
         headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
         headers.setdefault("Content-Type", "application/json")
         self._send(int(response["statusCode"]), response.get("body") or "", headers)

@@ -125,7 +125,9 @@ class Replayer:
         for at, schedule in sorted(due, key=lambda d: (d[0], d[1].function)):
             self.clock.advance_to(at)
             self.invoke(schedule.function, self.scheduled_event(schedule, at))
-            self.scheduled_runs[schedule.function] = self.scheduled_runs.get(schedule.function, 0) + 1
+            self.scheduled_runs[schedule.function] = (
+                self.scheduled_runs.get(schedule.function, 0) + 1
+            )
         self.clock.advance_to(to)
 
     def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
@@ -147,7 +149,11 @@ class Replayer:
     def deliver(self, event: Any) -> None:
         if not isinstance(event, dict):  # EventBridge delivers only JSON objects
             self.rejected.append(
-                {"event_id": "<no id>", "function": "", "error": f"not a JSON object: {event!r:.80}"}
+                {
+                    "event_id": "<no id>",
+                    "function": "",
+                    "error": f"not a JSON object: {event!r:.80}",
+                }
             )
             return
         at = _event_time(event)
@@ -211,7 +217,9 @@ def _admin_alerts(emulator: Emulator) -> list[dict[str, Any]]:
             attributes = {k: v.get("Value") for k, v in body.get("MessageAttributes", {}).items()}
             if body.get("TopicArn") == emulator.topics["admin"]:
                 alerts.append({"kind": attributes.get("kind"), "subject": body.get("Subject")})
-            sqs.delete_message(QueueUrl=emulator.alert_queue_url, ReceiptHandle=message["ReceiptHandle"])
+            sqs.delete_message(
+                QueueUrl=emulator.alert_queue_url, ReceiptHandle=message["ReceiptHandle"]
+            )
     return alerts
 
 
@@ -241,10 +249,9 @@ def replay_session(
                 runtime.use_clock(SystemClock())
 
 
-def replay(scenario: Scenario, base_config: LedgerConfig | None = None,
-           verbose: bool = False) -> dict[str, Any]:
+def replay(
+    scenario: Scenario, base_config: LedgerConfig | None = None, verbose: bool = False
+) -> dict[str, Any]:
     with replay_session(scenario, base_config, verbose) as replayer:
         replayer.run()
         return report(replayer)
-
-

@@ -7,6 +7,7 @@ of its transitions, its rate steps and ``now``.
 from __future__ import annotations
 
 import calendar
+import itertools
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -14,8 +15,8 @@ from decimal import Decimal
 from shared.models import (
     CLOSING_STATES,
     InstanceCost,
-    JobCost,
     InstanceRecord,
+    JobCost,
     PricedSegment,
     Rate,
     RateStep,
@@ -125,7 +126,7 @@ def _integrate(
     bounds = [start] + [s.since for s in ordered_steps if start < s.since < end] + [end]
     list_usd = Decimal(0)
     effective_usd = Decimal(0)
-    for lo, hi in zip(bounds, bounds[1:], strict=False):
+    for lo, hi in itertools.pairwise(bounds):
         seconds = Decimal(whole_seconds(hi - lo))
         rate = _rate_at(ordered_steps, lo)
         list_usd += seconds * rate.list_usd / SECONDS_PER_HOUR
@@ -206,9 +207,7 @@ def instance_cost(record: InstanceRecord, now: datetime) -> InstanceCost:
     profile = record.profile
     hourly = profile.hourly_billing
     priced = tuple(
-        price_segment(
-            seg, record.segment_rates.get(seg.start_event_id, ()), now, hourly=hourly
-        )
+        price_segment(seg, record.segment_rates.get(seg.start_event_id, ()), now, hourly=hourly)
         for seg in fold_segments(profile.instance_id, record.transitions, record.spot_notices)
     )
     unpriced: list[UnpricedItem] = []

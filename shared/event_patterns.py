@@ -39,7 +39,7 @@ class Schedule:
         period = self.every.total_seconds()
         epoch = datetime(1970, 1, 1, tzinfo=after.tzinfo)
         k = int((after - epoch - self.offset).total_seconds() // period) + 1
-        times = []
+        times: list[datetime] = []
         while True:
             at = epoch + self.offset + timedelta(seconds=k * period)
             if at > until:
@@ -49,9 +49,15 @@ class Schedule:
 
 
 SCHEDULES: tuple[Schedule, ...] = (
-    Schedule("day_boundary", timedelta(days=1), description="mark running jobs active on the new UTC day"),
-    Schedule("price_backfill", timedelta(hours=1), timedelta(minutes=5),
-             description="price unpriced segments; alert admins of missing prices"),
+    Schedule(
+        "day_boundary", timedelta(days=1), description="mark running jobs active on the new UTC day"
+    ),
+    Schedule(
+        "price_backfill",
+        timedelta(hours=1),
+        timedelta(minutes=5),
+        description="price unpriced segments; alert admins of missing prices",
+    ),
 )
 
 

@@ -39,7 +39,7 @@ class InstanceStateDetail(_Detail):
 class InstanceStateChangeEvent(AwsEvent):
     source: Literal["aws.ec2"]
     detail_type: Literal["EC2 Instance State-change Notification"] = Field(alias="detail-type")
-    detail: InstanceStateDetail  # type: ignore[assignment]
+    detail: InstanceStateDetail
 
 
 class ScheduledEvent(AwsEvent):
@@ -47,7 +47,7 @@ class ScheduledEvent(AwsEvent):
 
     source: Literal["aws.events", "aws.scheduler"]
     detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
-    detail: dict[str, object] = Field(default_factory=dict)  # type: ignore[assignment]
+    detail: dict[str, object] = Field(default_factory=dict)
 
 
 def event_id_of(raw: object) -> str:

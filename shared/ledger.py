@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
@@ -104,9 +103,7 @@ def instance_item(record: InstanceRecord) -> dict[str, Any]:
         schema.JOB_INDEX.sort_key: f"INST#{iid}",
     }
     open_segments = [
-        s
-        for s in fold_segments(iid, record.transitions, record.spot_notices)
-        if s.end is None
+        s for s in fold_segments(iid, record.transitions, record.spot_notices) if s.end is None
     ]
     if open_segments:
         item[schema.OPEN_INDEX.partition_key] = "OPEN"

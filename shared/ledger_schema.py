@@ -3,16 +3,16 @@ emulator both build the table from these definitions.
 
 Access patterns (all Query or GetItem, never Scan):
 
-| # | question                                   | how                                                  |
-|---|--------------------------------------------|------------------------------------------------------|
-| 1 | an instance's record (event path)          | GetItem pk=INST#<id>, sk=INSTANCE (consistent)       |
-| 2 | one job's cost and items                   | Query job-index pk=JOB#<job>                         |
-| 3 | all jobs active on a UTC day               | Query day-index pk=DAY#<yyyy-mm-dd>                  |
-| 4 | jobs of a project / team over a date range | Query project-index / team-index pk=<key>#<value>,   |
-|   |                                            | sk between <from> and <to>~                          |
-| 5 | open segments (to accrue, split at days)   | Query open-index pk=OPEN (sparse)                    |
-| 6 | segments still waiting for a price         | Query unpriced-index pk=UNPRICED (sparse)            |
-| 7 | a cached price                             | GetItem pk=PRICE#<kind>#<region>#<key>, sk=PRICE     |
+| # | question | how |
+|---|---|---|
+| 1 | an instance's record (event path) | GetItem pk=INST#<id>, sk=INSTANCE (consistent) |
+| 2 | one job's cost and items | Query job-index pk=JOB#<job> |
+| 3 | all jobs active on a UTC day | Query day-index pk=DAY#<yyyy-mm-dd> |
+| 4 | jobs of a project / team in a date range | Query project-/team-index pk=<key>#<value>, |
+|  |  | sk between <from> and <to>~ |
+| 5 | open segments (to accrue, split at days) | Query open-index pk=OPEN (sparse) |
+| 6 | segments still waiting for a price | Query unpriced-index pk=UNPRICED (sparse) |
+| 7 | a cached price | GetItem pk=PRICE#<kind>#<region>#<key>, sk=PRICE |
 
 Items: instance records (pk INST#), job-day markers (pk JOB#, sk DAY#), and
 cached prices (pk PRICE#). Untracked instances leave a small marker with a TTL.

@@ -43,8 +43,9 @@ class PriceCache(Protocol):
 class LivePrices(Protocol):
     """Prices asked of AWS: the Price List API and spot price history."""
 
-    def on_demand_usd(self, region: str, instance_type: str, operating_system: str) -> Decimal | None:
-        ...
+    def on_demand_usd(
+        self, region: str, instance_type: str, operating_system: str
+    ) -> Decimal | None: ...
 
     def ebs_usd(self, region: str, volume_type: str) -> Decimal | None: ...
 
@@ -156,7 +157,10 @@ class PriceBook:
                 usd = self._snapshot.ec2(region, instance_type)
                 if usd is not None:
                     rate = self._rate(
-                        usd, RateSource.SNAPSHOT, region, self._snapshot.checked_on,
+                        usd,
+                        RateSource.SNAPSHOT,
+                        region,
+                        self._snapshot.checked_on,
                         self._snapshot.source,
                     )
         if rate is None:
@@ -206,7 +210,10 @@ class PriceBook:
             usd = self._snapshot.ebs(region, volume_type)
             if usd is not None:
                 rate = self._rate(
-                    usd, RateSource.SNAPSHOT, region, self._snapshot.checked_on,
+                    usd,
+                    RateSource.SNAPSHOT,
+                    region,
+                    self._snapshot.checked_on,
                     self._snapshot.source,
                 )
         return rate
@@ -222,7 +229,7 @@ def steps_from_history(
     after = [entry for entry in ordered if entry[0] > start]
     if not before:
         return ()  # the price at the segment's start is unknown
-    steps = [(start, before[-1][1])] + after
+    steps = [(start, before[-1][1]), *after]
     return tuple(
         RateStep(
             since=at,
@@ -258,7 +265,9 @@ class AwsLivePrices:
                 return usd
         return None
 
-    def on_demand_usd(self, region: str, instance_type: str, operating_system: str) -> Decimal | None:
+    def on_demand_usd(
+        self, region: str, instance_type: str, operating_system: str
+    ) -> Decimal | None:
         return self._first_usd(
             "AmazonEC2",
             {

@@ -34,8 +34,9 @@ def client(service: str, region: str | None = None) -> Any:
     import boto3
     from botocore.config import Config
 
-    config = Config(retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5,
-                    read_timeout=20)
+    config = Config(
+        retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=20
+    )
     return boto3.client(
         service, region_name=region or os.environ.get("AWS_REGION", "us-east-1"), config=config
     )

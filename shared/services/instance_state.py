@@ -87,8 +87,9 @@ def _midnights_between(after: datetime, until: datetime) -> Iterable[date]:
         day += timedelta(days=1)
 
 
-def days_to_mark(record: InstanceRecord, segment: Segment | None, event_day: date,
-                 now: datetime) -> set[date]:
+def days_to_mark(
+    record: InstanceRecord, segment: Segment | None, event_day: date, now: datetime
+) -> set[date]:
     """Days this event must mark its job active on.
 
     The event's own day, plus days of its segment that no day-boundary run can
@@ -104,8 +105,9 @@ def days_to_mark(record: InstanceRecord, segment: Segment | None, event_day: dat
     return {d for d in days if d.isoformat() not in record.days_touched}
 
 
-def apply_transition(record: InstanceRecord, transition: Transition, now: datetime
-                     ) -> tuple[InstanceRecord, Segment | None]:
+def apply_transition(
+    record: InstanceRecord, transition: Transition, now: datetime
+) -> tuple[InstanceRecord, Segment | None]:
     """The record with one more transition, and the segment that transition starts or ends."""
     transitions = (*record.transitions, transition)
     segments = fold_segments(record.instance_id, transitions, record.spot_notices)
@@ -126,7 +128,7 @@ def record_state_change(
     """Apply one EC2 state change to the instance's record and mark its job's day."""
     if state not in BILLING_STATES:
         return Outcome("ignored", instance_id)  # `pending` opens nothing: no read, no write
-    transition = Transition(event_id=event_id, at=utc(at), state=state)  # type: ignore[arg-type]
+    transition = Transition(event_id=event_id, at=utc(at), state=state)
     now = deps.clock.now()
     for _ in range(MAX_ATTEMPTS):
         current = deps.ledger.get_instance(instance_id)
@@ -154,9 +156,13 @@ def record_state_change(
             deps.ledger.save_instance(updated, expected)
         except VersionConflict:
             continue
-        tags = {k: v for k, v in updated.profile.tags.items()
-                if k in deps.config.tracking.grouping_tag_keys}
+        tags = {
+            k: v
+            for k, v in updated.profile.tags.items()
+            if k in deps.config.tracking.grouping_tag_keys
+        }
         deps.ledger.touch_job_days(updated.job_id, sorted(days), tags)
-        return Outcome("applied", instance_id, updated.job_id,
-                       tuple(d.isoformat() for d in sorted(days)))
+        return Outcome(
+            "applied", instance_id, updated.job_id, tuple(d.isoformat() for d in sorted(days))
+        )
     raise ConcurrentUpdates(instance_id)

@@ -42,9 +42,7 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
             except VersionConflict:
                 pass  # an event just rewrote it (and priced it); next run sees the result
         for item in instance_cost(updated, now).unpriced:
-            missing.setdefault(f"{item.kind}:{item.key}:{item.region}", []).append(
-                item.instance_id
-            )
+            missing.setdefault(f"{item.kind}:{item.key}:{item.region}", []).append(item.instance_id)
     alerted = []
     for key, instances in sorted(missing.items()):
         if not deps.ledger.claim_once(f"price-missing#{key}#{now.date()}", now + timedelta(days=2)):
@@ -66,5 +64,3 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
         )
         alerted.append(key)
     return BackfillResult(tuple(repriced), tuple(sorted(missing)), tuple(alerted))
-
-

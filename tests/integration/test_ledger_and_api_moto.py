@@ -16,7 +16,6 @@ from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
 from shared.ledger import DynamoDbLedger, VersionConflict
-from shared.services.instance_state import LedgerDeps, record_state_change
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)

@@ -1,0 +1,56 @@
+# One entry point for newcomers, developers and CI. `make demo` and `make test`
+# set everything up on a fresh machine (Python 3.11+, Node 20+, npm, git).
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export CDK_DISABLE_CLI_TELEMETRY := true
+
+.PHONY: setup demo test unit integration infra e2e lint synth openapi check bench clean
+
+$(STAMP): pyproject.toml requirements/dev.lock package-lock.json
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
+	$(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode -r requirements/dev.lock
+	$(BIN)/uv pip install --python $(BIN)/python --quiet --no-deps -e .
+	npm ci --silent --no-audit --no-fund
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/costtracker demo
+
+test: setup
+	$(BIN)/pytest -q -n 2 --dist loadfile tests
+
+unit: setup
+	$(BIN)/pytest -q tests/unit
+
+integration: setup
+	$(BIN)/pytest -q tests/integration
+
+infra: setup
+	$(BIN)/pytest -q tests/infra
+
+e2e: setup
+	$(BIN)/pytest -q -m e2e tests/e2e
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check shared functions costtracker
+	$(BIN)/mypy
+
+synth: setup
+	PATH=$(CURDIR)/$(BIN):$$PATH npx cdk synth --quiet
+	$(BIN)/cfn-lint --ignore-checks W3005 -- cdk.out/*.template.json
+
+openapi: setup
+	$(BIN)/python -m costtracker.openapi > docs/openapi.json
+
+check: lint test synth
+
+clean:
+	rm -rf $(VENV) node_modules cdk.out
