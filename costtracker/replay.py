@@ -24,8 +24,8 @@ from costtracker.emulator import Emulator, function_environment, launch_instance
 from costtracker.scenario import Scenario
 from shared import runtime
 from shared.clock import FixedClock, utc
-from shared.config import LedgerConfig
-from shared.event_patterns import EVENT_RULES, SCHEDULES, Schedule, matches
+from shared.config import CheckpointConfig, LedgerConfig
+from shared.event_patterns import EVENT_RULES, SCHEDULES, Schedule, checkpoint_rule, matches
 from shared.services.jobs import get_job_cost, jobs_active_between
 from shared.views import iso, job_summary
 
@@ -61,6 +61,10 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
         if prices.as_of is None and times:  # a scenario's prices hold from its first event
             prices = prices.model_copy(update={"as_of": min(times).date()})
         update["prices"] = prices
+    if scenario.checkpoint is not None:
+        update["checkpoint"] = CheckpointConfig.model_validate(
+            {**config.checkpoint.model_dump(), **scenario.checkpoint}
+        )
     if scenario.discounts is not None:
         update["discounts"] = scenario.discounts
     return config.model_copy(update=update)
@@ -99,6 +103,9 @@ class Replayer:
         self.unrouted: list[str] = []
         self.scheduled_runs: dict[str, int] = {}
         self._handlers: dict[str, Handler] = {}
+        # The deployed rules: the checkpoint rule only sees the configured buckets.
+        buckets = runtime.current_settings().config.checkpoint.buckets
+        self.rules = {**EVENT_RULES, "checkpoint": checkpoint_rule(buckets)}
 
     def handler(self, function: str) -> Handler:
         if function not in self._handlers:
@@ -159,7 +166,7 @@ class Replayer:
         at = _event_time(event)
         if at is not None:
             self.advance(at)
-        routed = [name for name, pattern in EVENT_RULES.items() if matches(pattern, event)]
+        routed = [name for name, pattern in self.rules.items() if matches(pattern, event)]
         if not routed:
             self.unrouted.append(str(event.get("id")))
             return
@@ -197,8 +204,12 @@ def report(replayer: Replayer) -> dict[str, Any]:
         "alerts": [],
         "daily_summaries": [],
         "admin_alerts": _admin_alerts(replayer.emulator),
-        "rejected_events": replayer.rejected,
-        "unrouted_events": replayer.unrouted,
+        # Each malformed event once, however often it was delivered.
+        "rejected_events": list(
+            {r["event_id"] + r["error"]: r for r in replayer.rejected}.values()
+        ),
+        "unmatched_objects": [f"s3://{b}/{k}" for b, k in runtime.ledger().unmatched_objects()],
+        "unrouted_events": sorted(set(replayer.unrouted)),
         "scheduled_runs": replayer.scheduled_runs,
     }
 

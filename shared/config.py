@@ -82,10 +82,42 @@ class PriceOverrides(_Config):
         return prices
 
 
+class CheckpointConfig(_Config):
+    """Which S3 objects are checkpoints, and of which job (SPEC "Jobs and tags")."""
+
+    buckets: tuple[str, ...] = ()
+    # A regex on the (decoded) object key with a named group `job` and optionally `step`.
+    key_pattern: str = r"^runs/(?P<job>[^/]+)/step-(?P<step>\d+)/"
+    # A job tag giving tokens per step, for cost per million tokens.
+    tokens_per_step_tag: str = "tokens-per-step"
+
+    @field_validator("key_pattern")
+    @classmethod
+    def _pattern(cls, pattern: str) -> str:
+        try:
+            compiled = re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from exc
+        if "job" not in compiled.groupindex:
+            raise ValueError("the pattern needs a named group `job`, e.g. (?P<job>[^/]+)")
+        return pattern
+
+    def match(self, bucket: str, key: str) -> tuple[str, int | None] | None:
+        """(job, step) for a checkpoint object, or None when the key names no job."""
+        if self.buckets and bucket not in self.buckets:
+            return None
+        found = re.search(self.key_pattern, key)
+        if found is None or not found.group("job"):
+            return None
+        step = found.groupdict().get("step")
+        return found.group("job"), int(step) if step and step.isdigit() else None
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
     tracking: TrackingConfig = TrackingConfig()
+    checkpoint: CheckpointConfig = CheckpointConfig()
     prices: PriceOverrides = PriceOverrides()
     # Savings Plans / reservations: fraction off the on-demand list rate, by
     # instance-type prefix (longest match wins), e.g. {"trn1": "0.30"}.

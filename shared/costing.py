@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from shared.models import (
     CLOSING_STATES,
+    CheckpointObject,
     InstanceCost,
     InstanceRecord,
     JobCost,
@@ -22,6 +23,7 @@ from shared.models import (
     RateStep,
     Segment,
     SpotNotice,
+    StoredSpan,
     Transition,
     UnpricedItem,
 )
@@ -297,23 +299,169 @@ def job_tags(
     return tags, conflicts
 
 
+GIB = Decimal(2**30)  # AWS bills storage "GB" as 2^30 bytes
+
+
+def _sequencer(value: str) -> int:
+    """S3 sequencers compare as hex numbers once right-padded to equal length."""
+    return int(value.ljust(32, "0")[:32], 16) if value else 0
+
+
+def object_spans(obj: CheckpointObject) -> tuple[StoredSpan, ...]:
+    """Lifetimes of an object's versions: a write opens one (ending the previous),
+    a deletion ends the open one. Ordered by event time, then S3's sequencer."""
+    changes = sorted(
+        [(w.at, _sequencer(w.sequencer), 0, w.size_bytes) for w in obj.writes]
+        + [(d.at, _sequencer(d.sequencer), 1, 0) for d in obj.deletes]
+    )
+    spans: list[StoredSpan] = []
+    open_at: datetime | None = None
+    open_size = 0
+    for at, _, kind, size in changes:
+        if open_at is not None:
+            spans.append(StoredSpan(start=open_at, end=at, size_bytes=open_size))
+            open_at = None
+        if kind == 0:
+            open_at, open_size = at, size
+    if open_at is not None:
+        spans.append(StoredSpan(start=open_at, end=None, size_bytes=open_size))
+    return tuple(spans)
+
+
+def checkpoint_storage_cost(obj: CheckpointObject, now: datetime) -> Decimal | None:
+    """Rule 4: size x $/GB-month, per second over calendar months, write to delete (or now).
+    None when the S3 price is unknown."""
+    if obj.rate is None:
+        return None if obj.writes else Decimal(0)
+    total = Decimal(0)
+    for span in object_spans(obj):
+        end = span.end if span.end is not None else max(now, span.start)
+        monthly = obj.rate.effective_usd * Decimal(span.size_bytes) / GIB
+        total += prorate_monthly(monthly, span.start, end)
+    return total
+
+
+def merge_windows(windows: Iterable[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    merged: list[tuple[datetime, datetime]] = []
+    for start, end in sorted(w for w in windows if w[0] < w[1]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def cost_inside(
+    instances: Sequence[InstanceCost], windows: Sequence[tuple[datetime, datetime]], now: datetime
+) -> Decimal:
+    """Effective cost of the instances' running time inside the windows (a portion of it)."""
+    total = Decimal(0)
+    for instance in instances:
+        for priced in instance.segments:
+            if not priced.steps:
+                continue
+            seg_end = priced.segment.end if priced.segment.end is not None else now
+            for lo, hi in windows:
+                start, end = max(priced.segment.start, lo), min(seg_end, hi)
+                if start < end:
+                    total += _integrate(priced.steps, start, end)[1]
+    return total
+
+
+def _checkpoint_times(checkpoints: Sequence[CheckpointObject]) -> list[tuple[datetime, int | None]]:
+    """(time, step) of each checkpoint: a step's shards complete at its latest write."""
+    by_step: dict[object, datetime] = {}
+    for obj in checkpoints:
+        for write in obj.writes:
+            key: object = obj.step if obj.step is not None else (obj.bucket, obj.key)
+            by_step[key] = max(by_step.get(key, write.at), write.at)
+    return sorted((at, key if isinstance(key, int) else None) for key, at in by_step.items())
+
+
+def rerun_windows(
+    records: Sequence[InstanceRecord],
+    checkpoints: Sequence[CheckpointObject],
+    job_start: datetime | None,
+    now: datetime,
+) -> tuple[list[tuple[datetime, datetime]], int]:
+    """Rule 5: per interruption warning, [last checkpoint write before it (job start if
+    none), end of the interrupted segment]; merged so no second is counted twice.
+    Returns the windows and the number of interruptions."""
+    writes = sorted(w.at for obj in checkpoints for w in obj.writes)
+    windows = []
+    interruptions = 0
+    for record in records:
+        segments = fold_segments(record.instance_id, record.transitions, record.spot_notices)
+        for notice in record.spot_notices:
+            if not notice.is_interruption:
+                continue
+            interruptions += 1
+            segment = next(
+                (
+                    s
+                    for s in segments
+                    if s.start <= notice.at and (s.end is None or notice.at <= s.end)
+                ),
+                None,
+            )
+            if segment is None:
+                continue  # a warning for an instance not running: nothing billed to lose
+            before = [at for at in writes if at <= notice.at]
+            start = before[-1] if before else (job_start or segment.start)
+            windows.append((start, segment.end if segment.end is not None else now))
+    return merge_windows(windows), interruptions
+
+
 def job_cost(
     job_id: str,
     records: Sequence[InstanceRecord],
     now: datetime,
     grouping_keys: Sequence[str],
+    checkpoints: Sequence[CheckpointObject] = (),
+    tokens_per_step_tag: str = "tokens-per-step",
 ) -> JobCost:
-    """A job's cost accrued to ``now``: the sum of its instances (rule 8)."""
+    """A job's cost accrued to ``now``: the sum of its instances and checkpoints (rule 8),
+    with rerun waste (rule 5) shown beside it, never added to the total."""
     instances = tuple(instance_cost(r, now) for r in sorted(records, key=lambda r: r.instance_id))
     tags, conflicts = job_tags(records, grouping_keys)
-    unpriced = tuple(dict.fromkeys(u for i in instances for u in i.unpriced))
-    if any(i.running_since is not None for i in instances):
+    unpriced = list(dict.fromkeys(u for i in instances for u in i.unpriced))
+    starts = [s.segment.start for i in instances for s in i.segments]
+    started_at = min(starts) if starts else None
+
+    storage = Decimal(0)
+    for obj in checkpoints:
+        cost = checkpoint_storage_cost(obj, now)
+        if cost is None:
+            unpriced.append(
+                UnpricedItem(kind="s3", key="standard", region=obj.region, instance_id="")
+            )
+        else:
+            storage += cost
+
+    windows, interruptions = rerun_windows(records, checkpoints, started_at, now)
+    wasted_rerun = cost_inside(instances, windows, now)
+    rebalances = sum(1 for r in records for n in r.spot_notices if not n.is_interruption)
+
+    marks = _checkpoint_times(checkpoints)
+    last_checkpoint_at = marks[-1][0] if marks else None
+    risk_from = last_checkpoint_at or started_at
+    spend_at_risk = cost_inside(instances, [(risk_from, now)], now) if risk_from else Decimal(0)
+
+    last_warning = max(
+        (n.at for r in records for n in r.spot_notices if n.is_interruption), default=None
+    )
+    restarted = last_warning is not None and any(
+        t.state == "running" and t.at > last_warning for r in records for t in r.transitions
+    )
+    if last_warning is not None and not restarted:
+        status = "interrupted"
+    elif any(i.running_since is not None for i in instances):
         status = "running"
     elif instances and all(i.terminated for i in instances):
         status = "complete"
     else:
         status = "stopped"
-    starts = [s.segment.start for i in instances for s in i.segments]
+
     sources = sorted(
         {
             f"{step.rate.source.value}:{step.rate.checked_on.isoformat()}"
@@ -326,10 +474,30 @@ def job_cost(
             for r in records
             for rate in r.volume_rates.values()
         }
+        | {f"{o.rate.source.value}:{o.rate.checked_on.isoformat()}" for o in checkpoints if o.rate}
     )
+    unpriced_tuple = tuple(dict.fromkeys(unpriced))
     unconfirmed = tuple(UNCONFIRMED_ITEMS) + tuple(
-        sorted({f"unpriced:{u.kind}:{u.key}:{u.region}" for u in unpriced})
+        sorted({f"unpriced:{u.kind}:{u.key}:{u.region}" for u in unpriced_tuple})
     )
+    instance_usd = sum((i.instance_usd for i in instances), Decimal(0))
+    ebs_usd = sum((i.ebs_usd for i in instances), Decimal(0))
+    total = instance_usd + ebs_usd + storage
+
+    steps = [step for _, step in marks if step is not None]
+    max_step = max(steps, default=None)
+    cost_per_1k = total * 1000 / max_step if max_step else None
+    steps_per_hour = None
+    stepped = [(at, step) for at, step in marks if step is not None]
+    if len(stepped) >= 2 and stepped[-1][0] > stepped[0][0]:
+        hours = Decimal(whole_seconds(stepped[-1][0] - stepped[0][0])) / SECONDS_PER_HOUR
+        steps_per_hour = Decimal(stepped[-1][1] - stepped[0][1]) / hours
+    cadence = None
+    if len(marks) >= 2:
+        cadence = whole_seconds(marks[-1][0] - marks[0][0]) // (len(marks) - 1)
+    tokens = _tokens_per_step(records, tokens_per_step_tag)
+    per_million = total * 1_000_000 / (max_step * tokens) if max_step and tokens else None
+
     return JobCost(
         job_id=job_id,
         as_of=now,
@@ -337,16 +505,35 @@ def job_cost(
         tag_conflicts=conflicts,
         status=status,
         instances=instances,
-        instance_usd=sum((i.instance_usd for i in instances), Decimal(0)),
+        instance_usd=instance_usd,
         instance_list_usd=sum((i.instance_list_usd for i in instances), Decimal(0)),
-        ebs_usd=sum((i.ebs_usd for i in instances), Decimal(0)),
-        checkpoint_storage_usd=Decimal(0),
-        wasted_rerun_usd=Decimal(0),
+        ebs_usd=ebs_usd,
+        checkpoint_storage_usd=storage,
+        wasted_rerun_usd=wasted_rerun,
         wasted_idle_usd=Decimal(0),
         burn_rate_usd_per_hour=sum((i.hourly_rate_usd for i in instances), Decimal(0)),
         billed_seconds=sum(i.billed_seconds for i in instances),
-        started_at=min(starts) if starts else None,
+        started_at=started_at,
         unconfirmed=unconfirmed,
-        unpriced=unpriced,
+        unpriced=unpriced_tuple,
         price_sources=tuple(sources),
+        checkpoints=len(marks),
+        checkpoint_objects=len(checkpoints),
+        last_checkpoint_at=last_checkpoint_at,
+        last_checkpoint_step=max_step,
+        interruptions=interruptions,
+        rebalance_recommendations=rebalances,
+        spend_at_risk_usd=spend_at_risk,
+        cost_per_1k_steps_usd=cost_per_1k,
+        steps_per_hour=steps_per_hour,
+        cost_per_million_tokens_usd=per_million,
+        checkpoint_cadence_seconds=cadence,
     )
+
+
+def _tokens_per_step(records: Sequence[InstanceRecord], tag: str) -> int | None:
+    for record in records:
+        value = record.profile.tags.get(tag, "").replace(",", "").strip()
+        if value.isdigit() and int(value) > 0:
+            return int(value)
+    return None

@@ -13,7 +13,27 @@ EVENT_RULES: dict[str, dict[str, Any]] = {
         "source": ["aws.ec2"],
         "detail-type": ["EC2 Instance State-change Notification"],
     },
+    "spot_interruption": {
+        "source": ["aws.ec2"],
+        "detail-type": [
+            "EC2 Spot Instance Interruption Warning",
+            "EC2 Instance Rebalance Recommendation",
+        ],
+    },
+    # The stack narrows this rule to the configured checkpoint buckets.
+    "checkpoint": {
+        "source": ["aws.s3"],
+        "detail-type": ["Object Created", "Object Deleted"],
+    },
 }
+
+
+def checkpoint_rule(buckets: tuple[str, ...]) -> dict[str, Any]:
+    """The checkpoint rule's pattern, limited to the configured buckets when there are any."""
+    pattern = dict(EVENT_RULES["checkpoint"])
+    if buckets:
+        pattern["detail"] = {"bucket": {"name": list(buckets)}}
+    return pattern
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 from shared.models import InstanceStateName
 
 INSTANCE_ID_PATTERN = r"^i-[0-9a-f]{8,17}$"
+SEQUENCER_PATTERN = r"^[0-9A-Fa-f]{0,64}$"
 
 
 class _Detail(BaseModel):
@@ -40,6 +41,64 @@ class InstanceStateChangeEvent(AwsEvent):
     source: Literal["aws.ec2"]
     detail_type: Literal["EC2 Instance State-change Notification"] = Field(alias="detail-type")
     detail: InstanceStateDetail
+
+
+class SpotInterruptionDetail(_Detail):
+    instance_id: str = Field(alias="instance-id", pattern=INSTANCE_ID_PATTERN)
+    instance_action: Literal["terminate", "stop", "hibernate"] = Field(alias="instance-action")
+
+
+class SpotInterruptionEvent(AwsEvent):
+    source: Literal["aws.ec2"]
+    detail_type: Literal["EC2 Spot Instance Interruption Warning"] = Field(alias="detail-type")
+    detail: SpotInterruptionDetail
+
+
+class RebalanceDetail(_Detail):
+    instance_id: str = Field(alias="instance-id", pattern=INSTANCE_ID_PATTERN)
+
+
+class RebalanceRecommendationEvent(AwsEvent):
+    source: Literal["aws.ec2"]
+    detail_type: Literal["EC2 Instance Rebalance Recommendation"] = Field(alias="detail-type")
+    detail: RebalanceDetail
+
+
+class S3Bucket(_Detail):
+    name: str = Field(min_length=3, max_length=63)
+
+
+class S3CreatedObject(_Detail):
+    key: str = Field(min_length=1, max_length=4096)
+    size: int = Field(ge=0, le=5 * 1024**4)  # S3's largest object: 5 TiB
+    sequencer: str = Field(default="", pattern=SEQUENCER_PATTERN)
+
+
+class S3DeletedObject(_Detail):
+    key: str = Field(min_length=1, max_length=4096)
+    sequencer: str = Field(default="", pattern=SEQUENCER_PATTERN)
+
+
+class ObjectCreatedDetail(_Detail):
+    bucket: S3Bucket
+    object: S3CreatedObject
+
+
+class ObjectDeletedDetail(_Detail):
+    bucket: S3Bucket
+    object: S3DeletedObject
+
+
+class ObjectCreatedEvent(AwsEvent):
+    source: Literal["aws.s3"]
+    detail_type: Literal["Object Created"] = Field(alias="detail-type")
+    detail: ObjectCreatedDetail
+
+
+class ObjectDeletedEvent(AwsEvent):
+    source: Literal["aws.s3"]
+    detail_type: Literal["Object Deleted"] = Field(alias="detail-type")
+    detail: ObjectDeletedDetail
 
 
 class ScheduledEvent(AwsEvent):

@@ -16,7 +16,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from shared import ledger_schema as schema
 from shared.costing import fold_segments, instance_cost
-from shared.models import InstanceRecord, Rate
+from shared.models import CheckpointObject, InstanceRecord, Rate
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient
@@ -36,6 +36,7 @@ class JobItems:
     job_id: str
     instances: tuple[InstanceRecord, ...]
     active_days: tuple[str, ...]
+    checkpoints: tuple[CheckpointObject, ...] = ()
 
 
 class Ledger(Protocol):
@@ -66,6 +67,15 @@ class Ledger(Protocol):
 
     def claim_once(self, key: str, expires_at: datetime) -> bool:
         """True for the first caller only (alert dedup across concurrent runs)."""
+
+    def get_checkpoint(self, bucket: str, key: str) -> CheckpointObject | None: ...
+
+    def save_checkpoint(self, obj: CheckpointObject, expected_version: int | None) -> None: ...
+
+    def record_unmatched(self, bucket: str, key: str, event_id: str, at: datetime) -> None:
+        """Remember an object in a checkpoint bucket that names no job (idempotent)."""
+
+    def unmatched_objects(self) -> list[tuple[str, str]]: ...
 
 
 def instance_key(instance_id: str) -> dict[str, str]:
@@ -244,14 +254,23 @@ class DynamoDbLedger:
     def job_items(self, job_id: str) -> JobItems | None:
         instances: list[InstanceRecord] = []
         days: list[str] = []
+        checkpoints: list[CheckpointObject] = []
         for item in self._query_index(schema.JOB_INDEX, f"JOB#{job_id}"):
-            if item.get("kind") == "instance":
+            kind = item.get("kind")
+            if kind == "instance":
                 instances.append(_record_of(item))
-            elif item.get("kind") == "job_day":
+            elif kind == "job_day":
                 days.append(str(item["date"]))
-        if not instances and not days:
+            elif kind == "checkpoint":
+                checkpoints.append(_checkpoint_of(item))
+        if not instances and not days and not checkpoints:
             return None
-        return JobItems(job_id=job_id, instances=tuple(instances), active_days=tuple(sorted(days)))
+        return JobItems(
+            job_id=job_id,
+            instances=tuple(instances),
+            active_days=tuple(sorted(days)),
+            checkpoints=tuple(checkpoints),
+        )
 
     def jobs_active_on(self, day: date) -> list[str]:
         return [
@@ -311,6 +330,64 @@ class DynamoDbLedger:
         except self._client.exceptions.ConditionalCheckFailedException:
             return False
         return True
+
+    # -- checkpoints -------------------------------------------------------------
+    def get_checkpoint(self, bucket: str, key: str) -> CheckpointObject | None:
+        response = self._client.get_item(
+            TableName=self._table, Key=_to_ddb(checkpoint_key(bucket, key)), ConsistentRead=True
+        )
+        return _checkpoint_of(_from_ddb(response["Item"])) if "Item" in response else None
+
+    def save_checkpoint(self, obj: CheckpointObject, expected_version: int | None) -> None:
+        stored = obj.model_copy(update={"version": (expected_version or 0) + 1})
+        item = {
+            **checkpoint_key(obj.bucket, obj.key),
+            "kind": "checkpoint",
+            "job_id": obj.job_id,
+            "version": stored.version,
+            "record": stored.model_dump_json(),
+            schema.JOB_INDEX.partition_key: f"JOB#{obj.job_id}",
+            schema.JOB_INDEX.sort_key: f"CKPT#{obj.bucket}/{obj.key}",
+        }
+        if expected_version is None:
+            condition, values = "attribute_not_exists(pk)", None
+        else:
+            condition, values = "version = :expected", {":expected": expected_version}
+        kwargs: dict[str, Any] = {"ConditionExpression": condition}
+        if values:
+            kwargs["ExpressionAttributeValues"] = _to_ddb(values)
+        try:
+            self._client.put_item(TableName=self._table, Item=_to_ddb(item), **kwargs)
+        except self._client.exceptions.ConditionalCheckFailedException as exc:
+            raise VersionConflict(f"s3://{obj.bucket}/{obj.key}") from exc
+
+    def record_unmatched(self, bucket: str, key: str, event_id: str, at: datetime) -> None:
+        item = {
+            schema.PARTITION_KEY: "UNMATCHED",
+            schema.SORT_KEY: f"{bucket}/{key}",
+            "kind": "unmatched",
+            "bucket": bucket,
+            "key": key,
+            "event_id": event_id,
+            "at": at.isoformat(),
+        }
+        self._client.put_item(TableName=self._table, Item=_to_ddb(item))
+
+    def unmatched_objects(self) -> list[tuple[str, str]]:
+        items = self._query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=_to_ddb({":pk": "UNMATCHED"}),
+        )
+        return [(str(i["bucket"]), str(i["key"])) for i in items]
+
+
+def checkpoint_key(bucket: str, key: str) -> dict[str, str]:
+    return {schema.PARTITION_KEY: f"CKPT#{bucket}/{key}", schema.SORT_KEY: "OBJECT"}
+
+
+def _checkpoint_of(item: dict[str, Any]) -> CheckpointObject:
+    obj = CheckpointObject.model_validate_json(item["record"])
+    return obj.model_copy(update={"version": int(item["version"])})
 
 
 def records_for_jobs(ledger: Ledger, job_ids: Sequence[str]) -> list[JobItems]:

@@ -84,11 +84,16 @@ class Transition(Frozen):
 
 
 class SpotNotice(Frozen):
-    """A spot interruption warning (kept so a hibernate bills through ``stopping``)."""
+    """A spot interruption warning (``action`` terminate/stop/hibernate) or a rebalance
+    recommendation (``action`` "rebalance"): early risk, no cost of its own."""
 
     event_id: str
     at: datetime
     action: str
+
+    @property
+    def is_interruption(self) -> bool:
+        return self.action != "rebalance"
 
 
 class Segment(Frozen):
@@ -115,7 +120,7 @@ class PricedSegment(Frozen):
 
 
 class UnpricedItem(Frozen):
-    kind: Literal["ec2", "spot", "ebs"]
+    kind: Literal["ec2", "spot", "ebs", "s3"]
     key: str  # instance type or volume type
     region: str
     instance_id: str
@@ -156,6 +161,17 @@ class JobCost(Frozen):
     unconfirmed: tuple[str, ...]
     unpriced: tuple[UnpricedItem, ...]
     price_sources: tuple[str, ...]
+    checkpoints: int = 0
+    checkpoint_objects: int = 0
+    last_checkpoint_at: datetime | None = None
+    last_checkpoint_step: int | None = None
+    interruptions: int = 0
+    rebalance_recommendations: int = 0
+    spend_at_risk_usd: Decimal = Decimal(0)
+    cost_per_1k_steps_usd: Decimal | None = None
+    steps_per_hour: Decimal | None = None
+    cost_per_million_tokens_usd: Decimal | None = None
+    checkpoint_cadence_seconds: int | None = None
 
     @property
     def total_usd(self) -> Decimal:
@@ -189,3 +205,45 @@ class InstanceRecord(Frozen):
     @property
     def instance_id(self) -> str:
         return self.profile.instance_id
+
+
+class ObjectWrite(Frozen):
+    event_id: str
+    at: datetime
+    size_bytes: int = Field(ge=0)
+    sequencer: str = ""
+
+
+class ObjectDelete(Frozen):
+    event_id: str
+    at: datetime
+    sequencer: str = ""
+
+
+class CheckpointObject(Frozen):
+    """One S3 object of a job's checkpoints: its writes and deletions, in any order.
+
+    An overwrite ends the previous version's storage; a deletion ends the last.
+    """
+
+    bucket: str
+    key: str
+    job_id: str
+    step: int | None = None
+    region: str
+    writes: tuple[ObjectWrite, ...] = ()
+    deletes: tuple[ObjectDelete, ...] = ()
+    rate: Rate | None = None  # $/GB-month of S3 Standard in the bucket's region
+    version: int = 0
+
+    @property
+    def first_written_at(self) -> datetime | None:
+        return min((w.at for w in self.writes), default=None)
+
+
+class StoredSpan(Frozen):
+    """A stored object version's lifetime: ``end`` None while it still exists."""
+
+    start: datetime
+    end: datetime | None
+    size_bytes: int

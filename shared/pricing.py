@@ -49,6 +49,8 @@ class LivePrices(Protocol):
 
     def ebs_usd(self, region: str, volume_type: str) -> Decimal | None: ...
 
+    def s3_usd(self, region: str) -> Decimal | None: ...
+
     def spot_history(
         self,
         availability_zone: str,
@@ -195,6 +197,27 @@ class PriceBook:
         rate = self.on_demand(profile.region, profile.instance_type, profile.platform)
         return (RateStep(since=start, rate=rate),) if rate is not None else ()
 
+    def s3_rate(self, region: str) -> Rate | None:
+        """$/GB-month of S3 Standard (first tier), for checkpoint storage."""
+        override = self._config.prices.s3_gb_month
+        if override is not None:
+            return self._override(override, region)
+        live = self._live
+        rate = self._cached_or_live(
+            f"s3#{region}#standard", region, lambda: live.s3_usd(region) if live else None
+        )
+        if rate is None:
+            usd = self._snapshot.s3(region)
+            if usd is not None:
+                rate = self._rate(
+                    usd,
+                    RateSource.SNAPSHOT,
+                    region,
+                    self._snapshot.checked_on,
+                    self._snapshot.source,
+                )
+        return rate
+
     def volume_rate(self, region: str, volume_type: str) -> Rate | None:
         """$/GB-month of an EBS volume type."""
         override = self._config.prices.ebs_gb_month.get(volume_type)
@@ -286,6 +309,18 @@ class AwsLivePrices:
         return self._first_usd(
             "AmazonEC2",
             {"productFamily": "Storage", "volumeApiName": volume_type, "regionCode": region},
+            "GB-Mo",
+        )
+
+    def s3_usd(self, region: str) -> Decimal | None:
+        return self._first_usd(
+            "AmazonS3",
+            {
+                "regionCode": region,
+                "productFamily": "Storage",
+                "storageClass": "General Purpose",
+                "volumeType": "Standard",
+            },
             "GB-Mo",
         )
 

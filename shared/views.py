@@ -43,8 +43,8 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
         },
         "list_cost_usd": {"instance": money(cost.instance_list_usd)},
         "instance_seconds": cost.billed_seconds,
-        "checkpoints": 0,
-        "interruptions": 0,
+        "checkpoints": cost.checkpoints,
+        "interruptions": cost.interruptions,
         "unconfirmed": list(cost.unconfirmed),
         "estimated": True,
         "complete": not cost.unpriced,
@@ -53,7 +53,20 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
         "burn_rate_usd_per_hour": money(cost.burn_rate_usd_per_hour),
         "tag_conflicts": {k: list(v) for k, v in sorted(cost.tag_conflicts.items())},
         "price_sources": list(cost.price_sources),
+        "checkpoint_objects": cost.checkpoint_objects,
+        "last_checkpoint_at": iso(cost.last_checkpoint_at),
+        "last_checkpoint_step": cost.last_checkpoint_step,
+        "checkpoint_cadence_seconds": cost.checkpoint_cadence_seconds,
+        "rebalance_recommendations": cost.rebalance_recommendations,
+        "spend_at_risk_usd": money(cost.spend_at_risk_usd),
+        "cost_per_1k_steps_usd": _maybe(cost.cost_per_1k_steps_usd),
+        "steps_per_hour": _maybe(cost.steps_per_hour),
+        "cost_per_million_tokens_usd": _maybe(cost.cost_per_million_tokens_usd),
     }
+
+
+def _maybe(value: Decimal | None) -> str | None:
+    return money(value) if value is not None else None
 
 
 def job_detail(cost: JobCost) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from datetime import date, datetime
 
 from shared.costing import fold_segments, instance_cost
 from shared.ledger import JobItems, VersionConflict
-from shared.models import InstanceProfile, InstanceRecord, Rate
+from shared.models import CheckpointObject, InstanceProfile, InstanceRecord, Rate
 from shared.notify import Alert
 
 
@@ -19,6 +19,8 @@ class InMemoryLedger:
         self.job_days: dict[tuple[str, str], dict[str, str]] = {}
         self.prices: dict[str, Rate] = {}
         self.claims: set[str] = set()
+        self.checkpoints: dict[tuple[str, str], CheckpointObject] = {}
+        self.unmatched: dict[tuple[str, str], str] = {}
         self.writes = 0
 
     def get_instance(self, instance_id: str) -> InstanceRecord | str | None:
@@ -51,9 +53,30 @@ class InMemoryLedger:
     def job_items(self, job_id: str) -> JobItems | None:
         records = tuple(r for r in self._records() if r.job_id == job_id)
         days = tuple(sorted(d for j, d in self.job_days if j == job_id))
-        if not records and not days:
+        checkpoints = tuple(c for c in self.checkpoints.values() if c.job_id == job_id)
+        if not records and not days and not checkpoints:
             return None
-        return JobItems(job_id=job_id, instances=records, active_days=days)
+        return JobItems(job_id=job_id, instances=records, active_days=days,
+                        checkpoints=checkpoints)
+
+    def get_checkpoint(self, bucket: str, key: str) -> CheckpointObject | None:
+        return self.checkpoints.get((bucket, key))
+
+    def save_checkpoint(self, obj: CheckpointObject, expected_version: int | None) -> None:
+        self.writes += 1
+        current = self.checkpoints.get((obj.bucket, obj.key))
+        if (current.version if current else None) != expected_version:
+            raise VersionConflict(obj.key)
+        self.checkpoints[(obj.bucket, obj.key)] = obj.model_copy(
+            update={"version": (expected_version or 0) + 1}
+        )
+
+    def record_unmatched(self, bucket: str, key: str, event_id: str, at: datetime) -> None:
+        self.writes += 1
+        self.unmatched[(bucket, key)] = event_id
+
+    def unmatched_objects(self) -> list[tuple[str, str]]:
+        return sorted(self.unmatched)
 
     def jobs_active_on(self, day: date) -> list[str]:
         return sorted(j for j, d in self.job_days if d == day.isoformat())

@@ -7,7 +7,7 @@ event writes nothing; an out-of-order one is folded in by its own time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 
@@ -16,7 +16,14 @@ from shared.config import LedgerConfig
 from shared.costing import days_spanned, fold_segments
 from shared.inventory import Inventory
 from shared.ledger import Ledger, VersionConflict
-from shared.models import CLOSING_STATES, InstanceProfile, InstanceRecord, Segment, Transition
+from shared.models import (
+    CLOSING_STATES,
+    InstanceProfile,
+    InstanceRecord,
+    Segment,
+    SpotNotice,
+    Transition,
+)
 from shared.pricing import PriceBook
 
 MAX_ATTEMPTS = 5
@@ -129,6 +136,37 @@ def record_state_change(
     if state not in BILLING_STATES:
         return Outcome("ignored", instance_id)  # `pending` opens nothing: no read, no write
     transition = Transition(event_id=event_id, at=utc(at), state=state)
+
+    def change(record: InstanceRecord, now: datetime) -> tuple[InstanceRecord, set[date]]:
+        updated, segment = apply_transition(record, transition, now)
+        return updated, days_to_mark(updated, segment, transition.at.date(), now)
+
+    return _update_instance(deps, instance_id, region, event_id, change)
+
+
+def record_spot_notice(
+    deps: LedgerDeps, *, event_id: str, at: datetime, instance_id: str, action: str, region: str
+) -> Outcome:
+    """Keep a spot interruption warning (or rebalance recommendation) on the instance.
+
+    One write: the record. A hibernate warning changes how the record's segments fold
+    (billed through ``stopping`` until ``stopped``), so segments are re-derived.
+    """
+    notice = SpotNotice(event_id=event_id, at=utc(at), action=action)
+
+    def change(record: InstanceRecord, now: datetime) -> tuple[InstanceRecord, set[date]]:
+        return record.model_copy(update={"spot_notices": (*record.spot_notices, notice)}), set()
+
+    return _update_instance(deps, instance_id, region, event_id, change)
+
+
+Change = Callable[[InstanceRecord, datetime], tuple[InstanceRecord, set[date]]]
+
+
+def _update_instance(
+    deps: LedgerDeps, instance_id: str, region: str, event_id: str, change: Change
+) -> Outcome:
+    """Read (or describe and create) the record, apply one change, save under its version."""
     now = deps.clock.now()
     for _ in range(MAX_ATTEMPTS):
         current = deps.ledger.get_instance(instance_id)
@@ -144,11 +182,11 @@ def record_state_change(
         else:
             assert isinstance(current, InstanceRecord)
             record, expected = current, current.version
-        if any(t.event_id == event_id for t in record.transitions):
+        seen = {t.event_id for t in record.transitions} | {n.event_id for n in record.spot_notices}
+        if event_id in seen:
             return Outcome("duplicate", instance_id, record.job_id)
-        updated, segment = apply_transition(record, transition, now)
+        updated, days = change(record, now)
         updated = price_segments(updated, deps.prices, now)
-        days = days_to_mark(updated, segment, transition.at.date(), now)
         updated = updated.model_copy(
             update={"days_touched": updated.days_touched | {d.isoformat() for d in days}}
         )
@@ -156,12 +194,13 @@ def record_state_change(
             deps.ledger.save_instance(updated, expected)
         except VersionConflict:
             continue
-        tags = {
-            k: v
-            for k, v in updated.profile.tags.items()
-            if k in deps.config.tracking.grouping_tag_keys
-        }
-        deps.ledger.touch_job_days(updated.job_id, sorted(days), tags)
+        if days:
+            tags = {
+                k: v
+                for k, v in updated.profile.tags.items()
+                if k in deps.config.tracking.grouping_tag_keys
+            }
+            deps.ledger.touch_job_days(updated.job_id, sorted(days), tags)
         return Outcome(
             "applied", instance_id, updated.job_id, tuple(d.isoformat() for d in sorted(days))
         )

@@ -7,7 +7,7 @@ from datetime import date, datetime, timedelta
 
 from shared.config import LedgerConfig
 from shared.costing import job_cost
-from shared.ledger import Ledger
+from shared.ledger import JobItems, Ledger
 from shared.models import JobCost
 
 
@@ -15,11 +15,22 @@ class JobNotFound(Exception):
     pass
 
 
+def cost_of_items(items: JobItems, config: LedgerConfig, now: datetime) -> JobCost:
+    return job_cost(
+        items.job_id,
+        items.instances,
+        now,
+        config.tracking.grouping_tag_keys,
+        items.checkpoints,
+        config.checkpoint.tokens_per_step_tag,
+    )
+
+
 def get_job_cost(ledger: Ledger, config: LedgerConfig, job_id: str, now: datetime) -> JobCost:
     items = ledger.job_items(job_id)
     if items is None or not items.instances:
         raise JobNotFound(job_id)
-    return job_cost(job_id, items.instances, now, config.tracking.grouping_tag_keys)
+    return cost_of_items(items, config, now)
 
 
 def jobs_active_between(ledger: Ledger, first: date, last: date) -> list[str]:
@@ -61,7 +72,7 @@ def list_job_costs(
         items = ledger.job_items(job_id)
         if items is None or not items.instances:
             continue
-        cost = job_cost(job_id, items.instances, now, config.tracking.grouping_tag_keys)
+        cost = cost_of_items(items, config, now)
         if any(cost.tags.get(k) != v for k, v in filters.items()):
             continue
         if status is not None and cost.status != status:

@@ -1,4 +1,4 @@
-"""Writes two_jobs.json and its shuffled, duplicated twin (kept in the repo; rerun to regenerate)."""
+"""Writes two_jobs.json and its shuffled, duplicated twin (rerun to regenerate)."""
 
 import json
 import random
