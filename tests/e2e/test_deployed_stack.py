@@ -72,7 +72,7 @@ def test_state_event_reaches_the_ledger_and_the_api(stack: dict[str, str]) -> No
     instance_id = os.environ.get("COSTTRACKER_E2E_INSTANCE_ID")
     if not instance_id:
         pytest.skip("set COSTTRACKER_E2E_INSTANCE_ID to a tagged instance to track")
-    function = _output(stack, "InstanceStateFunction")
+    function = _output(stack, "InstanceStateFunctionName")
     region = boto3.session.Session().region_name
     event = {
         "version": "0",

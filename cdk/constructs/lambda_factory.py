@@ -1,0 +1,249 @@
+"""The one way this app makes a Lambda function, and the layer they all share.
+
+Every function: Python 3.12 on arm64, ``functions/<name>/handler.py:handler``, the
+shared dependencies layer (``requirements/lambda.txt`` + the ``shared`` package), its
+own role with no managed policy, its own log group with retention, active tracing.
+Async (event / schedule) functions also get an SQS dead-letter queue and two
+retries of asynchronous invocations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsii
+from aws_cdk import (
+    AssetHashType,
+    BundlingOptions,
+    DockerImage,
+    Duration,
+    ILocalBundling,
+    RemovalPolicy,
+)
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
+from constructs import Construct
+
+from cdk.nag import acknowledge
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+FUNCTIONS_DIR = REPO_ROOT / "functions"
+SHARED_DIR = REPO_ROOT / "shared"
+REQUIREMENTS = REPO_ROOT / "requirements" / "lambda.txt"
+
+RUNTIME = lambda_.Runtime.PYTHON_3_12
+ARCHITECTURE = lambda_.Architecture.ARM_64
+# The wheels pip picks must match RUNTIME and ARCHITECTURE.
+PIP_TARGET_ARGS = (
+    "--platform", "manylinux2014_aarch64",
+    "--only-binary=:all:",
+    "--python-version", "3.12",
+    "--implementation", "cp",
+)  # fmt: skip
+_IGNORED = ("__pycache__", "*.pyc")
+_XRAY_REASON = (
+    "X-Ray (active tracing) xray:PutTraceSegments/PutTelemetryRecords do not support "
+    "resource-level permissions and need Resource '*'."
+)
+
+RETENTION = {
+    1: logs.RetentionDays.ONE_DAY,
+    3: logs.RetentionDays.THREE_DAYS,
+    5: logs.RetentionDays.FIVE_DAYS,
+    7: logs.RetentionDays.ONE_WEEK,
+    14: logs.RetentionDays.TWO_WEEKS,
+    30: logs.RetentionDays.ONE_MONTH,
+    60: logs.RetentionDays.TWO_MONTHS,
+    90: logs.RetentionDays.THREE_MONTHS,
+    120: logs.RetentionDays.FOUR_MONTHS,
+    150: logs.RetentionDays.FIVE_MONTHS,
+    180: logs.RetentionDays.SIX_MONTHS,
+    365: logs.RetentionDays.ONE_YEAR,
+    400: logs.RetentionDays.THIRTEEN_MONTHS,
+    545: logs.RetentionDays.EIGHTEEN_MONTHS,
+    731: logs.RetentionDays.TWO_YEARS,
+    1096: logs.RetentionDays.THREE_YEARS,
+    1827: logs.RetentionDays.FIVE_YEARS,
+    2192: logs.RetentionDays.SIX_YEARS,
+    2557: logs.RetentionDays.SEVEN_YEARS,
+    2922: logs.RetentionDays.EIGHT_YEARS,
+    3288: logs.RetentionDays.NINE_YEARS,
+    3653: logs.RetentionDays.TEN_YEARS,
+}
+
+
+def _files(root: Path) -> Iterator[Path]:
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
+            yield path
+
+
+def layer_asset_hash() -> str:
+    """Changes only when the pinned requirements, the ``shared`` package or the pip
+    target change: edits elsewhere in the repo do not rebuild the layer."""
+    digest = hashlib.sha256()
+    digest.update(" ".join(PIP_TARGET_ARGS).encode())
+    digest.update(REQUIREMENTS.read_bytes())
+    for path in _files(SHARED_DIR):
+        digest.update(path.relative_to(REPO_ROOT).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+@jsii.implements(ILocalBundling)
+class PipLayerBundling:
+    """Builds the layer without Docker: pip downloads arm64/cp312 wheels only."""
+
+    def try_bundle(self, output_dir: str, options: Any = None, **_: Any) -> bool:
+        target = Path(output_dir) / "python"
+        subprocess.run(
+            [
+                sys.executable, "-m", "pip", "install",
+                *PIP_TARGET_ARGS,
+                "--no-compile",
+                "--disable-pip-version-check",
+                "--quiet",
+                "--target", str(target),
+                "-r", str(REQUIREMENTS),
+            ],
+            check=True,
+        )  # fmt: skip
+        # Console scripts are of no use in a layer.
+        shutil.rmtree(target / "bin", ignore_errors=True)
+        shutil.copytree(SHARED_DIR, target / "shared", ignore=shutil.ignore_patterns(*_IGNORED))
+        return True
+
+
+@dataclass(frozen=True)
+class LedgerFunction:
+    function: lambda_.Function
+    role: iam.Role
+    log_group: logs.LogGroup
+    # The SQS dead-letter queue of async functions (None for the API function).
+    dead_letter_queue: sqs.Queue | None
+
+    def grant_unscoped(self, actions: Sequence[str], reason: str) -> None:
+        """Allow ``actions`` on Resource "*" — only for actions that AWS does not
+        support resource-level permissions for; ``reason`` says so for cdk-nag."""
+        self.role.add_to_policy(iam.PolicyStatement(actions=list(actions), resources=["*"]))
+        acknowledge(self.role, "IAM5", f"{reason} {_XRAY_REASON}", finding="Resource::*")
+
+
+class LambdaFactory(Construct):
+    """Makes every function of the app (``function``) with the shared layer."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        environment: Mapping[str, str],
+        log_retention_days: int,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self._environment = {
+            "POWERTOOLS_SERVICE_NAME": "costtracker",
+            # pydantic otherwise scans installed entry points for plugins at import.
+            "PYDANTIC_DISABLE_PLUGINS": "__all__",
+            **environment,
+        }
+        self._retention = RETENTION[log_retention_days]
+        self.layer = lambda_.LayerVersion(
+            self,
+            "Dependencies",
+            description="costtracker: requirements/lambda.txt and the shared package",
+            code=lambda_.Code.from_asset(
+                str(REQUIREMENTS.parent),
+                asset_hash_type=AssetHashType.CUSTOM,
+                asset_hash=layer_asset_hash(),
+                bundling=BundlingOptions(
+                    # Never pulled: local bundling always succeeds (or raises).
+                    image=DockerImage.from_registry("unused"),
+                    local=PipLayerBundling(),
+                ),
+            ),
+            compatible_runtimes=[RUNTIME],
+            compatible_architectures=[ARCHITECTURE],
+        )
+
+    def function(
+        self,
+        name: str,
+        *,
+        timeout: Duration,
+        asynchronous: bool,
+        description: str = "",
+    ) -> LedgerFunction:
+        """``functions/<name>`` as a function; ``asynchronous`` adds the DLQ and retries."""
+        source = FUNCTIONS_DIR / name
+        if not (source / "handler.py").is_file():
+            raise ValueError(f"no handler module at {source / 'handler.py'}")
+        scope = Construct(self, _pascal(name))
+        log_group = logs.LogGroup(
+            scope,
+            "Logs",
+            retention=self._retention,
+            removal_policy=RemovalPolicy.DESTROY,
+        )
+        # A role of its own, without AWSLambdaBasicExecutionRole (which allows
+        # writing to any log group): logging rights to its own group only.
+        role = iam.Role(
+            scope,
+            "Role",
+            assumed_by=iam.ServicePrincipal("lambda.amazonaws.com"),
+            description=f"costtracker {name} function",
+        )
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["logs:CreateLogStream", "logs:PutLogEvents"],
+                resources=[log_group.log_group_arn],
+            )
+        )
+        dead_letter_queue = None
+        if asynchronous:
+            dead_letter_queue = sqs.Queue(
+                scope,
+                "DeadLetterQueue",
+                encryption=sqs.QueueEncryption.SQS_MANAGED,
+                enforce_ssl=True,
+                retention_period=Duration.days(14),
+            )
+        function = lambda_.Function(
+            scope,
+            "Function",
+            description=description or f"costtracker {name}",
+            runtime=RUNTIME,
+            architecture=ARCHITECTURE,
+            code=lambda_.Code.from_asset(str(source), exclude=list(_IGNORED)),
+            handler="handler.handler",
+            layers=[self.layer],
+            role=role,
+            log_group=log_group,
+            environment=dict(self._environment),
+            tracing=lambda_.Tracing.ACTIVE,
+            memory_size=256,
+            timeout=timeout,
+            dead_letter_queue=dead_letter_queue,
+            retry_attempts=2 if asynchronous else None,
+        )
+        acknowledge(
+            function,
+            "L1",
+            "Pinned to Python 3.12 on purpose: the dependencies layer is built from "
+            "cp312 wheels (PIP_TARGET_ARGS); both move together.",
+        )
+        acknowledge(role, "IAM5", _XRAY_REASON, finding="Resource::*")
+        return LedgerFunction(function, role, log_group, dead_letter_queue)
+
+
+def _pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))

@@ -1,0 +1,40 @@
+"""Scheduled EventBridge rules from ``shared.event_patterns.SCHEDULES`` (UTC cron)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from aws_cdk import Duration
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as targets
+from constructs import Construct
+
+from cdk.constructs.lambda_factory import LedgerFunction, _pascal
+from shared.event_patterns import SCHEDULES
+
+
+class Schedules(Construct):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, functions: Mapping[str, LedgerFunction]
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.rules: dict[str, events.Rule] = {}
+        for schedule in SCHEDULES:
+            target = functions[schedule.function]
+            if target.dead_letter_queue is None:
+                raise ValueError(f"{schedule.function} is scheduled and must be asynchronous")
+            rule = events.Rule(
+                self,
+                _pascal(schedule.function),
+                description=f"costtracker: {schedule.description}"[:512],
+                schedule=events.Schedule.cron(**schedule.cron()),
+            )
+            rule.add_target(
+                targets.LambdaFunction(
+                    target.function,
+                    dead_letter_queue=target.dead_letter_queue,
+                    retry_attempts=2,
+                    max_event_age=Duration.hours(1),
+                )
+            )
+            self.rules[schedule.function] = rule

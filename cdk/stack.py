@@ -1,0 +1,160 @@
+"""The cost tracker stack: composes the constructs, wires grants and outputs.
+
+It defines no resource itself; see ``cdk/constructs/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from aws_cdk import CfnOutput, Duration, Stack
+from constructs import Construct
+
+from cdk.constructs.alert_topics import AlertTopics
+from cdk.constructs.dlq_alarms import DeadLetterAlarms
+from cdk.constructs.ec2_events import Ec2EventRules
+from cdk.constructs.job_cost_api import JobCostApi
+from cdk.constructs.lambda_factory import RETENTION, LambdaFactory
+from cdk.constructs.ledger_table import LedgerTable
+from cdk.constructs.schedules import Schedules
+from cdk.settings import StackSettings
+from shared.event_patterns import EVENT_RULES, SCHEDULES
+
+# Read-only EC2 and Price List actions the ledger prices instances with. AWS does
+# not support resource-level permissions for any of them (Describe* / GetProducts
+# only accept Resource "*"), so they cannot be scoped further.
+INSTANCE_READ_ACTIONS = ("ec2:DescribeInstances", "ec2:DescribeVolumes")
+PRICE_READ_ACTIONS = ("ec2:DescribeSpotPriceHistory", "pricing:GetProducts")
+UNSCOPED_REASON = (
+    "{actions}: read-only EC2 Describe* and Price List GetProducts actions do not "
+    "support resource-level permissions; AWS requires Resource '*' for them."
+)
+
+
+@dataclass(frozen=True)
+class AsyncFunctionSpec:
+    """How an event- or schedule-driven function is wired (all read/write the ledger)."""
+
+    timeout_seconds: int
+    description: str
+    unscoped_reads: tuple[str, ...] = ()
+    publishes_admin_alerts: bool = False
+
+
+# Every function named in EVENT_RULES or SCHEDULES needs an entry here: its grants
+# are a reviewed decision, never a default.
+ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
+    "instance_state": AsyncFunctionSpec(
+        60, "EC2 state changes -> job ledger", INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS
+    ),
+    "spot_interruption": AsyncFunctionSpec(
+        60,
+        "spot interruption / rebalance notices -> instance record",
+        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS,
+    ),
+    "checkpoint": AsyncFunctionSpec(
+        60, "S3 checkpoint objects -> checkpoint records", ("pricing:GetProducts",)
+    ),
+    "day_boundary": AsyncFunctionSpec(300, "mark running jobs active on the new UTC day"),
+    "price_backfill": AsyncFunctionSpec(
+        300, "price unpriced segments, alert on missing prices", PRICE_READ_ACTIONS, True
+    ),
+}
+
+
+def async_function_names() -> list[str]:
+    """The functions driven by EventBridge, from shared.event_patterns."""
+    return sorted({*EVENT_RULES, *(schedule.function for schedule in SCHEDULES)})
+
+
+class CostTrackerStack(Stack):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, settings: StackSettings, **kwargs: Any
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+
+        ledger = LedgerTable(self, "Ledger")
+        table = ledger.table
+        topics = AlertTopics(
+            self,
+            "Alerts",
+            finance_emails=settings.finance_emails,
+            team_emails=settings.team_emails,
+            admin_emails=settings.admin_emails,
+        )
+        factory = LambdaFactory(
+            self,
+            "Functions",
+            environment={
+                "TABLE_NAME": table.table_name,
+                "FINANCE_TOPIC_ARN": topics.finance.topic_arn,
+                "TEAM_TOPIC_ARN": topics.team.topic_arn,
+                "ADMIN_TOPIC_ARN": topics.admin.topic_arn,
+                "LEDGER_CONFIG": settings.ledger.model_dump_json(),
+            },
+            log_retention_days=settings.log_retention_days,
+        )
+        unwired = [name for name in async_function_names() if name not in ASYNC_FUNCTIONS]
+        if unwired:
+            raise ValueError(
+                f"no wiring for event/schedule function(s) {', '.join(unwired)}: "
+                "add an AsyncFunctionSpec to ASYNC_FUNCTIONS in cdk/stack.py"
+            )
+        asynchronous = {}
+        for name in async_function_names():
+            spec = ASYNC_FUNCTIONS[name]
+            function = factory.function(
+                name,
+                timeout=Duration.seconds(spec.timeout_seconds),
+                asynchronous=True,
+                description=f"costtracker: {spec.description}",
+            )
+            # Grants: least privilege per function.
+            ledger.grant_read_write_data(function.role)
+            if spec.unscoped_reads:
+                function.grant_unscoped(
+                    spec.unscoped_reads,
+                    UNSCOPED_REASON.format(actions=", ".join(spec.unscoped_reads)),
+                )
+            if spec.publishes_admin_alerts:
+                topics.grant_publish(topics.admin, function.role)
+            asynchronous[name] = function
+        job_cost_api = factory.function(
+            "job_cost_api",
+            timeout=Duration.seconds(29),
+            asynchronous=False,
+            description="costtracker: job cost REST API",
+        )
+        ledger.grant_read_data(job_cost_api.role)
+
+        Ec2EventRules(self, "Ec2Events", functions=asynchronous, ledger_config=settings.ledger)
+        Schedules(self, "Schedules", functions=asynchronous)
+        api = JobCostApi(
+            self,
+            "JobCostApi",
+            handler=job_cost_api.function,
+            log_retention=RETENTION[settings.log_retention_days],
+        )
+        DeadLetterAlarms(
+            self,
+            "DeadLetterAlarms",
+            queues={
+                name: fn.dead_letter_queue
+                for name, fn in asynchronous.items()
+                if fn.dead_letter_queue is not None
+            },
+            topic=topics.admin,
+        )
+
+        CfnOutput(self, "ApiUrl", value=api.api.url, description="Job cost API (IAM auth)")
+        CfnOutput(
+            self,
+            "InstanceStateFunctionName",
+            value=asynchronous["instance_state"].function.function_name,
+            description="The EC2 state-change function (the e2e suite invokes it)",
+        )
+        CfnOutput(self, "TableName", value=table.table_name)
+        CfnOutput(self, "FinanceTopicArn", value=topics.finance.topic_arn)
+        CfnOutput(self, "TeamTopicArn", value=topics.team.topic_arn)
+        CfnOutput(self, "AdminTopicArn", value=topics.admin.topic_arn)

@@ -1,0 +1,92 @@
+"""The CDK context is validated once, with the offending key named."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO_ROOT, cdk_json_context
+
+from cdk.settings import SettingsError, StackSettings, load_settings
+
+
+def _load(**overrides: object) -> StackSettings:
+    context = cdk_json_context(**overrides)
+    return load_settings(context.get)
+
+
+def test_cdk_json_defaults_are_valid() -> None:
+    settings = _load()
+    assert settings.account == "123456789012"
+    assert settings.region == "us-east-1"
+    assert settings.stack_name == "CostTracker"
+    assert settings.log_retention_days == 90
+
+
+def test_bad_tracked_family_names_the_field() -> None:
+    ledger = cdk_json_context()["ledger"]
+    ledger["tracking"]["tracked_families"] = ["trn", "P5!"]
+    with pytest.raises(SettingsError, match=r"ledger\.tracking\.tracked_families.*P5!"):
+        _load(ledger=ledger)
+
+
+def test_non_email_names_the_field() -> None:
+    with pytest.raises(SettingsError, match=r"finance_emails.*not an email address: 'finance'"):
+        _load(finance_emails=["finops@example.com", "finance"])
+
+
+def test_unknown_ledger_key_is_rejected() -> None:
+    with pytest.raises(SettingsError, match=r"ledger\.trackng"):
+        _load(ledger={"trackng": {}})
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("account", "1234"), ("region", "useast1"), ("log_retention_days", 10),
+     ("admin_emails", "not json")],
+)  # fmt: skip
+def test_bad_values_name_their_key(key: str, value: object) -> None:
+    with pytest.raises(SettingsError, match=key):
+        _load(**{key: value})
+
+
+def test_cli_json_strings_are_parsed() -> None:
+    """`cdk synth -c team_emails='["a@example.com"]' -c log_retention_days=30`."""
+    settings = _load(team_emails='["ml-team@example.com"]', log_retention_days="30")
+    assert settings.team_emails == ("ml-team@example.com",)
+    assert settings.log_retention_days == 30
+
+
+def test_app_exits_with_a_readable_message() -> None:
+    """The real entry point (as `cdk synth` runs it): exit 1, key named, no traceback."""
+    context = {"account": "123456789012", "region": "us-east-1", "admin_emails": ["root"]}
+    env = {
+        **os.environ,
+        "CDK_CONTEXT_JSON": json.dumps(context),
+        "JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION": "20",
+    }
+    result = subprocess.run(
+        [sys.executable, "cdk/app.py"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "admin_emails" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_unwired_event_function_fails_synth_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new EVENT_RULES entry needs its grants decided in cdk/stack.py."""
+    import cdk.stack
+    from cdk.app import build_app
+
+    rules = {**cdk.stack.EVENT_RULES, "mystery": {"source": ["aws.ec2"]}}
+    monkeypatch.setattr(cdk.stack, "EVENT_RULES", rules)
+    with pytest.raises(ValueError, match=r"no wiring for event/schedule function.*mystery"):
+        build_app(cdk_json_context(), nag=False)

@@ -1,0 +1,341 @@
+"""Assertions on the synthesized template, against the project's single sources of
+truth (ledger_schema, event_patterns, LedgerConfig)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from aws_cdk.assertions import Match, Template
+from conftest import Synthesized
+
+from cdk.constructs.lambda_factory import _pascal
+from shared import ledger_schema
+from shared.config import LedgerConfig
+from shared.event_patterns import EVENT_RULES, SCHEDULES
+
+ASYNC_FUNCTIONS = sorted({*EVENT_RULES, *(s.function for s in SCHEDULES)})
+ALL_FUNCTIONS = [*ASYNC_FUNCTIONS, "job_cost_api"]
+DYNAMODB_WRITES = {
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:BatchWriteItem",
+}
+# Actions AWS only allows on Resource "*" (no resource-level permissions).
+UNSCOPABLE = {
+    "xray:PutTraceSegments",
+    "xray:PutTelemetryRecords",
+    "ec2:DescribeInstances",
+    "ec2:DescribeVolumes",
+    "ec2:DescribeSpotPriceHistory",
+    "pricing:GetProducts",
+}
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def function_id(synthesized: Synthesized, name: str) -> str:
+    """The logical id of the Lambda function made from functions/<name>."""
+    matches = [
+        logical_id
+        for logical_id in synthesized.resources("AWS::Lambda::Function")
+        if f"/Functions/{_pascal(name)}/Function/" in synthesized.path_of(logical_id)
+    ]
+    assert len(matches) == 1, f"expected one function for {name}, got {matches}"
+    return matches[0]
+
+
+def role_statements(synthesized: Synthesized, name: str) -> list[dict[str, Any]]:
+    """Every policy statement attached to the role of function ``name``."""
+    function = synthesized.json["Resources"][function_id(synthesized, name)]
+    role_id = function["Properties"]["Role"]["Fn::GetAtt"][0]
+    role = synthesized.json["Resources"][role_id]["Properties"]
+    assert not role.get("ManagedPolicyArns"), f"{name} role has managed policies"
+    statements = [s for p in role.get("Policies", []) for s in p["PolicyDocument"]["Statement"]]
+    for policy in synthesized.resources("AWS::IAM::Policy").values():
+        if {"Ref": role_id} in policy["Properties"].get("Roles", []):
+            statements += policy["Properties"]["PolicyDocument"]["Statement"]
+    return statements
+
+
+def actions_of(statements: list[dict[str, Any]]) -> set[str]:
+    return {a for s in statements if s["Effect"] == "Allow" for a in _as_list(s["Action"])}
+
+
+# --- the ledger table ----------------------------------------------------------------
+
+
+def test_table_is_on_demand_with_pitr_ttl_and_sse(template: Template) -> None:
+    template.resource_count_is("AWS::DynamoDB::Table", 1)
+    template.has_resource(
+        "AWS::DynamoDB::Table",
+        {
+            "DeletionPolicy": "Retain",
+            "UpdateReplacePolicy": "Retain",
+            "Properties": Match.object_like(
+                {
+                    "BillingMode": "PAY_PER_REQUEST",
+                    "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+                    "TimeToLiveSpecification": {
+                        "AttributeName": ledger_schema.TTL_ATTRIBUTE,
+                        "Enabled": True,
+                    },
+                    "SSESpecification": {"SSEEnabled": True},
+                    "KeySchema": [
+                        {"AttributeName": ledger_schema.PARTITION_KEY, "KeyType": "HASH"},
+                        {"AttributeName": ledger_schema.SORT_KEY, "KeyType": "RANGE"},
+                    ],
+                }
+            ),
+        },
+    )
+
+
+def test_table_matches_the_schema_of_the_local_emulator(synthesized: Synthesized) -> None:
+    """Same keys, attribute types and GSIs as ledger_schema.create_table_request."""
+    (table,) = synthesized.resources("AWS::DynamoDB::Table").values()
+    props = table["Properties"]
+    expected = ledger_schema.create_table_request("unused")
+    definitions = expected["AttributeDefinitions"]
+    assert isinstance(definitions, list)
+    assert sorted(props["AttributeDefinitions"], key=str) == sorted(definitions, key=str)
+    by_name = {gsi["IndexName"]: gsi for gsi in props["GlobalSecondaryIndexes"]}
+    assert set(by_name) == {index.name for index in ledger_schema.INDEXES}
+    for index in ledger_schema.INDEXES:
+        assert by_name[index.name] == {
+            "IndexName": index.name,
+            "KeySchema": [
+                {"AttributeName": index.partition_key, "KeyType": "HASH"},
+                {"AttributeName": index.sort_key, "KeyType": "RANGE"},
+            ],
+            "Projection": {"ProjectionType": "ALL"},
+        }
+
+
+# --- events and schedules ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(EVENT_RULES))
+def test_event_rule_has_exactly_the_shared_pattern(synthesized: Synthesized, name: str) -> None:
+    rules = [
+        rule["Properties"]
+        for rule in synthesized.resources("AWS::Events::Rule").values()
+        if rule["Properties"].get("EventPattern") == EVENT_RULES[name]
+    ]
+    assert len(rules) == 1, f"{name}: {len(rules)} rules with its pattern"
+    (target,) = rules[0]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [function_id(synthesized, name), "Arn"]}
+
+
+@pytest.mark.parametrize("schedule", SCHEDULES, ids=lambda s: s.function)
+def test_schedule_rule_cron(synthesized: Synthesized, schedule: Any) -> None:
+    cron = schedule.cron()
+    expression = f"cron({cron['minute']} {cron['hour']} * * ? *)"
+    rules = [
+        rule["Properties"]
+        for rule in synthesized.resources("AWS::Events::Rule").values()
+        if rule["Properties"].get("ScheduleExpression") == expression
+    ]
+    assert len(rules) == 1, f"{schedule.function}: no single rule with {expression}"
+    (target,) = rules[0]["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": [function_id(synthesized, schedule.function), "Arn"]}
+
+
+def test_every_rule_target_has_a_dead_letter_queue_and_retries(synthesized: Synthesized) -> None:
+    rules = synthesized.resources("AWS::Events::Rule")
+    assert len(rules) == len(EVENT_RULES) + len(SCHEDULES)
+    queues = synthesized.resources("AWS::SQS::Queue")
+    for logical_id, rule in rules.items():
+        for target in rule["Properties"]["Targets"]:
+            dlq = target.get("DeadLetterConfig", {}).get("Arn", {}).get("Fn::GetAtt", [""])[0]
+            assert dlq in queues, f"{logical_id} target without an SQS dead-letter queue"
+            assert target["RetryPolicy"]["MaximumRetryAttempts"] == 2
+
+
+@pytest.mark.parametrize("name", ASYNC_FUNCTIONS)
+def test_async_function_has_dlq_and_two_retries(synthesized: Synthesized, name: str) -> None:
+    logical_id = function_id(synthesized, name)
+    props = synthesized.json["Resources"][logical_id]["Properties"]
+    queue_id = props["DeadLetterConfig"]["TargetArn"]["Fn::GetAtt"][0]
+    queue = synthesized.json["Resources"][queue_id]
+    assert queue["Type"] == "AWS::SQS::Queue"
+    assert queue["Properties"]["SqsManagedSseEnabled"] is True
+    assert queue["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
+    invoke_configs = [
+        config["Properties"]
+        for config in synthesized.resources("AWS::Lambda::EventInvokeConfig").values()
+        if config["Properties"]["FunctionName"] == {"Ref": logical_id}
+    ]
+    assert [c["MaximumRetryAttempts"] for c in invoke_configs] == [2]
+
+
+def test_dead_letter_queues_deny_insecure_transport(synthesized: Synthesized) -> None:
+    queues = synthesized.resources("AWS::SQS::Queue")
+    assert len(queues) == len(ASYNC_FUNCTIONS)
+    secured = set()
+    for policy in synthesized.resources("AWS::SQS::QueuePolicy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement["Effect"] == "Deny" and statement.get("Condition") == {
+                "Bool": {"aws:SecureTransport": "false"}
+            }:
+                secured |= {q["Ref"] for q in policy["Properties"]["Queues"]}
+    assert secured == set(queues)
+
+
+def test_every_dead_letter_queue_alarms_the_admin_topic(synthesized: Synthesized) -> None:
+    alarms = synthesized.resources("AWS::CloudWatch::Alarm").values()
+    watched = {
+        dim["Value"]["Fn::GetAtt"][0]
+        for alarm in alarms
+        for dim in alarm["Properties"]["Dimensions"]
+        if alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
+    }
+    assert watched == set(synthesized.resources("AWS::SQS::Queue"))
+    admin = [t for t in synthesized.resources("AWS::SNS::Topic") if "/Alerts/Admin/" in
+             synthesized.path_of(t)]  # fmt: skip
+    for alarm in alarms:
+        assert alarm["Properties"]["AlarmActions"] == [{"Ref": admin[0]}]
+
+
+# --- the API ----------------------------------------------------------------------------
+
+
+def test_every_api_method_requires_iam_auth(synthesized: Synthesized) -> None:
+    methods = synthesized.resources("AWS::ApiGateway::Method")
+    assert len(methods) >= 2  # ANY on / and on /{proxy+}
+    for logical_id, method in methods.items():
+        props = method["Properties"]
+        assert props["AuthorizationType"] == "AWS_IAM", logical_id
+        assert props.get("ApiKeyRequired") in (None, False), logical_id
+        assert "RequestValidatorId" in props, logical_id
+
+
+def test_api_stage_traces_and_logs_access(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::ApiGateway::Stage",
+        {
+            "TracingEnabled": True,
+            "AccessLogSetting": Match.object_like({"DestinationArn": Match.any_value()}),
+        },
+    )
+    template.resource_count_is("AWS::ApiGateway::ApiKey", 0)
+    template.has_output("*", {"Value": Match.object_like({"Fn::Join": Match.any_value()})})
+
+
+def test_api_function_cannot_write_the_ledger(synthesized: Synthesized) -> None:
+    actions = actions_of(role_statements(synthesized, "job_cost_api"))
+    assert {"dynamodb:Query", "dynamodb:GetItem"} <= actions
+    assert not actions & DYNAMODB_WRITES
+    assert not {a for a in actions if a.startswith("sns:")}
+
+
+@pytest.mark.parametrize("name", ASYNC_FUNCTIONS)
+def test_ledger_writers_can_write(synthesized: Synthesized, name: str) -> None:
+    assert actions_of(role_statements(synthesized, name)) >= DYNAMODB_WRITES
+
+
+def test_only_price_backfill_publishes_and_only_to_admin(synthesized: Synthesized) -> None:
+    admin = next(t for t in synthesized.resources("AWS::SNS::Topic")
+                 if "/Alerts/Admin/" in synthesized.path_of(t))  # fmt: skip
+    for name in ALL_FUNCTIONS:
+        publish = [
+            s for s in role_statements(synthesized, name) if "sns:Publish" in _as_list(s["Action"])
+        ]
+        if name == "price_backfill":
+            assert [s["Resource"] for s in publish] == [{"Ref": admin}]
+        else:
+            assert publish == [], name
+
+
+@pytest.mark.parametrize("name", ALL_FUNCTIONS)
+def test_wildcard_resources_only_for_unscopable_actions(
+    synthesized: Synthesized, name: str
+) -> None:
+    for statement in role_statements(synthesized, name):
+        if "*" in _as_list(statement["Resource"]):
+            assert set(_as_list(statement["Action"])) <= UNSCOPABLE, statement
+
+
+def test_ec2_and_price_reads_granted_where_needed(synthesized: Synthesized) -> None:
+    assert {
+        "ec2:DescribeInstances",
+        "ec2:DescribeVolumes",
+        "ec2:DescribeSpotPriceHistory",
+        "pricing:GetProducts",
+    } <= actions_of(role_statements(synthesized, "instance_state"))
+    backfill = actions_of(role_statements(synthesized, "price_backfill"))
+    assert {"ec2:DescribeSpotPriceHistory", "pricing:GetProducts"} <= backfill
+    assert "ec2:DescribeInstances" not in backfill
+    for name in ("day_boundary", "job_cost_api"):
+        assert not {a for a in actions_of(role_statements(synthesized, name))
+                    if a.startswith(("ec2:", "pricing:"))}  # fmt: skip
+
+
+# --- functions, logs, topics ----------------------------------------------------------
+
+
+def test_all_functions_arm64_python312_with_config(synthesized: Synthesized) -> None:
+    functions = synthesized.resources("AWS::Lambda::Function")
+    assert len(functions) == len(ALL_FUNCTIONS)
+    layers = synthesized.resources("AWS::Lambda::LayerVersion")
+    assert len(layers) == 1
+    for logical_id, function in functions.items():
+        props = function["Properties"]
+        assert props["Architectures"] == ["arm64"], logical_id
+        assert props["Runtime"] == "python3.12", logical_id
+        assert props["Handler"] == "handler.handler", logical_id
+        assert props["TracingConfig"] == {"Mode": "Active"}, logical_id
+        assert props["Layers"] == [{"Ref": next(iter(layers))}], logical_id
+        assert "LogGroup" in props["LoggingConfig"], logical_id
+        env = props["Environment"]["Variables"]
+        assert {
+            "TABLE_NAME",
+            "FINANCE_TOPIC_ARN",
+            "TEAM_TOPIC_ARN",
+            "ADMIN_TOPIC_ARN",
+            "LEDGER_CONFIG",
+        } <= set(env), logical_id
+        config = LedgerConfig.model_validate_json(env["LEDGER_CONFIG"])
+        assert config == synthesized.settings.ledger
+
+
+def test_ledger_config_is_the_cdk_json_context(synthesized: Synthesized) -> None:
+    from conftest import cdk_json_context
+
+    assert synthesized.settings.ledger == LedgerConfig.model_validate(cdk_json_context()["ledger"])
+    assert json.loads(synthesized.settings.ledger.model_dump_json())["tracking"]["job_tag_keys"]
+
+
+def test_layer_is_arm64_python312(template: Template) -> None:
+    template.has_resource_properties(
+        "AWS::Lambda::LayerVersion",
+        {"CompatibleRuntimes": ["python3.12"], "CompatibleArchitectures": ["arm64"]},
+    )
+
+
+def test_every_log_group_has_retention(synthesized: Synthesized) -> None:
+    groups = synthesized.resources("AWS::Logs::LogGroup")
+    assert len(groups) == len(ALL_FUNCTIONS) + 1  # + API access logs
+    for logical_id, group in groups.items():
+        assert group["Properties"].get("RetentionInDays") == (
+            synthesized.settings.log_retention_days
+        ), logical_id
+
+
+def test_topics_are_kms_encrypted_and_tls_only(synthesized: Synthesized) -> None:
+    topics = synthesized.resources("AWS::SNS::Topic")
+    assert len(topics) == 3
+    for logical_id, topic in topics.items():
+        assert topic["Properties"].get("KmsMasterKeyId"), logical_id
+    tls_only = set()
+    for policy in synthesized.resources("AWS::SNS::TopicPolicy").values():
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
+            if statement["Effect"] == "Deny" and statement.get("Condition") == {
+                "Bool": {"aws:SecureTransport": "false"}
+            }:
+                tls_only |= {t["Ref"] for t in policy["Properties"]["Topics"]}
+    assert tls_only == set(topics)
