@@ -12,6 +12,7 @@ from aws_cdk import CfnOutput, Duration, Stack
 from constructs import Construct
 
 from cdk.constructs.alert_topics import AlertTopics
+from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.dlq_alarms import DeadLetterAlarms
 from cdk.constructs.ec2_events import Ec2EventRules
 from cdk.constructs.job_cost_api import JobCostApi
@@ -130,6 +131,7 @@ class CostTrackerStack(Stack):
 
         Ec2EventRules(self, "Ec2Events", functions=asynchronous, ledger_config=settings.ledger)
         Schedules(self, "Schedules", functions=asynchronous)
+        CheckpointBuckets(self, "CheckpointBuckets", buckets=settings.ledger.checkpoint.buckets)
         api = JobCostApi(
             self,
             "JobCostApi",

@@ -13,9 +13,14 @@ Access patterns (all Query or GetItem, never Scan):
 | 5 | open segments (to accrue, split at days) | Query open-index pk=OPEN (sparse) |
 | 6 | segments still waiting for a price | Query unpriced-index pk=UNPRICED (sparse) |
 | 7 | a cached price | GetItem pk=PRICE#<kind>#<region>#<key>, sk=PRICE |
+| 8 | a checkpoint object's record (event path) | GetItem pk=CKPT#<bucket>/<key> |
+| 9 | objects in checkpoint buckets naming no job | Query pk=UNMATCHED |
 
-Items: instance records (pk INST#), job-day markers (pk JOB#, sk DAY#), and
-cached prices (pk PRICE#). Untracked instances leave a small marker with a TTL.
+Items: instance records (pk INST#), checkpoint objects (pk CKPT#; both carry
+the job-index keys, so pattern 2 returns them with the job), job-day markers
+(pk JOB#, sk DAY#), cached prices (pk PRICE#), once-only alert markers (pk ONCE#,
+with a TTL), the unmatched-object report (pk UNMATCHED), and small TTL markers
+for untracked instances.
 """
 
 from __future__ import annotations
