@@ -61,6 +61,8 @@ class Ledger(Protocol):
 
     def unpriced_instances(self) -> Iterator[InstanceRecord]: ...
 
+    def unpriced_checkpoints(self) -> Iterator[CheckpointObject]: ...
+
     def get_price(self, key: str) -> Rate | None: ...
 
     def put_price(self, key: str, rate: Rate) -> None: ...
@@ -291,7 +293,13 @@ class DynamoDbLedger:
 
     def unpriced_instances(self) -> Iterator[InstanceRecord]:
         for item in self._query_index(schema.UNPRICED_INDEX, "UNPRICED"):
-            yield _record_of(item)
+            if item.get("kind") == "instance":
+                yield _record_of(item)
+
+    def unpriced_checkpoints(self) -> Iterator[CheckpointObject]:
+        for item in self._query_index(schema.UNPRICED_INDEX, "UNPRICED"):
+            if item.get("kind") == "checkpoint":
+                yield _checkpoint_of(item)
 
     # -- price cache (access pattern 7) ----------------------------------------
     def get_price(self, key: str) -> Rate | None:
@@ -349,6 +357,9 @@ class DynamoDbLedger:
             schema.JOB_INDEX.partition_key: f"JOB#{obj.job_id}",
             schema.JOB_INDEX.sort_key: f"CKPT#{obj.bucket}/{obj.key}",
         }
+        if obj.rate is None and obj.writes:
+            item[schema.UNPRICED_INDEX.partition_key] = "UNPRICED"
+            item[schema.UNPRICED_INDEX.sort_key] = f"s3#{obj.region}#{obj.bucket}/{obj.key}"
         if expected_version is None:
             condition, values = "attribute_not_exists(pk)", None
         else:

@@ -56,8 +56,7 @@ class InMemoryLedger:
         checkpoints = tuple(c for c in self.checkpoints.values() if c.job_id == job_id)
         if not records and not days and not checkpoints:
             return None
-        return JobItems(job_id=job_id, instances=records, active_days=days,
-                        checkpoints=checkpoints)
+        return JobItems(job_id=job_id, instances=records, active_days=days, checkpoints=checkpoints)
 
     def get_checkpoint(self, bucket: str, key: str) -> CheckpointObject | None:
         return self.checkpoints.get((bucket, key))
@@ -100,6 +99,11 @@ class InMemoryLedger:
             latest = max((t.at for t in r.transitions), default=None)
             if latest is not None and instance_cost(r, latest).unpriced:
                 yield r
+
+    def unpriced_checkpoints(self) -> Iterator[CheckpointObject]:
+        for c in self.checkpoints.values():
+            if c.rate is None and c.writes:
+                yield c
 
     def get_price(self, key: str) -> Rate | None:
         return self.prices.get(key)

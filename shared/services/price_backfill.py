@@ -43,6 +43,18 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
                 pass  # an event just rewrote it (and priced it); next run sees the result
         for item in instance_cost(updated, now).unpriced:
             missing.setdefault(f"{item.kind}:{item.key}:{item.region}", []).append(item.instance_id)
+    for obj in deps.ledger.unpriced_checkpoints():
+        rate = deps.prices.s3_rate(obj.region)
+        if rate is None:
+            missing.setdefault(f"s3:standard:{obj.region}", []).append(
+                f"s3://{obj.bucket}/{obj.key}"
+            )
+            continue
+        try:
+            deps.ledger.save_checkpoint(obj.model_copy(update={"rate": rate}), obj.version)
+            repriced.append(f"s3://{obj.bucket}/{obj.key}")
+        except VersionConflict:
+            pass
     alerted = []
     for key, instances in sorted(missing.items()):
         if not deps.ledger.claim_once(f"price-missing#{key}#{now.date()}", now + timedelta(days=2)):
@@ -54,7 +66,7 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
                 kind="price_missing",
                 subject=f"No {kind} price for {name} in {region}",
                 message=(
-                    f"No price is known for {kind} {name} in {region}. Affected instances: "
+                    f"No price is known for {kind} {name} in {region}. Affected: "
                     f"{', '.join(sorted(instances))}. Their running time is kept and will be "
                     "priced as soon as a price is configured (CDK context prices.*) or the "
                     "Price List API lists one; until then their jobs report cost as incomplete."

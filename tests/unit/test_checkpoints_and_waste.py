@@ -152,3 +152,29 @@ def test_url_encoded_keys_are_decoded_and_unmatched_keys_counted() -> None:
     stored = deps.ledger.get_checkpoint("b", "runs/my job/step-7/a+b.pt")
     assert stored is not None and stored.rate is not None
     assert stored.rate.source.value == "snapshot"  # S3 price with its provenance
+
+
+def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once() -> None:
+    from shared.services.price_backfill import backfill_prices
+    from tests.fakes import RecordingNotifier
+
+    profile = InstanceProfile(instance_id="i-0000000000000abcd", instance_type="m5.large",
+                              region="us-east-1")
+    config = LedgerConfig(live_prices=False)
+    deps = _deps(profile, config)
+    record_object_event(deps, event_id="e1", at=at(0), region="eu-north-1", bucket="b",
+                        raw_key="runs/j/step-1/a.pt", size_bytes=2**30)
+    stored = deps.ledger.get_checkpoint("b", "runs/j/step-1/a.pt")
+    assert stored is not None and stored.rate is None  # no snapshot price for eu-north-1
+    notifier = RecordingNotifier()
+    result = backfill_prices(deps, notifier)
+    assert result.missing == ("s3:standard:eu-north-1",)
+    assert [a.subject for a in notifier.sent] == ["No s3 price for standard in eu-north-1"]
+    deps.prices = PriceBook(
+        LedgerConfig(live_prices=False, prices=PriceOverrides(s3_gb_month=Decimal("0.03"))),
+        deps.ledger, None, bundled_snapshot(), T0.date(),
+    )
+    assert backfill_prices(deps, notifier).repriced == ("s3://b/runs/j/step-1/a.pt",)
+    items = deps.ledger.job_items("j")
+    assert items is not None
+    assert checkpoint_storage_cost(items.checkpoints[0], at(86400)) == Decimal("0.001")
