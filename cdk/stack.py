@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from aws_cdk import CfnOutput, Duration, Stack
+from aws_cdk import ArnFormat, CfnOutput, Duration, Stack
+from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from cdk.constructs.alert_topics import AlertTopics
@@ -19,6 +20,7 @@ from cdk.constructs.job_cost_api import JobCostApi
 from cdk.constructs.lambda_factory import RETENTION, LambdaFactory
 from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.schedules import Schedules
+from cdk.nag import acknowledge
 from cdk.settings import StackSettings
 from shared.event_patterns import EVENT_RULES, SCHEDULES
 
@@ -35,12 +37,18 @@ UNSCOPED_REASON = (
 
 @dataclass(frozen=True)
 class AsyncFunctionSpec:
-    """How an event- or schedule-driven function is wired (all read/write the ledger)."""
+    """How an event- or schedule-driven function is wired."""
 
     timeout_seconds: int
     description: str
     unscoped_reads: tuple[str, ...] = ()
     publishes_admin_alerts: bool = False
+    publishes_team_alerts: bool = False
+    writes_ledger: bool = True
+    # CloudWatch actions on this product's own alarms (by name prefix) only.
+    alarm_actions: tuple[str, ...] = ()
+    # May stop instances, only those tagged for auto-stop (an IAM tag condition).
+    stops_instances: bool = False
 
 
 # Every function named in EVENT_RULES or SCHEDULES needs an entry here: its grants
@@ -56,6 +64,28 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
     ),
     "checkpoint": AsyncFunctionSpec(
         60, "S3 checkpoint objects -> checkpoint records", ("pricing:GetProducts",)
+    ),
+    "alarm_lifecycle": AsyncFunctionSpec(
+        60,
+        "make / remove per-instance utilization alarms",
+        INSTANCE_READ_ACTIONS,
+        writes_ledger=False,
+        alarm_actions=("cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms",
+                       "cloudwatch:TagResource"),
+    ),
+    "alarm_state": AsyncFunctionSpec(
+        60,
+        "alarm state changes -> idle / input-bound / no-metrics alerts, auto-stop",
+        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS,
+        publishes_team_alerts=True,
+        stops_instances=True,
+    ),
+    "alarm_sweep": AsyncFunctionSpec(
+        300,
+        "delete orphan alarms, re-consider auto-stop",
+        writes_ledger=False,
+        alarm_actions=("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms"),
+        stops_instances=True,
     ),
     "day_boundary": AsyncFunctionSpec(300, "mark running jobs active on the new UTC day"),
     "price_backfill": AsyncFunctionSpec(
@@ -112,7 +142,58 @@ class CostTrackerStack(Stack):
                 description=f"costtracker: {spec.description}",
             )
             # Grants: least privilege per function.
-            ledger.grant_read_write_data(function.role)
+            if spec.writes_ledger:
+                ledger.grant_read_write_data(function.role)
+            else:
+                ledger.grant_read_data(function.role)
+            if spec.alarm_actions:
+                function.role.add_to_policy(
+                    iam.PolicyStatement(
+                        actions=list(spec.alarm_actions),
+                        resources=[
+                            self.format_arn(
+                                service="cloudwatch",
+                                resource="alarm",
+                                resource_name=f"{settings.ledger.utilization.alarm_prefix}*",
+                                arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                            )
+                        ],
+                    )
+                )
+                acknowledge(
+                    function.role,
+                    "IAM5",
+                    "Limited to this product's own alarms, by their name prefix "
+                    "(one pair of alarms per running accelerator instance).",
+                    finding=f"Resource::arn:<AWS::Partition>:cloudwatch:{settings.region}:"
+                    f"{settings.account}:alarm:{settings.ledger.utilization.alarm_prefix}*",
+                )
+            if spec.stops_instances:
+                function.role.add_to_policy(
+                    iam.PolicyStatement(
+                        actions=["ec2:StopInstances"],
+                        resources=[
+                            self.format_arn(
+                                service="ec2", resource="instance", resource_name="*"
+                            )
+                        ],
+                        conditions={
+                            "StringEquals": {
+                                f"aws:ResourceTag/{settings.ledger.auto_stop.tag_key}": "true"
+                            }
+                        },
+                    )
+                )
+                acknowledge(
+                    function.role,
+                    "IAM5",
+                    "ec2:StopInstances on instances only where the auto-stop opt-in tag "
+                    f"{settings.ledger.auto_stop.tag_key}=true is set (IAM tag condition).",
+                    finding=f"Resource::arn:<AWS::Partition>:ec2:{settings.region}:"
+                    f"{settings.account}:instance/*",
+                )
+            if spec.publishes_team_alerts:
+                topics.grant_publish(topics.team, function.role)
             if spec.unscoped_reads:
                 function.grant_unscoped(
                     spec.unscoped_reads,

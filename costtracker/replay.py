@@ -24,7 +24,7 @@ from costtracker.emulator import Emulator, function_environment, launch_instance
 from costtracker.scenario import Scenario
 from shared import runtime
 from shared.clock import FixedClock, utc
-from shared.config import CheckpointConfig, LedgerConfig
+from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.event_patterns import EVENT_RULES, SCHEDULES, Schedule, checkpoint_rule, matches
 from shared.services.jobs import get_job_cost, jobs_active_between
 from shared.views import iso, job_summary
@@ -65,6 +65,11 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
         update["checkpoint"] = CheckpointConfig.model_validate(
             {**config.checkpoint.model_dump(), **scenario.checkpoint}
         )
+    if scenario.utilization is not None:
+        merged = config.utilization.model_dump()
+        for key, value in scenario.utilization.items():
+            merged[key] = {**merged[key], **value} if isinstance(value, dict) else value
+        update["utilization"] = UtilizationConfig.model_validate(merged)
     if scenario.discounts is not None:
         update["discounts"] = scenario.discounts
     return config.model_copy(update=update)
@@ -193,6 +198,7 @@ def report(replayer: Replayer) -> dict[str, Any]:
     """The replay contract's document, accrued to the simulated clock's final time."""
     now = replayer.clock.now()
     settings = runtime.current_settings()
+    alerts = collect_alerts(replayer.emulator)
     times = replayer.scenario.event_times()
     first_day: date = min(times).date() if times else now.date()
     jobs = []
@@ -201,9 +207,10 @@ def report(replayer: Replayer) -> dict[str, Any]:
     return {
         "as_of": iso(now),
         "jobs": jobs,
-        "alerts": [],
+        "alerts": alerts["alerts"],
         "daily_summaries": [],
-        "admin_alerts": _admin_alerts(replayer.emulator),
+        "resolved_alerts": alerts["resolved"],
+        "admin_alerts": alerts["admin"],
         # Each malformed event once, however often it was delivered.
         "rejected_events": list(
             {r["event_id"] + r["error"]: r for r in replayer.rejected}.values()
@@ -214,24 +221,41 @@ def report(replayer: Replayer) -> dict[str, Any]:
     }
 
 
-def _admin_alerts(emulator: Emulator) -> list[dict[str, Any]]:
+def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
+    """Every message the stack's topics published, read back from the emulator's tap."""
     sqs = emulator.client("sqs")
-    alerts = []
+    audiences = {arn: audience for audience, arn in emulator.topics.items()}
+    collected: dict[str, list[dict[str, Any]]] = {"alerts": [], "resolved": [], "admin": []}
     while True:
         messages = sqs.receive_message(
-            QueueUrl=emulator.alert_queue_url, MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+            QueueUrl=emulator.alert_queue_url,
+            MaxNumberOfMessages=10,
+            MessageAttributeNames=["All"],
         ).get("Messages", [])
         if not messages:
             break
         for message in messages:
             body = json.loads(message["Body"])
             attributes = {k: v.get("Value") for k, v in body.get("MessageAttributes", {}).items()}
-            if body.get("TopicArn") == emulator.topics["admin"]:
-                alerts.append({"kind": attributes.get("kind"), "subject": body.get("Subject")})
+            audience = audiences.get(body.get("TopicArn"), "")
+            alert = {
+                "kind": attributes.pop("kind", None),
+                "at": attributes.pop("at", None),
+                "subject": body.get("Subject"),
+                **{k.replace("-", "_"): v for k, v in sorted(attributes.items())},
+            }
+            if audience == "admin":
+                collected["admin"].append(alert)
+            elif alert["kind"] == "resolved":
+                collected["resolved"].append(alert)
+            else:
+                collected["alerts"].append(alert)
             sqs.delete_message(
                 QueueUrl=emulator.alert_queue_url, ReceiptHandle=message["ReceiptHandle"]
             )
-    return alerts
+    for alerts in collected.values():
+        alerts.sort(key=lambda a: (a.get("at") or "", a.get("kind") or "", a.get("subject") or ""))
+    return collected
 
 
 @contextmanager

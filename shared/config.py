@@ -113,11 +113,79 @@ class CheckpointConfig(_Config):
         return found.group("job"), int(step) if step and step.isdigit() else None
 
 
+class MetricRef(_Config):
+    """A CloudWatch metric of one instance: namespace, name and the instance-id dimension."""
+
+    namespace: str = Field(min_length=1, max_length=255)
+    metric: str = Field(min_length=1, max_length=255)
+    dimension: str = Field(default="InstanceId", min_length=1, max_length=255)
+
+
+class UtilizationConfig(_Config):
+    """Idle detection (SPEC "Metrics for idle detection"): which metrics, how low, how long."""
+
+    neuron: MetricRef = MetricRef(namespace="NeuronMonitor", metric="neuroncore_utilization")
+    gpu: MetricRef = MetricRef(namespace="CWAgent", metric="nvidia_smi_utilization_gpu")
+    cpu: MetricRef = MetricRef(namespace="AWS/EC2", metric="CPUUtilization")
+    # Families whose accelerator is a NeuronCore; the other tracked families are GPUs.
+    neuron_families: tuple[str, ...] = ("trn", "inf")
+    accelerator_low_percent: float = Field(default=5, gt=0, le=100)
+    cpu_low_percent: float = Field(default=10, gt=0, le=100)
+    window_minutes: int = Field(default=30, ge=5, le=1440)
+    period_seconds: int = Field(default=300)
+    alarm_prefix: str = Field(default="costtracker-", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+
+    @field_validator("period_seconds")
+    @classmethod
+    def _period(cls, period: int) -> int:
+        if period not in (60, 300, 900, 3600):
+            raise ValueError("period_seconds must be 60, 300, 900 or 3600")
+        return period
+
+    def accelerator_metric(self, instance_type: str) -> MetricRef | None:
+        """The accelerator metric for an instance type; None for a CPU-only node."""
+        tracking = TrackingConfig(tracked_families=self.neuron_families)
+        if tracking.is_tracked_family(instance_type):
+            return self.neuron
+        gpu = TrackingConfig(tracked_families=("p", "g"))
+        return self.gpu if gpu.is_tracked_family(instance_type) else None
+
+    def signal_of(self, namespace: str, metric: str) -> str | None:
+        """``accelerator`` or ``cpu`` for an alarm's metric; None for any other metric."""
+        for ref, signal in (
+            (self.neuron, "accelerator"),
+            (self.gpu, "accelerator"),
+            (self.cpu, "cpu"),
+        ):
+            if (ref.namespace, ref.metric) == (namespace, metric):
+                return signal
+        return None
+
+    def dimension_for(self, namespace: str, metric: str) -> str:
+        for ref in (self.neuron, self.gpu, self.cpu):
+            if (ref.namespace, ref.metric) == (namespace, metric):
+                return ref.dimension
+        return "InstanceId"
+
+
+class AutoStopConfig(_Config):
+    """Checkpoint-safe auto-stop of idle instances: opt-in per instance by tag."""
+
+    enabled: bool = False
+    dry_run: bool = True
+    # Only instances carrying this tag with value "true" may be stopped.
+    tag_key: str = "costtracker:auto-stop"
+    # A job tagged so declares it writes no checkpoints: stop on idle at once.
+    no_checkpoints_tag_key: str = "costtracker:no-checkpoints"
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
     tracking: TrackingConfig = TrackingConfig()
     checkpoint: CheckpointConfig = CheckpointConfig()
+    utilization: UtilizationConfig = UtilizationConfig()
+    auto_stop: AutoStopConfig = AutoStopConfig()
     prices: PriceOverrides = PriceOverrides()
     # Savings Plans / reservations: fraction off the on-demand list rate, by
     # instance-type prefix (longest match wins), e.g. {"trn1": "0.30"}.

@@ -440,6 +440,19 @@ def job_cost(
 
     windows, interruptions = rerun_windows(records, checkpoints, started_at, now)
     wasted_rerun = cost_inside(instances, windows, now)
+    wasted_idle = Decimal(0)
+    idle_seconds = 0
+    costs_by_id = {i.instance_id: i for i in instances}
+    for record in records:
+        idle = idle_windows(record, now)
+        instance = costs_by_id[record.instance_id]
+        wasted_idle += cost_inside([instance], idle, now)
+        idle_seconds += _seconds_inside(instance, idle, now)
+    busy_at = first_busy_at(records)
+    warmup_seconds = warmup_usd = None
+    if busy_at is not None and started_at is not None and busy_at >= started_at:
+        warmup_seconds = whole_seconds(busy_at - started_at)
+        warmup_usd = cost_inside(instances, [(started_at, busy_at)], now)
     rebalances = sum(1 for r in records for n in r.spot_notices if not n.is_interruption)
 
     marks = _checkpoint_times(checkpoints)
@@ -510,10 +523,13 @@ def job_cost(
         ebs_usd=ebs_usd,
         checkpoint_storage_usd=storage,
         wasted_rerun_usd=wasted_rerun,
-        wasted_idle_usd=Decimal(0),
+        wasted_idle_usd=wasted_idle,
         burn_rate_usd_per_hour=sum((i.hourly_rate_usd for i in instances), Decimal(0)),
         billed_seconds=sum(i.billed_seconds for i in instances),
         started_at=started_at,
+        idle_seconds=idle_seconds,
+        warmup_seconds=warmup_seconds,
+        warmup_usd=warmup_usd,
         unconfirmed=unconfirmed,
         unpriced=unpriced_tuple,
         price_sources=tuple(sources),
@@ -531,9 +547,117 @@ def job_cost(
     )
 
 
+def _seconds_inside(instance: InstanceCost, windows: Sequence[Interval], now: datetime) -> int:
+    total = 0
+    for priced in instance.segments:
+        seg_end = priced.segment.end if priced.segment.end is not None else now
+        for lo, hi in windows:
+            total += whole_seconds(min(seg_end, hi) - max(priced.segment.start, lo))
+    return total
+
+
 def _tokens_per_step(records: Sequence[InstanceRecord], tag: str) -> int | None:
     for record in records:
         value = record.profile.tags.get(tag, "").replace(",", "").strip()
         if value.isdigit() and int(value) > 0:
             return int(value)
     return None
+
+
+Interval = tuple[datetime, datetime]
+
+
+def state_intervals(
+    record: InstanceRecord, signal: str, value: str, now: datetime
+) -> list[Interval]:
+    """Where ``signal``'s alarm was in ``value``, by the states' own timestamps."""
+    changes = sorted(
+        {t.event_id: t for t in record.alarm_transitions if t.signal == signal}.values(),
+        key=lambda t: (t.at, t.event_id),
+    )
+    intervals: list[Interval] = []
+    since: datetime | None = None
+    for change in changes:
+        if change.state == value and since is None:
+            since = change.at
+        elif change.state != value and since is not None:
+            intervals.append((since, change.at))
+            since = None
+    if since is not None:
+        intervals.append((since, max(now, since)))
+    return intervals
+
+
+def intersect(a: Sequence[Interval], b: Sequence[Interval]) -> list[Interval]:
+    out = []
+    for a0, a1 in a:
+        for b0, b1 in b:
+            lo, hi = max(a0, b0), min(a1, b1)
+            if lo < hi:
+                out.append((lo, hi))
+    return merge_windows(out)
+
+
+def idle_windows(record: InstanceRecord, now: datetime) -> list[Interval]:
+    """Rule 6: idle while both the accelerator-low and the CPU-low alarm are in ALARM,
+    from the later of the two ALARM transitions until either leaves ALARM."""
+    return intersect(
+        state_intervals(record, "accelerator", "ALARM", now),
+        state_intervals(record, "cpu", "ALARM", now),
+    )
+
+
+def latest_states(record: InstanceRecord) -> dict[str, tuple[str, datetime]]:
+    """Each signal's current alarm state and since when (by timestamp, not arrival)."""
+    current: dict[str, tuple[str, datetime]] = {}
+    for t in sorted(record.alarm_transitions, key=lambda t: (t.at, t.event_id)):
+        if t.signal not in current or current[t.signal][0] != t.state:
+            current[t.signal] = (t.state, t.at)
+    return current
+
+
+def classify(record: InstanceRecord) -> tuple[str, datetime | None]:
+    """The instance's utilization condition now: ``idle`` (accelerator and CPU low),
+    ``input_bound`` (accelerator low, CPU busy), ``no_metrics`` (accelerator not
+    measured: INSUFFICIENT_DATA is never 0 %), ``busy``, or ``unknown``; and since when."""
+    states = latest_states(record)
+    accel = states.get("accelerator")
+    cpu = states.get("cpu")
+    if accel is None:
+        return "unknown", None
+    if accel[0] == "INSUFFICIENT_DATA":
+        return "no_metrics", accel[1]
+    if accel[0] == "OK":
+        return "busy", accel[1]
+    if cpu is None or cpu[0] == "INSUFFICIENT_DATA":
+        return "unknown", None
+    since = max(accel[1], cpu[1])
+    return ("idle", since) if cpu[0] == "ALARM" else ("input_bound", since)
+
+
+def condition_runs(record: InstanceRecord) -> list[tuple[str, datetime]]:
+    """The instance's utilization conditions in event-time order: (condition, since) each
+    time it changes. Arrival order does not matter: the history is replayed by time."""
+    ordered_changes = sorted(
+        {t.event_id: t for t in record.alarm_transitions}.values(), key=lambda t: (t.at, t.event_id)
+    )
+    runs: list[tuple[str, datetime]] = []
+    for n in range(1, len(ordered_changes) + 1):
+        prefix = record.model_copy(update={"alarm_transitions": tuple(ordered_changes[:n])})
+        condition, since = classify(prefix)
+        if since is None:
+            continue
+        if not runs or runs[-1][0] != condition:
+            runs.append((condition, since))
+    return runs
+
+
+def first_busy_at(records: Sequence[InstanceRecord]) -> datetime | None:
+    """The job's first accelerator-busy signal (an accelerator alarm in OK)."""
+    busy = [
+        t.at
+        for r in records
+        for t in r.alarm_transitions
+        if t.signal == "accelerator" and t.state == "OK"
+    ]
+    return min(busy, default=None)

@@ -20,6 +20,16 @@ EVENT_RULES: dict[str, dict[str, Any]] = {
             "EC2 Instance Rebalance Recommendation",
         ],
     },
+    "alarm_lifecycle": {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Instance State-change Notification"],
+        "detail": {"state": ["running", "shutting-down", "stopped", "terminated"]},
+    },
+    # Every alarm state change: the handler reads an alarm by its metric, not its name.
+    "alarm_state": {
+        "source": ["aws.cloudwatch"],
+        "detail-type": ["CloudWatch Alarm State Change"],
+    },
     # The stack narrows this rule to the configured checkpoint buckets.
     "checkpoint": {
         "source": ["aws.s3"],
@@ -77,6 +87,12 @@ SCHEDULES: tuple[Schedule, ...] = (
         timedelta(hours=1),
         timedelta(minutes=5),
         description="price unpriced segments; alert admins of missing prices",
+    ),
+    Schedule(
+        "alarm_sweep",
+        timedelta(hours=1),
+        timedelta(minutes=35),
+        description="delete orphan utilization alarms; re-consider auto-stop",
     ),
 )
 

@@ -7,10 +7,11 @@ loudly instead of being half-applied.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
 from shared.models import InstanceStateName
 
@@ -99,6 +100,56 @@ class ObjectDeletedEvent(AwsEvent):
     source: Literal["aws.s3"]
     detail_type: Literal["Object Deleted"] = Field(alias="detail-type")
     detail: ObjectDeletedDetail
+
+
+class MetricId(_Detail):
+    namespace: str
+    name: str
+    dimensions: dict[str, str] = Field(default_factory=dict)
+
+
+class MetricStat(_Detail):
+    metric: MetricId
+
+
+class AlarmMetric(_Detail):
+    id: str = ""
+    metric_stat: MetricStat | None = Field(default=None, alias="metricStat")
+
+
+class AlarmConfiguration(_Detail):
+    metrics: list[AlarmMetric] = Field(default_factory=list)
+
+
+class AlarmState(_Detail):
+    value: Literal["OK", "ALARM", "INSUFFICIENT_DATA"]
+    timestamp: AwareDatetime
+
+    @field_validator("timestamp", mode="before")
+    @classmethod
+    def _cloudwatch_offset(cls, value: object) -> object:
+        """CloudWatch writes "+0000"; ISO 8601 parsers want "+00:00"."""
+        if isinstance(value, str) and re.search(r"[+-]\d{4}$", value):
+            return f"{value[:-2]}:{value[-2:]}"
+        return value
+
+
+class AlarmStateDetail(_Detail):
+    alarm_name: str = Field(alias="alarmName", min_length=1, max_length=255)
+    configuration: AlarmConfiguration = AlarmConfiguration()
+    state: AlarmState
+
+
+class AlarmStateChangeEvent(AwsEvent):
+    source: Literal["aws.cloudwatch"]
+    detail_type: Literal["CloudWatch Alarm State Change"] = Field(alias="detail-type")
+    detail: AlarmStateDetail
+
+    def single_metric(self) -> MetricId | None:
+        """The alarm's metric when it watches exactly one (metric math and composite
+        alarms are not ours)."""
+        stats = [m.metric_stat for m in self.detail.configuration.metrics if m.metric_stat]
+        return stats[0].metric if len(self.detail.configuration.metrics) == 1 and stats else None
 
 
 class ScheduledEvent(AwsEvent):

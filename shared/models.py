@@ -96,6 +96,19 @@ class SpotNotice(Frozen):
         return self.action != "rebalance"
 
 
+Signal = Literal["accelerator", "cpu"]
+AlarmValue = Literal["OK", "ALARM", "INSUFFICIENT_DATA"]
+
+
+class AlarmTransition(Frozen):
+    """A utilization alarm of an instance changing state (``at`` = the state's timestamp)."""
+
+    event_id: str
+    at: datetime
+    signal: Signal
+    state: AlarmValue
+
+
 class Segment(Frozen):
     """A billed running span of one instance; ``end`` is None while it runs."""
 
@@ -172,6 +185,9 @@ class JobCost(Frozen):
     steps_per_hour: Decimal | None = None
     cost_per_million_tokens_usd: Decimal | None = None
     checkpoint_cadence_seconds: int | None = None
+    idle_seconds: int = 0
+    warmup_seconds: int | None = None
+    warmup_usd: Decimal | None = None
 
     @property
     def total_usd(self) -> Decimal:
@@ -189,6 +205,7 @@ class InstanceRecord(Frozen):
     job_id: str
     transitions: tuple[Transition, ...] = ()
     spot_notices: tuple[SpotNotice, ...] = ()
+    alarm_transitions: tuple[AlarmTransition, ...] = ()
     # Rate steps of each segment, by the segment's start event id.
     segment_rates: dict[str, tuple[RateStep, ...]] = Field(default_factory=dict)
     # $/GB-month of each attached volume type.

@@ -64,6 +64,21 @@ def notifier() -> Any:
     )
 
 
+@cache
+def alarms() -> Any:
+    from shared.alarms import CloudWatchAlarms
+
+    return CloudWatchAlarms(client("cloudwatch"))
+
+
+@cache
+def stopper() -> Any:
+    """Stops instances for auto-stop (the IAM policy allows only opted-in instances)."""
+    from shared.services.utilization import Ec2Stopper
+
+    return Ec2Stopper(client("ec2"))
+
+
 def ledger_deps() -> Any:
     """Dependencies of the ledger services; the price book's check date is today's."""
     from shared.inventory import Ec2Inventory
@@ -88,3 +103,5 @@ def reset() -> None:
     client.cache_clear()
     ledger.cache_clear()
     notifier.cache_clear()
+    alarms.cache_clear()
+    stopper.cache_clear()

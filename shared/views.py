@@ -62,6 +62,9 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
         "cost_per_1k_steps_usd": _maybe(cost.cost_per_1k_steps_usd),
         "steps_per_hour": _maybe(cost.steps_per_hour),
         "cost_per_million_tokens_usd": _maybe(cost.cost_per_million_tokens_usd),
+        "idle_seconds": cost.idle_seconds,
+        "warmup_seconds": cost.warmup_seconds,
+        "warmup_usd": _maybe(cost.warmup_usd),
     }
 
 

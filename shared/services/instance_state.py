@@ -141,7 +141,7 @@ def record_state_change(
         updated, segment = apply_transition(record, transition, now)
         return updated, days_to_mark(updated, segment, transition.at.date(), now)
 
-    return _update_instance(deps, instance_id, region, event_id, change)
+    return update_instance(deps, instance_id, region, event_id, change)[0]
 
 
 def record_spot_notice(
@@ -157,34 +157,40 @@ def record_spot_notice(
     def change(record: InstanceRecord, now: datetime) -> tuple[InstanceRecord, set[date]]:
         return record.model_copy(update={"spot_notices": (*record.spot_notices, notice)}), set()
 
-    return _update_instance(deps, instance_id, region, event_id, change)
+    return update_instance(deps, instance_id, region, event_id, change)[0]
 
 
 Change = Callable[[InstanceRecord, datetime], tuple[InstanceRecord, set[date]]]
 
 
-def _update_instance(
+def update_instance(
     deps: LedgerDeps, instance_id: str, region: str, event_id: str, change: Change
-) -> Outcome:
-    """Read (or describe and create) the record, apply one change, save under its version."""
+) -> tuple[Outcome, InstanceRecord | None]:
+    """Read (or describe and create) the record, apply one change, save under its version.
+
+    Returns the outcome and the saved record (None when nothing was saved)."""
     now = deps.clock.now()
     for _ in range(MAX_ATTEMPTS):
         current = deps.ledger.get_instance(instance_id)
         if current == "untracked":
-            return Outcome("untracked", instance_id)
+            return Outcome("untracked", instance_id), None
         if current is None:
             profile = deps.inventory.describe(instance_id, region)
             created = new_record(deps, profile)
             if created is None:
                 deps.ledger.mark_untracked(instance_id, profile.instance_type, now)
-                return Outcome("untracked", instance_id)
+                return Outcome("untracked", instance_id), None
             record, expected = created, None
         else:
             assert isinstance(current, InstanceRecord)
             record, expected = current, current.version
-        seen = {t.event_id for t in record.transitions} | {n.event_id for n in record.spot_notices}
+        seen = (
+            {t.event_id for t in record.transitions}
+            | {n.event_id for n in record.spot_notices}
+            | {a.event_id for a in record.alarm_transitions}
+        )
         if event_id in seen:
-            return Outcome("duplicate", instance_id, record.job_id)
+            return Outcome("duplicate", instance_id, record.job_id), None
         updated, days = change(record, now)
         updated = price_segments(updated, deps.prices, now)
         updated = updated.model_copy(
@@ -201,7 +207,8 @@ def _update_instance(
                 if k in deps.config.tracking.grouping_tag_keys
             }
             deps.ledger.touch_job_days(updated.job_id, sorted(days), tags)
-        return Outcome(
+        outcome = Outcome(
             "applied", instance_id, updated.job_id, tuple(d.isoformat() for d in sorted(days))
         )
+        return outcome, updated
     raise ConcurrentUpdates(instance_id)

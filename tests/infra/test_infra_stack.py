@@ -234,21 +234,57 @@ def test_api_function_cannot_write_the_ledger(synthesized: Synthesized) -> None:
 
 
 @pytest.mark.parametrize("name", ASYNC_FUNCTIONS)
-def test_ledger_writers_can_write(synthesized: Synthesized, name: str) -> None:
-    assert actions_of(role_statements(synthesized, name)) >= DYNAMODB_WRITES
+def test_only_ledger_writers_can_write(synthesized: Synthesized, name: str) -> None:
+    from cdk.stack import ASYNC_FUNCTIONS as SPECS
+
+    actions = actions_of(role_statements(synthesized, name))
+    if SPECS[name].writes_ledger:
+        assert actions >= DYNAMODB_WRITES
+    else:
+        assert not actions & DYNAMODB_WRITES
 
 
-def test_only_price_backfill_publishes_and_only_to_admin(synthesized: Synthesized) -> None:
-    admin = next(t for t in synthesized.resources("AWS::SNS::Topic")
-                 if "/Alerts/Admin/" in synthesized.path_of(t))  # fmt: skip
+def _statements_with(synthesized: Synthesized, name: str, action: str) -> list[dict[str, Any]]:
+    found = []
+    for statement in role_statements(synthesized, name):
+        actions = statement["Action"]
+        if action in (actions if isinstance(actions, list) else [actions]):
+            found.append(statement)
+    return found
+
+
+@pytest.mark.parametrize("name", ["alarm_lifecycle", "alarm_sweep"])
+def test_alarm_rights_are_limited_to_our_own_alarms(synthesized: Synthesized, name: str) -> None:
+    (statement,) = _statements_with(synthesized, name, "cloudwatch:DeleteAlarms")
+    assert "alarm:costtracker-*" in json.dumps(statement["Resource"])
+
+
+@pytest.mark.parametrize("name", ["alarm_state", "alarm_sweep"])
+def test_stop_is_allowed_only_on_instances_tagged_for_auto_stop(
+    synthesized: Synthesized, name: str
+) -> None:
+    (statement,) = _statements_with(synthesized, name, "ec2:StopInstances")
+    assert statement["Condition"] == {
+        "StringEquals": {"aws:ResourceTag/costtracker:auto-stop": "true"}
+    }
+    others = [f for f in ASYNC_FUNCTIONS if f not in {"alarm_state", "alarm_sweep"}]
+    for other in [*others, "job_cost_api"]:
+        assert not _statements_with(synthesized, other, "ec2:StopInstances"), other
+
+
+def test_each_publisher_publishes_only_to_its_own_topic(synthesized: Synthesized) -> None:
+    topics = {
+        audience: next(t for t in synthesized.resources("AWS::SNS::Topic")
+                       if f"/Alerts/{audience}/" in synthesized.path_of(t))
+        for audience in ("Admin", "Team")
+    }  # fmt: skip
+    expected = {"price_backfill": [{"Ref": topics["Admin"]}],
+                "alarm_state": [{"Ref": topics["Team"]}]}  # fmt: skip
     for name in ALL_FUNCTIONS:
         publish = [
             s for s in role_statements(synthesized, name) if "sns:Publish" in _as_list(s["Action"])
         ]
-        if name == "price_backfill":
-            assert [s["Resource"] for s in publish] == [{"Ref": admin}]
-        else:
-            assert publish == [], name
+        assert [s["Resource"] for s in publish] == expected.get(name, []), name
 
 
 @pytest.mark.parametrize("name", ALL_FUNCTIONS)

@@ -1,0 +1,40 @@
+"""CloudWatch Alarm State Change -> utilization condition, team alerts (wiring only)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import runtime
+from shared.edge import parse_event
+from shared.events import AlarmStateChangeEvent
+from shared.services.utilization import AlarmOutcome, record_alarm_change
+
+logger = Logger(service="costtracker")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    parsed = parse_event(event, AlarmStateChangeEvent, logger)
+    logger.append_keys(event_id=parsed.id, alarm=parsed.detail.alarm_name)
+    metric = parsed.single_metric()
+    if metric is None:
+        logger.debug("not a single-metric alarm: ignored")
+        return asdict(AlarmOutcome("ignored"))
+    outcome = record_alarm_change(
+        runtime.ledger_deps(),
+        runtime.notifier(),
+        runtime.stopper(),
+        event_id=parsed.id,
+        namespace=metric.namespace,
+        metric=metric.name,
+        dimensions=metric.dimensions,
+        state=parsed.detail.state.value,
+        state_at=parsed.detail.state.timestamp,
+        region=parsed.region,
+    )
+    logger.info("alarm state", extra=asdict(outcome))
+    return asdict(outcome)

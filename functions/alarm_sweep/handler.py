@@ -1,0 +1,25 @@
+"""Hourly: delete orphan utilization alarms; re-consider auto-stop of idle instances."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import runtime
+from shared.edge import parse_event
+from shared.events import ScheduledEvent
+from shared.services.utilization import sweep_alarms, sweep_auto_stop
+
+logger = Logger(service="costtracker")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    parse_event(event, ScheduledEvent, logger)
+    deps = runtime.ledger_deps()
+    deleted = sweep_alarms(deps, runtime.alarms())
+    auto_stop = sweep_auto_stop(deps, runtime.stopper())
+    logger.info("alarm sweep", extra={"orphans_deleted": deleted, "auto_stop": auto_stop})
+    return {"orphans_deleted": deleted, "auto_stop": auto_stop}

@@ -1,0 +1,132 @@
+"""Per-instance utilization alarms against moto: made on running, removed on terminated."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import ledger_schema, runtime
+from shared.alarms import CloudWatchAlarms, alarm_specs
+from shared.clock import FixedClock
+from shared.config import LedgerConfig
+
+T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
+TABLE = "ledger-alarms"
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            **ledger_schema.create_table_request(TABLE)
+        )
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        ids = {}
+        for name, itype, tags in (
+            ("trn", "trn1.32xlarge", {"training-job": "llama"}),
+            ("gpu", "g6e.xlarge", {"training-job": "vit"}),
+            ("cpu", "m5.large", {"training-job": "llama"}),
+        ):
+            ids[name] = ec2.run_instances(
+                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType=itype,
+                TagSpecifications=[{"ResourceType": "instance",
+                                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}],
+            )["Instances"][0]["InstanceId"]
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        monkeypatch.setenv("LEDGER_CONFIG", LedgerConfig(live_prices=False).model_dump_json())
+        runtime.reset()
+        runtime.use_clock(FixedClock(T0))
+        yield {"ids": ids, "cw": boto3.client("cloudwatch", region_name="us-east-1")}
+        runtime.reset()
+
+
+class _Context:
+    function_name = "alarm_lifecycle"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:alarm_lifecycle"
+    aws_request_id = "req"
+
+
+def state_event(eid: str, iid: str, state: str, minutes: int = 0) -> dict[str, Any]:
+    return {
+        "version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2", "account": "123456789012",
+        "time": (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "region": "us-east-1", "resources": [], "detail": {"instance-id": iid, "state": state},
+    }
+
+
+def deliver(event: dict[str, Any]) -> dict[str, Any]:
+    from functions.alarm_lifecycle.handler import handler as lifecycle
+    from functions.instance_state.handler import handler as ledger
+
+    ledger(event, _Context())
+    result: dict[str, Any] = lifecycle(event, _Context())
+    return result
+
+
+def alarms(cw: Any) -> dict[str, dict[str, Any]]:
+    return {a["AlarmName"]: a for a in cw.describe_alarms()["MetricAlarms"]}
+
+
+def test_running_trainium_instance_gets_neuron_and_cpu_alarms(aws: dict[str, Any]) -> None:
+    iid = aws["ids"]["trn"]
+    assert deliver(state_event("e1", iid, "running"))["result"] == "created"
+    found = alarms(aws["cw"])
+    accel = found[f"costtracker-{iid}-accelerator-low"]
+    cpu = found[f"costtracker-{iid}-cpu-low"]
+    assert (accel["Namespace"], accel["MetricName"]) == ("NeuronMonitor", "neuroncore_utilization")
+    assert (cpu["Namespace"], cpu["MetricName"]) == ("AWS/EC2", "CPUUtilization")
+    for alarm, threshold in ((accel, 5.0), (cpu, 10.0)):
+        assert alarm["Dimensions"] == [{"Name": "InstanceId", "Value": iid}]
+        assert alarm["Threshold"] == threshold
+        assert alarm["ComparisonOperator"] == "LessThanThreshold"
+        assert alarm["TreatMissingData"] == "missing"  # no data is never "idle"
+        assert alarm["Period"] * alarm["EvaluationPeriods"] == 30 * 60
+
+
+def test_gpu_instance_reads_the_cloudwatch_agent_metric(aws: dict[str, Any]) -> None:
+    iid = aws["ids"]["gpu"]
+    deliver(state_event("e1", iid, "running"))
+    accel = alarms(aws["cw"])[f"costtracker-{iid}-accelerator-low"]
+    assert (accel["Namespace"], accel["MetricName"]) == ("CWAgent", "nvidia_smi_utilization_gpu")
+
+
+def test_terminated_deletes_them_and_a_late_running_does_not_bring_them_back(
+    aws: dict[str, Any],
+) -> None:
+    iid = aws["ids"]["trn"]
+    deliver(state_event("e1", iid, "running"))
+    assert deliver(state_event("e2", iid, "terminated", 60))["result"] == "deleted"
+    assert alarms(aws["cw"]) == {}
+    assert deliver(state_event("e1-again", iid, "running", 0))["result"] == "deleted"
+    assert alarms(aws["cw"]) == {}
+
+
+def test_cpu_only_node_gets_no_alarms(aws: dict[str, Any]) -> None:
+    assert deliver(state_event("e1", aws["ids"]["cpu"], "running"))["result"] == "no_accelerator"
+    assert alarms(aws["cw"]) == {}
+
+
+def test_sweep_deletes_alarms_whose_instance_is_not_running(aws: dict[str, Any]) -> None:
+    from shared.services.utilization import sweep_alarms
+
+    iid = aws["ids"]["trn"]
+    deliver(state_event("e1", iid, "running"))
+    # An orphan: an alarm of ours for an instance the ledger never saw running.
+    utilization = LedgerConfig().utilization
+    CloudWatchAlarms(aws["cw"]).ensure(
+        alarm_specs(utilization, "i-0deadbeefdeadbeef", "p5.48xlarge"), utilization
+    )
+    deleted = sweep_alarms(runtime.ledger_deps(), runtime.alarms())
+    assert sorted(deleted) == [
+        "costtracker-i-0deadbeefdeadbeef-accelerator-low",
+        "costtracker-i-0deadbeefdeadbeef-cpu-low",
+    ]
+    assert set(alarms(aws["cw"])) == {
+        f"costtracker-{iid}-accelerator-low", f"costtracker-{iid}-cpu-low"}
