@@ -44,6 +44,7 @@ class AsyncFunctionSpec:
     unscoped_reads: tuple[str, ...] = ()
     publishes_admin_alerts: bool = False
     publishes_team_alerts: bool = False
+    publishes_finance_alerts: bool = False
     writes_ledger: bool = True
     # CloudWatch actions on this product's own alarms (by name prefix) only.
     alarm_actions: tuple[str, ...] = ()
@@ -87,6 +88,11 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
         alarm_actions=("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms"),
         stops_instances=True,
     ),
+    "budget_tick": AsyncFunctionSpec(
+        55,
+        "evaluate budgets every minute; forecasts and anomalies",
+        publishes_finance_alerts=True,
+    ),
     "day_boundary": AsyncFunctionSpec(300, "mark running jobs active on the new UTC day"),
     "price_backfill": AsyncFunctionSpec(
         300, "price unpriced segments, alert on missing prices", PRICE_READ_ACTIONS, True
@@ -113,6 +119,7 @@ class CostTrackerStack(Stack):
             finance_emails=settings.finance_emails,
             team_emails=settings.team_emails,
             admin_emails=settings.admin_emails,
+            budgets=settings.ledger.budgets,
         )
         factory = LambdaFactory(
             self,
@@ -194,6 +201,8 @@ class CostTrackerStack(Stack):
                 )
             if spec.publishes_team_alerts:
                 topics.grant_publish(topics.team, function.role)
+            if spec.publishes_finance_alerts:
+                topics.grant_publish(topics.finance, function.role)
             if spec.unscoped_reads:
                 function.grant_unscoped(
                     spec.unscoped_reads,
@@ -209,6 +218,14 @@ class CostTrackerStack(Stack):
             description="costtracker: job cost REST API",
         )
         ledger.grant_read_data(job_cost_api.role)
+        # Budgets are managed through the API: writes limited to the budget partition.
+        job_cost_api.role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["dynamodb:PutItem"],
+                resources=[table.table_arn],
+                conditions={"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["BUDGETS"]}},
+            )
+        )
 
         Ec2EventRules(self, "Ec2Events", functions=asynchronous, ledger_config=settings.ledger)
         Schedules(self, "Schedules", functions=asynchronous)

@@ -53,7 +53,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except (OSError, json.JSONDecodeError, ValidationError) as exc:
         print(f"costtracker replay: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
-    document = replay(scenario, verbose=args.verbose)
+    try:
+        document = replay(scenario, verbose=args.verbose)
+    except ValidationError as exc:
+        print(f"costtracker replay: {args.scenario}: invalid configuration: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")

@@ -14,7 +14,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 
-def proxy_event(method: str, raw_path: str, headers: dict[str, str]) -> dict[str, Any]:
+def proxy_event(
+    method: str, raw_path: str, headers: dict[str, str], body: str | None = None
+) -> dict[str, Any]:
     parts = urlsplit(raw_path)
     multi = parse_qs(parts.query, keep_blank_values=True)
     return {
@@ -27,7 +29,7 @@ def proxy_event(method: str, raw_path: str, headers: dict[str, str]) -> dict[str
         "multiValueQueryStringParameters": multi or None,
         "pathParameters": {"proxy": parts.path.lstrip("/")},
         "stageVariables": None,
-        "body": None,
+        "body": body,
         "isBase64Encoded": False,
         "requestContext": {
             "requestId": str(uuid.uuid4()),
@@ -65,15 +67,27 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:
-        from functions.job_cost_api.handler import app, handler
+        from functions.job_cost_api.handler import app
 
         if urlsplit(self.path).path == "/openapi.json":
             self._send(200, app.get_openapi_json_schema(title="costtracker job-cost API"))
             return
-        response = handler(
-            proxy_event("GET", self.path, dict(self.headers.items())),
-            _LocalContext(),  # type: ignore[arg-type]
-        )
+        self._forward("GET")
+
+    def do_PUT(self) -> None:
+        self._forward("PUT")
+
+    def do_DELETE(self) -> None:
+        self._forward("DELETE")
+
+    def _forward(self, method: str) -> None:
+        from functions.job_cost_api.handler import handler
+
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length).decode() if length else None
+        event = proxy_event(method, self.path, dict(self.headers.items()), body)
+        context: Any = _LocalContext()
+        response = handler(event, context)
         headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
         headers.setdefault("Content-Type", "application/json")
         self._send(int(response["statusCode"]), response.get("body") or "", headers)

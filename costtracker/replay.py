@@ -23,6 +23,7 @@ from unittest import mock
 from costtracker.emulator import Emulator, function_environment, launch_instance, running_emulator
 from costtracker.scenario import Scenario
 from shared import runtime
+from shared.budgets import Budget
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.event_patterns import EVENT_RULES, SCHEDULES, Schedule, checkpoint_rule, matches
@@ -70,9 +71,12 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
         for key, value in scenario.utilization.items():
             merged[key] = {**merged[key], **value} if isinstance(value, dict) else value
         update["utilization"] = UtilizationConfig.model_validate(merged)
+    if scenario.budgets:
+        update["budgets"] = tuple(Budget.model_validate(b) for b in scenario.budgets)
     if scenario.discounts is not None:
         update["discounts"] = scenario.discounts
-    return config.model_copy(update=update)
+    # Validate the result as a whole (budget scopes against the known tag keys, ...).
+    return LedgerConfig.model_validate(config.model_copy(update=update).model_dump())
 
 
 @contextmanager
@@ -98,7 +102,7 @@ def _logs_to_stderr(verbose: bool) -> Iterator[None]:
 class Replayer:
     """Delivers events and schedules to the handlers, keeping the simulated clock."""
 
-    def __init__(self, scenario: Scenario, emulator: Emulator) -> None:
+    def __init__(self, scenario: Scenario, emulator: Emulator, skip_quiet: bool = True) -> None:
         self.scenario = scenario
         self.emulator = emulator
         times = scenario.event_times()
@@ -107,6 +111,11 @@ class Replayer:
         self.rejected: list[dict[str, str]] = []
         self.unrouted: list[str] = []
         self.scheduled_runs: dict[str, int] = {}
+        # A scheduled handler may say until when it has nothing to do if no event arrives
+        # (``quiet_until``); its runs before then are skipped, and any event resets it.
+        self.quiet_until: dict[str, datetime] = {}
+        self.skipped_runs: dict[str, int] = {}
+        self.skip_quiet = skip_quiet
         self._handlers: dict[str, Handler] = {}
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
@@ -117,14 +126,15 @@ class Replayer:
             self._handlers[function] = load_handler(function)
         return self._handlers[function]
 
-    def invoke(self, function: str, event: Any) -> None:
+    def invoke(self, function: str, event: Any) -> Any:
         try:
-            self.handler(function)(event, FakeLambdaContext(function_name=function))
+            return self.handler(function)(event, FakeLambdaContext(function_name=function))
         except Exception as exc:  # the Lambda would fail to its DLQ; replay reports it
             event_id = event.get("id") if isinstance(event, dict) else None
             self.rejected.append(
                 {"event_id": str(event_id or "<no id>"), "function": function, "error": str(exc)}
             )
+            return None
 
     def advance(self, to: datetime) -> None:
         """Run every schedule due in (now, to], in time order, then set the clock to ``to``."""
@@ -135,8 +145,15 @@ class Replayer:
             (at, s) for s in SCHEDULES for at in s.due_between(now, to)
         ]
         for at, schedule in sorted(due, key=lambda d: (d[0], d[1].function)):
+            quiet = self.quiet_until.get(schedule.function)
+            if quiet is not None and at < quiet:
+                self.skipped_runs[schedule.function] = (
+                    self.skipped_runs.get(schedule.function, 0) + 1
+                )
+                continue
             self.clock.advance_to(at)
-            self.invoke(schedule.function, self.scheduled_event(schedule, at))
+            result = self.invoke(schedule.function, self.scheduled_event(schedule, at))
+            self._note_quiet(schedule.function, result)
             self.scheduled_runs[schedule.function] = (
                 self.scheduled_runs.get(schedule.function, 0) + 1
             )
@@ -175,8 +192,16 @@ class Replayer:
         if not routed:
             self.unrouted.append(str(event.get("id")))
             return
+        self.quiet_until.clear()
         for function in routed:
             self.invoke(function, event)
+
+    def _note_quiet(self, function: str, result: Any) -> None:
+        value = result.get("quiet_until") if isinstance(result, dict) else None
+        if not self.skip_quiet:
+            return
+        if value:
+            self.quiet_until[function] = utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
 
     def run(self) -> None:
         for event in self.scenario.events:
@@ -210,6 +235,7 @@ def report(replayer: Replayer) -> dict[str, Any]:
         "alerts": alerts["alerts"],
         "daily_summaries": [],
         "resolved_alerts": alerts["resolved"],
+        "anomaly_alerts": alerts["anomalies"],
         "admin_alerts": alerts["admin"],
         # Each malformed event once, however often it was delivered.
         "rejected_events": list(
@@ -217,7 +243,11 @@ def report(replayer: Replayer) -> dict[str, Any]:
         ),
         "unmatched_objects": [f"s3://{b}/{k}" for b, k in runtime.ledger().unmatched_objects()],
         "unrouted_events": sorted(set(replayer.unrouted)),
-        "scheduled_runs": replayer.scheduled_runs,
+        # How the replay ran (depends on arrival order, not on the ledger's results).
+        "diagnostics": {
+            "scheduled_runs": replayer.scheduled_runs,
+            "scheduled_runs_skipped": replayer.skipped_runs,
+        },
     }
 
 
@@ -225,7 +255,12 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
     """Every message the stack's topics published, read back from the emulator's tap."""
     sqs = emulator.client("sqs")
     audiences = {arn: audience for audience, arn in emulator.topics.items()}
-    collected: dict[str, list[dict[str, Any]]] = {"alerts": [], "resolved": [], "admin": []}
+    collected: dict[str, list[dict[str, Any]]] = {
+        "alerts": [],
+        "resolved": [],
+        "admin": [],
+        "anomalies": [],
+    }
     while True:
         messages = sqs.receive_message(
             QueueUrl=emulator.alert_queue_url,
@@ -238,16 +273,23 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
             body = json.loads(message["Body"])
             attributes = {k: v.get("Value") for k, v in body.get("MessageAttributes", {}).items()}
             audience = audiences.get(body.get("TopicArn"), "")
+            threshold = attributes.pop("threshold", None)
             alert = {
                 "kind": attributes.pop("kind", None),
                 "at": attributes.pop("at", None),
                 "subject": body.get("Subject"),
-                **{k.replace("-", "_"): v for k, v in sorted(attributes.items())},
+                "budget_id": attributes.pop("budget_id", None),
+                "threshold": int(threshold) if threshold else None,
+                "job_id": attributes.pop("job_id", None),
+                "instance_id": attributes.pop("instance_id", None),
+                **{k.replace("-", "_"): v for k, v in sorted(attributes.items()) if v},
             }
             if audience == "admin":
                 collected["admin"].append(alert)
             elif alert["kind"] == "resolved":
                 collected["resolved"].append(alert)
+            elif alert["kind"] == "anomaly":
+                collected["anomalies"].append(alert)
             else:
                 collected["alerts"].append(alert)
             sqs.delete_message(
@@ -260,7 +302,10 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
 
 @contextmanager
 def replay_session(
-    scenario: Scenario, base_config: LedgerConfig | None = None, verbose: bool = False
+    scenario: Scenario,
+    base_config: LedgerConfig | None = None,
+    verbose: bool = False,
+    skip_quiet: bool = True,
 ) -> Iterator[Replayer]:
     """An emulator provisioned for the scenario, handlers wired to it and to simulated time."""
     with running_emulator(scenario.region, scenario.account) as emulator:
@@ -270,7 +315,7 @@ def replay_session(
         env = function_environment(emulator, config.model_dump_json())
         with mock.patch.dict(os.environ, env):
             runtime.reset()
-            replayer = Replayer(scenario, emulator)
+            replayer = Replayer(scenario, emulator, skip_quiet)
             runtime.use_clock(replayer.clock)
             for function in {*EVENT_RULES, *(s.function for s in SCHEDULES)}:
                 replayer.handler(function)  # import now, so logs can be redirected
@@ -285,8 +330,13 @@ def replay_session(
 
 
 def replay(
-    scenario: Scenario, base_config: LedgerConfig | None = None, verbose: bool = False
+    scenario: Scenario,
+    base_config: LedgerConfig | None = None,
+    verbose: bool = False,
+    skip_quiet: bool = True,
 ) -> dict[str, Any]:
-    with replay_session(scenario, base_config, verbose) as replayer:
+    """The SPEC document of a scenario. ``skip_quiet=False`` runs every scheduled tick
+    (slower; the same document: see the budget tests)."""
+    with replay_session(scenario, base_config, verbose, skip_quiet) as replayer:
         replayer.run()
         return report(replayer)

@@ -10,7 +10,9 @@ import re
 from datetime import date
 from decimal import Decimal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from shared.budgets import Budget
 
 DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")
 _TAG_KEY = re.compile(r"^[\w.:/=+\-@ ]{1,128}$")
@@ -179,6 +181,18 @@ class AutoStopConfig(_Config):
     no_checkpoints_tag_key: str = "costtracker:no-checkpoints"
 
 
+class BudgetingConfig(_Config):
+    """How budgets forecast and spot anomalies."""
+
+    # A job tag declaring the run's expected length in hours (forecasts of total budgets).
+    expected_duration_tag: str = "expected-duration-hours"
+    # How far ahead a total budget with no declared durations is projected.
+    forecast_horizon_hours: int = Field(default=24, ge=1, le=24 * 90)
+    # A day's spend above this multiple of the trailing 7-day mean is an anomaly.
+    anomaly_multiple: Decimal = Field(default=Decimal(3), gt=1)
+    anomaly_min_history_days: int = Field(default=3, ge=1, le=7)
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
@@ -186,6 +200,8 @@ class LedgerConfig(_Config):
     checkpoint: CheckpointConfig = CheckpointConfig()
     utilization: UtilizationConfig = UtilizationConfig()
     auto_stop: AutoStopConfig = AutoStopConfig()
+    budgeting: BudgetingConfig = BudgetingConfig()
+    budgets: tuple[Budget, ...] = ()
     prices: PriceOverrides = PriceOverrides()
     # Savings Plans / reservations: fraction off the on-demand list rate, by
     # instance-type prefix (longest match wins), e.g. {"trn1": "0.30"}.
@@ -201,6 +217,19 @@ class LedgerConfig(_Config):
             if not Decimal(0) <= fraction < Decimal(1):
                 raise ValueError(f"discount for {prefix!r} must be in [0, 1), got {fraction}")
         return discounts
+
+    @model_validator(mode="after")
+    def _budgets(self) -> LedgerConfig:
+        ids = [b.budget_id for b in self.budgets]
+        if len(set(ids)) != len(ids):
+            raise ValueError("budgets: budget_id values must be unique")
+        known = self.known_tag_keys()
+        for budget in self.budgets:
+            budget.check_tag_keys(known)
+        return self
+
+    def known_tag_keys(self) -> tuple[str, ...]:
+        return (*self.tracking.job_tag_keys, *self.tracking.grouping_tag_keys)
 
     def discount_for(self, instance_type: str) -> Decimal:
         matches = [p for p in self.discounts if instance_type.startswith(p)]

@@ -661,3 +661,67 @@ def first_busy_at(records: Sequence[InstanceRecord]) -> datetime | None:
         if t.signal == "accelerator" and t.state == "OK"
     ]
     return min(busy, default=None)
+
+
+def instance_cost_between(
+    record: InstanceRecord, start: datetime, end: datetime, now: datetime
+) -> Decimal:
+    """Effective instance + EBS cost accrued inside (start, end], as known at ``now``.
+
+    Running time is split at the window's edges to the second; a segment's billing
+    minimum belongs to the moment it closed. Over the whole lifetime this equals
+    ``instance_cost`` (a day's costs add up to the job's).
+    """
+    cost = instance_cost(record, now)
+    total = Decimal(0)
+    for priced in cost.segments:
+        if not priced.steps:
+            continue
+        segment = priced.segment
+        seg_end = segment.end if segment.end is not None else max(now, segment.start)
+        lo, hi = max(start, segment.start), min(end, seg_end)
+        if lo < hi:
+            total += _integrate(priced.steps, lo, hi)[1]
+        if segment.end is not None and start < segment.end <= end:
+            extra = priced.billed_seconds - whole_seconds(segment.end - segment.start)
+            if extra > 0:
+                rate = _rate_at(priced.steps, segment.end).effective_usd
+                total += Decimal(extra) * rate / SECONDS_PER_HOUR
+    window = ebs_window(record.transitions, now)
+    if window is not None:
+        lo, hi = max(start, window[0]), min(end, window[1])
+        if lo < hi:
+            for volume in record.profile.volumes:
+                volume_rate = record.volume_rates.get(volume.volume_type)
+                if volume_rate is not None:
+                    monthly = volume_rate.effective_usd * volume.size_gib
+                    total += prorate_monthly(monthly, lo, hi)
+    return total
+
+
+def storage_cost_between(
+    obj: CheckpointObject, start: datetime, end: datetime, now: datetime
+) -> Decimal:
+    if obj.rate is None:
+        return Decimal(0)
+    total = Decimal(0)
+    for span in object_spans(obj):
+        span_end = span.end if span.end is not None else max(now, span.start)
+        lo, hi = max(start, span.start), min(end, span_end)
+        if lo < hi:
+            monthly = obj.rate.effective_usd * Decimal(span.size_bytes) / GIB
+            total += prorate_monthly(monthly, lo, hi)
+    return total
+
+
+def spend_between(
+    records: Sequence[InstanceRecord],
+    checkpoints: Sequence[CheckpointObject],
+    start: datetime,
+    end: datetime,
+    now: datetime,
+) -> Decimal:
+    """A job's total (instance + EBS + checkpoint storage) accrued inside (start, end]."""
+    return sum((instance_cost_between(r, start, end, now) for r in records), Decimal(0)) + sum(
+        (storage_cost_between(o, start, end, now) for o in checkpoints), Decimal(0)
+    )

@@ -58,6 +58,8 @@ class Schedule:
     def cron(self) -> dict[str, str]:
         """The EventBridge cron fields (minute, hour) of this schedule."""
         minute = str(int(self.offset.total_seconds() // 60) % 60)
+        if self.every == timedelta(minutes=1):
+            return {"minute": "*", "hour": "*"}
         if self.every == timedelta(hours=1):
             return {"minute": minute, "hour": "*"}
         if self.every == timedelta(days=1):
@@ -87,6 +89,11 @@ SCHEDULES: tuple[Schedule, ...] = (
         timedelta(hours=1),
         timedelta(minutes=5),
         description="price unpriced segments; alert admins of missing prices",
+    ),
+    Schedule(
+        "budget_tick",
+        timedelta(minutes=1),
+        description="budgets: alert within a minute of a threshold crossing; forecasts",
     ),
     Schedule(
         "alarm_sweep",

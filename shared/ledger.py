@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from shared import ledger_schema as schema
+from shared.budgets import Budget
 from shared.costing import fold_segments, instance_cost
 from shared.models import CheckpointObject, InstanceRecord, Rate
 
@@ -78,6 +79,13 @@ class Ledger(Protocol):
         """Remember an object in a checkpoint bucket that names no job (idempotent)."""
 
     def unmatched_objects(self) -> list[tuple[str, str]]: ...
+
+    def stored_budgets(self) -> dict[str, Budget | None]:
+        """Budgets set through the API by id; None marks one deleted through the API."""
+
+    def put_budget(self, budget: Budget) -> None: ...
+
+    def delete_budget(self, budget_id: str) -> None: ...
 
 
 def instance_key(instance_id: str) -> dict[str, str]:
@@ -390,6 +398,35 @@ class DynamoDbLedger:
             ExpressionAttributeValues=_to_ddb({":pk": "UNMATCHED"}),
         )
         return [(str(i["bucket"]), str(i["key"])) for i in items]
+
+    # -- budgets (a small partition: Query pk=BUDGETS) ----------------------------
+    def stored_budgets(self) -> dict[str, Budget | None]:
+        items = self._query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=_to_ddb({":pk": "BUDGETS"}),
+        )
+        return {
+            str(i["sk"]): None if i.get("deleted") else Budget.model_validate_json(i["budget"])
+            for i in items
+        }
+
+    def put_budget(self, budget: Budget) -> None:
+        item = {
+            schema.PARTITION_KEY: "BUDGETS",
+            schema.SORT_KEY: budget.budget_id,
+            "kind": "budget",
+            "budget": budget.model_dump_json(),
+        }
+        self._client.put_item(TableName=self._table, Item=_to_ddb(item))
+
+    def delete_budget(self, budget_id: str) -> None:
+        item = {
+            schema.PARTITION_KEY: "BUDGETS",
+            schema.SORT_KEY: budget_id,
+            "kind": "budget",
+            "deleted": True,
+        }
+        self._client.put_item(TableName=self._table, Item=_to_ddb(item))
 
 
 def checkpoint_key(bucket: str, key: str) -> dict[str, str]:

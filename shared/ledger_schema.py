@@ -15,6 +15,7 @@ Access patterns (all Query or GetItem, never Scan):
 | 7 | a cached price | GetItem pk=PRICE#<kind>#<region>#<key>, sk=PRICE |
 | 8 | a checkpoint object's record (event path) | GetItem pk=CKPT#<bucket>/<key> |
 | 9 | objects in checkpoint buckets naming no job | Query pk=UNMATCHED |
+| 10 | budgets set through the API | Query pk=BUDGETS |
 
 Items: instance records (pk INST#), checkpoint objects (pk CKPT#; both carry
 the job-index keys, so pattern 2 returns them with the job), job-day markers

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 
+from shared.budgets import Budget
 from shared.costing import fold_segments, instance_cost
 from shared.ledger import JobItems, VersionConflict
 from shared.models import CheckpointObject, InstanceProfile, InstanceRecord, Rate
@@ -21,6 +22,7 @@ class InMemoryLedger:
         self.claims: set[str] = set()
         self.checkpoints: dict[tuple[str, str], CheckpointObject] = {}
         self.unmatched: dict[tuple[str, str], str] = {}
+        self.budgets: dict[str, Budget | None] = {}
         self.writes = 0
 
     def get_instance(self, instance_id: str) -> InstanceRecord | str | None:
@@ -104,6 +106,15 @@ class InMemoryLedger:
         for c in self.checkpoints.values():
             if c.rate is None and c.writes:
                 yield c
+
+    def stored_budgets(self) -> dict[str, Budget | None]:
+        return dict(self.budgets)
+
+    def put_budget(self, budget: Budget) -> None:
+        self.budgets[budget.budget_id] = budget
+
+    def delete_budget(self, budget_id: str) -> None:
+        self.budgets[budget_id] = None
 
     def get_price(self, key: str) -> Rate | None:
         return self.prices.get(key)

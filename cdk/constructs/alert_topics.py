@@ -19,6 +19,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from cdk.nag import acknowledge
+from shared.budgets import Budget
 
 
 class AlertTopics(Construct):
@@ -30,6 +31,7 @@ class AlertTopics(Construct):
         finance_emails: Sequence[str],
         team_emails: Sequence[str],
         admin_emails: Sequence[str],
+        budgets: Sequence[Budget] = (),
     ) -> None:
         super().__init__(scope, construct_id)
         account = Stack.of(self).account
@@ -52,6 +54,19 @@ class AlertTopics(Construct):
         self.finance = self._topic("Finance", "finance", finance_emails)
         self.team = self._topic("Team", "team", team_emails)
         self.admin = self._topic("Admin", "admin", admin_emails)
+        for budget in budgets:
+            for email in budget.recipients:
+                # Each budget's own recipients get only that budget's alerts.
+                self.finance.add_subscription(
+                    subscriptions.EmailSubscription(
+                        email,
+                        filter_policy={
+                            "budget_id": sns.SubscriptionFilter.string_filter(
+                                allowlist=[budget.budget_id]
+                            )
+                        },
+                    )
+                )
 
     def _topic(self, construct_id: str, audience: str, emails: Sequence[str]) -> sns.Topic:
         topic = sns.Topic(

@@ -9,17 +9,21 @@ from __future__ import annotations
 import base64
 import json
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 from aws_lambda_powertools.event_handler.exceptions import BadRequestError, NotFoundError
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared import runtime
+from shared.budgets import BUDGET_ID, Budget, BudgetScope
+from shared.services.budgets import JobCache, budget_status, effective_budgets
 from shared.services.jobs import JobNotFound, get_job_cost, list_job_costs
-from shared.views import job_detail, job_summary
+from shared.views import iso, job_detail, job_summary, money
 
 logger = Logger(service="costtracker")
 app = APIGatewayRestResolver(enable_validation=True)
@@ -100,6 +104,90 @@ def get_job(job_id: Annotated[str, Path(min_length=1, max_length=256)]) -> dict[
     except JobNotFound as exc:
         raise NotFoundError(f"no job {job_id!r}") from exc
     return job_detail(cost)
+
+
+def _budget_view(budget: Budget, source: str) -> dict[str, Any]:
+    now = runtime.clock().now()
+    config = runtime.current_settings().config
+    status = budget_status(runtime.ledger(), config, budget, now, JobCache(runtime.ledger()))
+    return {
+        **budget.model_dump(mode="json"),
+        "source": source,
+        "period_key": status.period_key,
+        "spend_usd": money(status.spend),
+        "percent": f"{status.percent:.2f}",
+        "burn_rate_usd_per_hour": money(status.burn_per_hour),
+        "projected_total_usd": money(status.projected_total),
+        "projected_until": iso(status.projected_until),
+        "crossing_100_at": iso(status.crossing_100_at),
+        "spend_by_job": {k: money(v) for k, v in sorted(status.spend_by_job.items())},
+    }
+
+
+def _sources() -> dict[str, str]:
+    stored = runtime.ledger().stored_budgets()
+    config = runtime.current_settings().config
+    sources = {b.budget_id: "context" for b in config.budgets}
+    for budget_id, budget in stored.items():
+        if budget is None:
+            sources.pop(budget_id, None)
+        else:
+            sources[budget_id] = "api"
+    return sources
+
+
+@app.get("/budgets")
+def list_budgets() -> dict[str, Any]:
+    """Every budget with its spend so far in the current period."""
+    config = runtime.current_settings().config
+    sources = _sources()
+    budgets = effective_budgets(runtime.ledger(), config)
+    return {"budgets": [_budget_view(b, sources.get(b.budget_id, "api")) for b in budgets]}
+
+
+@app.get("/budgets/<budget_id>")
+def get_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
+    config = runtime.current_settings().config
+    for budget in effective_budgets(runtime.ledger(), config):
+        if budget.budget_id == budget_id:
+            return _budget_view(budget, _sources().get(budget_id, "api"))
+    raise NotFoundError(f"no budget {budget_id!r}")
+
+
+class BudgetBody(BaseModel):
+    """A budget as PUT by a caller; the id comes from the path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    scope: BudgetScope
+    amount_usd: Decimal = Field(gt=0, max_digits=16, decimal_places=6)
+    period: Literal["total", "month", "day"] = "total"
+    thresholds: list[int] = Field(default=[50, 80, 100], min_length=1, max_length=20)
+    recipients: list[str] = Field(default_factory=list, max_length=20)
+    since: date | None = None
+
+
+@app.put("/budgets/<budget_id>")
+def put_budget(
+    budget_id: Annotated[str, Path(pattern=BUDGET_ID)], body: Annotated[BudgetBody, Body()]
+) -> dict[str, Any]:
+    """Create or replace a budget; it is validated like a budget in CDK context."""
+    config = runtime.current_settings().config
+    try:
+        budget = Budget.model_validate({"budget_id": budget_id, **body.model_dump()})
+        budget.check_tag_keys(config.known_tag_keys())
+    except (ValidationError, ValueError) as exc:
+        raise BadRequestError(str(exc).replace("\n", " ")) from exc
+    runtime.ledger().put_budget(budget)
+    return _budget_view(budget, "api")
+
+
+@app.delete("/budgets/<budget_id>")
+def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
+    if budget_id not in _sources():
+        raise NotFoundError(f"no budget {budget_id!r}")
+    runtime.ledger().delete_budget(budget_id)
+    return {"budget_id": budget_id, "deleted": True}
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -226,10 +226,15 @@ def test_api_stage_traces_and_logs_access(template: Template) -> None:
     template.has_output("*", {"Value": Match.object_like({"Fn::Join": Match.any_value()})})
 
 
-def test_api_function_cannot_write_the_ledger(synthesized: Synthesized) -> None:
-    actions = actions_of(role_statements(synthesized, "job_cost_api"))
+def test_api_function_writes_only_the_budget_partition(synthesized: Synthesized) -> None:
+    statements = role_statements(synthesized, "job_cost_api")
+    actions = actions_of(statements)
     assert {"dynamodb:Query", "dynamodb:GetItem"} <= actions
-    assert not actions & DYNAMODB_WRITES
+    writes = [s for s in statements if set(_as_list(s["Action"])) & DYNAMODB_WRITES]
+    assert [set(_as_list(s["Action"])) for s in writes] == [{"dynamodb:PutItem"}]
+    assert writes[0]["Condition"] == {
+        "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["BUDGETS"]}
+    }
     assert not {a for a in actions if a.startswith("sns:")}
 
 
@@ -276,10 +281,11 @@ def test_each_publisher_publishes_only_to_its_own_topic(synthesized: Synthesized
     topics = {
         audience: next(t for t in synthesized.resources("AWS::SNS::Topic")
                        if f"/Alerts/{audience}/" in synthesized.path_of(t))
-        for audience in ("Admin", "Team")
+        for audience in ("Admin", "Team", "Finance")
     }  # fmt: skip
     expected = {"price_backfill": [{"Ref": topics["Admin"]}],
-                "alarm_state": [{"Ref": topics["Team"]}]}  # fmt: skip
+                "alarm_state": [{"Ref": topics["Team"]}],
+                "budget_tick": [{"Ref": topics["Finance"]}]}  # fmt: skip
     for name in ALL_FUNCTIONS:
         publish = [
             s for s in role_statements(synthesized, name) if "sns:Publish" in _as_list(s["Action"])

@@ -22,6 +22,11 @@ def aws_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("AWS_PROFILE", raising=False)
 
 
+def results(document: dict[str, Any]) -> dict[str, Any]:
+    """A replay document without its ``diagnostics`` (how the replay ran)."""
+    return {k: v for k, v in document.items() if k != "diagnostics"}
+
+
 def scenario_dict(name: str) -> dict[str, Any]:
     data: dict[str, Any] = json.loads((SCENARIOS / name).read_text())
     return data

@@ -144,3 +144,35 @@ def test_days_spanned_includes_both_ends_across_midnight() -> None:
     start = datetime(2026, 11, 1, 23, 59, tzinfo=UTC)
     end = datetime(2026, 11, 3, 0, 0, 1, tzinfo=UTC)
     assert [d.day for d in days_spanned(start, end)] == [1, 2, 3]
+
+
+def test_windowed_cost_splits_at_midnight_and_adds_up_to_the_lifetime_total() -> None:
+    from shared.costing import instance_cost, instance_cost_between
+    from shared.models import InstanceProfile, InstanceRecord, Volume
+
+    start = datetime(2026, 11, 1, 23, 0, tzinfo=UTC)
+    transitions = (
+        Transition(event_id="r", at=start, state="running"),
+        Transition(event_id="s", at=start + timedelta(hours=2), state="stopped"),
+        Transition(event_id="r2", at=start + timedelta(hours=3), state="running"),
+        Transition(event_id="s2", at=start + timedelta(hours=3, seconds=10), state="stopped"),
+    )
+    record = InstanceRecord(
+        profile=InstanceProfile(instance_id="i-1", instance_type="trn1.32xlarge",
+                                region="us-east-1",
+                                volumes=(Volume(volume_id="v", size_gib=100),)),
+        job_id="j", transitions=transitions,
+        segment_rates={"r": (RateStep(since=start, rate=rate("36")),),
+                       "r2": (RateStep(since=start, rate=rate("36")),)},
+        volume_rates={"gp3": rate("0.08")},
+    )
+    now = start + timedelta(hours=5)
+    midnight = datetime(2026, 11, 2, tzinfo=UTC)
+    day1 = instance_cost_between(record, midnight - timedelta(days=1), midnight, now)
+    day2 = instance_cost_between(record, midnight, midnight + timedelta(days=1), now)
+    # day 1: 3,600 s at $36/h; day 2: 3,600 s + the 10 s segment billed as 60 s
+    ebs1 = prorate_monthly(Decimal(8), start, midnight)
+    assert day1 == Decimal(36) + ebs1
+    assert day2 == Decimal(36) + Decimal("0.6") + prorate_monthly(Decimal(8), midnight, now)
+    whole = instance_cost(record, now)
+    assert abs(day1 + day2 - (whole.instance_usd + whole.ebs_usd)) < Decimal("1e-20")

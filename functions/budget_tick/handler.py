@@ -1,0 +1,31 @@
+"""Every minute: evaluate budgets (thresholds, forecasts); once a day, anomalies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import runtime
+from shared.clock import utc
+from shared.edge import parse_event
+from shared.events import ScheduledEvent
+from shared.services.budgets import check_anomalies, evaluate_budgets
+from shared.views import iso
+
+logger = Logger(service="costtracker")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    parsed = parse_event(event, ScheduledEvent, logger)
+    now = utc(parsed.time)
+    config = runtime.current_settings().config
+    evaluation = evaluate_budgets(runtime.ledger(), config, runtime.notifier(), now)
+    sent = list(evaluation.sent)
+    if now.hour == 0 and now.minute == 0:
+        sent += check_anomalies(runtime.ledger(), config, runtime.notifier(), now)
+    if sent:
+        logger.info("budget alerts", extra={"alerts": sent})
+    return {"alerts": sent, "quiet_until": iso(evaluation.quiet_until)}

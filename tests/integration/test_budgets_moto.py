@@ -1,0 +1,138 @@
+"""Budgets against moto: SNS filter policies per team, and the /budgets API."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import ledger_schema, runtime
+from shared.clock import FixedClock
+from shared.config import LedgerConfig
+from shared.services.budgets import evaluate_budgets
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+TABLE = "ledger-budgets"
+CONFIG = LedgerConfig.model_validate({
+    "live_prices": False,
+    "prices": {"ec2": {"trn1.32xlarge": "20"}},
+    "budgets": [
+        {"budget_id": "nlp", "scope": {"tag": {"team": "nlp"}}, "amount_usd": "10",
+         "thresholds": [100]},
+        {"budget_id": "vision", "scope": {"tag": {"team": "vision"}}, "amount_usd": "10",
+         "thresholds": [100]},
+    ],
+})
+
+
+class _Context:
+    function_name = "f"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
+    aws_request_id = "r"
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            **ledger_schema.create_table_request(TABLE))
+        sns = boto3.client("sns", region_name="us-east-1")
+        sqs = boto3.client("sqs", region_name="us-east-1")
+        topic = sns.create_topic(Name="finance")["TopicArn"]
+        queue = sqs.create_queue(QueueName="nlp-finance")["QueueUrl"]
+        queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])[
+            "Attributes"]["QueueArn"]
+        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn,
+                      Attributes={"FilterPolicy": json.dumps({"team": ["nlp"]}),
+                                  "RawMessageDelivery": "true"})
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        ids = []
+        for team in ("nlp", "vision"):
+            ids.append(ec2.run_instances(
+                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
+                TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                    {"Key": "training-job", "Value": f"{team}-job"},
+                    {"Key": "team", "Value": team}]}],
+            )["Instances"][0]["InstanceId"])
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        monkeypatch.setenv("FINANCE_TOPIC_ARN", topic)
+        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        runtime.reset()
+        clock = FixedClock(T0)
+        runtime.use_clock(clock)
+        from functions.instance_state.handler import handler
+
+        for n, iid in enumerate(ids):
+            handler({"version": "0", "id": f"e{n}", "source": "aws.ec2",
+                     "detail-type": "EC2 Instance State-change Notification",
+                     "account": "123456789012", "time": "2026-11-01T00:00:00Z",
+                     "region": "us-east-1", "resources": [],
+                     "detail": {"instance-id": iid, "state": "running"}}, _Context())
+        yield {"sqs": sqs, "queue": queue, "clock": clock}
+        runtime.reset()
+
+
+def test_a_team_filter_policy_receives_only_that_teams_alerts(aws: dict[str, Any]) -> None:
+    now = T0 + timedelta(hours=1)  # both teams at $20 of $10: both budgets alert
+    sent = evaluate_budgets(runtime.ledger(), CONFIG, runtime.notifier(), now).sent
+    assert sorted(sent) == ["nlp:100", "vision:100"]
+    messages = aws["sqs"].receive_message(QueueUrl=aws["queue"], MaxNumberOfMessages=10,
+                                          MessageAttributeNames=["All"])["Messages"]
+    assert len(messages) == 1
+    attributes = messages[0]["MessageAttributes"]
+    assert attributes["team"]["StringValue"] == "nlp"
+    assert attributes["budget_id"]["StringValue"] == "nlp"
+    assert attributes["kind"]["StringValue"] == "budget"
+    assert attributes["severity"]["StringValue"] == "critical"
+    assert "Budget nlp at 100 %: $20.00 of $10.00" in messages[0]["Body"]
+
+
+def api(method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    from costtracker.local_api import proxy_event
+    from functions.job_cost_api.handler import handler
+
+    event = proxy_event(method, path, {"Content-Type": "application/json"},
+                        json.dumps(body) if body is not None else None)
+    response = handler(event, _Context())  # type: ignore[arg-type]
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_budgets_api_lists_sets_and_deletes(aws: dict[str, Any]) -> None:
+    aws["clock"].advance_to(T0 + timedelta(minutes=15))
+    status, listed = api("GET", "/budgets")
+    assert status == 200 and [b["budget_id"] for b in listed["budgets"]] == ["nlp", "vision"]
+    assert listed["budgets"][0]["spend_usd"] == "5.000000000"  # 15 min at $20/h
+    assert listed["budgets"][0]["source"] == "context"
+    status, created = api("PUT", "/budgets/nlp-month", {
+        "scope": {"tag": {"team": "nlp"}}, "amount_usd": "500", "period": "month"})
+    assert status == 200 and created["source"] == "api" and created["period_key"] == "2026-11"
+    status, _ = api("DELETE", "/budgets/vision")
+    assert status == 200
+    status, listed = api("GET", "/budgets")
+    assert [b["budget_id"] for b in listed["budgets"]] == ["nlp", "nlp-month"]
+    assert api("GET", "/budgets/vision")[0] == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        ({"scope": {"tag": {"team": "nlp"}}, "amount_usd": "-5"}, "amount_usd"),
+        ({"scope": {"tag": {"team": "nlp"}}, "amount_usd": "5", "thresholds": [5000]},
+         "thresholds"),
+        ({"scope": {"tag": {"colour": "red"}}, "amount_usd": "5"}, "scope.tag.colour"),
+        ({"scope": {}, "amount_usd": "5"}, "scope"),
+        ({"amount_usd": "5"}, "scope"),
+    ],
+)
+def test_bad_budget_definitions_get_a_4xx_naming_the_field(
+    aws: dict[str, Any], body: dict[str, Any], names: str
+) -> None:
+    status, answer = api("PUT", "/budgets/bad", body)
+    assert 400 <= status < 500
+    assert names in json.dumps(answer)

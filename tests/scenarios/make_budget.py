@@ -1,0 +1,44 @@
+"""Writes budget_llama.json and its shuffled, duplicated twin (rerun to regenerate)."""
+
+import json
+import random
+from pathlib import Path
+
+HERE = Path(__file__).parent
+A, B = "i-0b0d9e7000000000a", "i-0b0d9e7000000000b"
+
+
+def state(eid: str, at: str, iid: str, st: str) -> dict:
+    return {"version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
+            "source": "aws.ec2", "account": "123456789012", "time": at, "region": "us-east-1",
+            "resources": [], "detail": {"instance-id": iid, "state": st}}
+
+
+events = [
+    state("b1", "2026-11-01T00:00:00Z", A, "running"),
+    state("b2", "2026-11-01T02:00:00Z", B, "running"),
+    state("b3", "2026-11-01T16:00:00Z", A, "stopped"),
+    state("b4", "2026-11-01T16:00:00Z", B, "stopped"),
+]
+scenario = {
+    "region": "us-east-1",
+    "account": "123456789012",
+    "prices": {"ec2": {"trn1.32xlarge": "21.50", "p5.48xlarge": "55.04"}},
+    "instances": [
+        {"instance_id": A, "instance_type": "trn1.32xlarge",
+         "tags": {"training-job": "llama-sft", "project": "llama", "team": "nlp"}},
+        {"instance_id": B, "instance_type": "p5.48xlarge",
+         "tags": {"training-job": "llama-dpo", "project": "llama", "team": "vision"}},
+    ],
+    "budgets": [{"budget_id": "llama-total", "scope": {"tag": {"project": "llama"}},
+                 "amount_usd": "1000", "period": "total", "thresholds": [50, 80, 100]}],
+    "events": events,
+    "until": "2026-11-01T18:00:00Z",
+}
+(HERE / "budget_llama.json").write_text(json.dumps(scenario, indent=1) + "\n")
+
+rng = random.Random(3)
+shuffled = [events[1], events[0], events[3], events[1], events[2], events[0]]
+(HERE / "budget_llama_shuffled.json").write_text(
+    json.dumps({**scenario, "events": shuffled}, indent=1) + "\n"
+)
