@@ -19,10 +19,11 @@ from cdk.constructs.ec2_events import Ec2EventRules
 from cdk.constructs.job_cost_api import JobCostApi
 from cdk.constructs.lambda_factory import RETENTION, LambdaFactory
 from cdk.constructs.ledger_table import LedgerTable
+from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.constructs.schedules import Schedules
 from cdk.nag import acknowledge
 from cdk.settings import StackSettings
-from shared.event_patterns import EVENT_RULES, SCHEDULES
+from shared.event_patterns import EVENT_RULES, SCHEDULES, schedules
 
 # Read-only EC2 and Price List actions the ledger prices instances with. AWS does
 # not support resource-level permissions for any of them (Describe* / GetProducts
@@ -50,6 +51,8 @@ class AsyncFunctionSpec:
     alarm_actions: tuple[str, ...] = ()
     # May stop instances, only those tagged for auto-stop (an IAM tag condition).
     stops_instances: bool = False
+    # Writes the daily reports (summaries, FOCUS) to the reports bucket.
+    writes_reports: bool = False
 
 
 # Every function named in EVENT_RULES or SCHEDULES needs an entry here: its grants
@@ -94,6 +97,12 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
         publishes_finance_alerts=True,
     ),
     "day_boundary": AsyncFunctionSpec(300, "mark running jobs active on the new UTC day"),
+    "daily_summary": AsyncFunctionSpec(
+        300,
+        "the previous day's tagged summary and FOCUS export",
+        publishes_finance_alerts=True,
+        writes_reports=True,
+    ),
     "price_backfill": AsyncFunctionSpec(
         300, "price unpriced segments, alert on missing prices", PRICE_READ_ACTIONS, True
     ),
@@ -112,6 +121,7 @@ class CostTrackerStack(Stack):
         super().__init__(scope, construct_id, **kwargs)
 
         ledger = LedgerTable(self, "Ledger")
+        reports = ReportsBucket(self, "Reports")
         table = ledger.table
         topics = AlertTopics(
             self,
@@ -147,7 +157,12 @@ class CostTrackerStack(Stack):
                 timeout=Duration.seconds(spec.timeout_seconds),
                 asynchronous=True,
                 description=f"costtracker: {spec.description}",
+                extra_environment=(
+                    {"REPORT_BUCKET": reports.bucket.bucket_name} if spec.writes_reports else None
+                ),
             )
+            if spec.writes_reports:
+                reports.grant_write(function.role)
             # Grants: least privilege per function.
             if spec.writes_ledger:
                 ledger.grant_read_write_data(function.role)
@@ -228,7 +243,12 @@ class CostTrackerStack(Stack):
         )
 
         Ec2EventRules(self, "Ec2Events", functions=asynchronous, ledger_config=settings.ledger)
-        Schedules(self, "Schedules", functions=asynchronous)
+        Schedules(
+            self,
+            "Schedules",
+            functions=asynchronous,
+            schedules=schedules(settings.ledger.summary.time_utc),
+        )
         CheckpointBuckets(self, "CheckpointBuckets", buckets=settings.ledger.checkpoint.buckets)
         api = JobCostApi(
             self,
@@ -255,6 +275,7 @@ class CostTrackerStack(Stack):
             description="The EC2 state-change function (the e2e suite invokes it)",
         )
         CfnOutput(self, "TableName", value=table.table_name)
+        CfnOutput(self, "ReportBucketName", value=reports.bucket.bucket_name)
         CfnOutput(self, "FinanceTopicArn", value=topics.finance.topic_arn)
         CfnOutput(self, "TeamTopicArn", value=topics.team.topic_arn)
         CfnOutput(self, "AdminTopicArn", value=topics.admin.topic_arn)

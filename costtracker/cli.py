@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +55,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"costtracker replay: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
     try:
-        document = replay(scenario, verbose=args.verbose)
+        document = replay(scenario, verbose=args.verbose, focus_dir=args.focus_dir)
     except ValidationError as exc:
         print(f"costtracker replay: {args.scenario}: invalid configuration: {exc}", file=sys.stderr)
         return 2
@@ -78,6 +79,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
     )
 
 
+def cmd_backfill(args: argparse.Namespace) -> int:
+    """Re-run the daily summaries of a range of days against the deployed stack (the
+    environment names it: TABLE_NAME, REPORT_BUCKET, FINANCE_TOPIC_ARN, LEDGER_CONFIG)."""
+    from datetime import UTC, datetime, timedelta
+    from decimal import Decimal
+
+    from shared import runtime
+    from shared.services.summaries import publish_summary, summarize_day
+
+    if args.to < args.from_:
+        print("costtracker summaries backfill: --from is after --to", file=sys.stderr)
+        return 2
+    ledger = runtime.ledger()
+    config = runtime.current_settings().config
+    now = datetime.now(UTC)
+    day = args.from_
+    while day <= args.to:
+        history = {
+            d: Decimal(s["total_usd"])
+            for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
+        }
+        summary, rows = summarize_day(ledger, config, day, now, history)
+        ledger.put_summary(day, summary)
+        publish_summary(
+            summary, rows, runtime.report_store(), runtime.notifier() if args.notify else None
+        )
+        print(f"{day}: {summary['total_usd']} USD")
+        day += timedelta(days=1)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="costtracker", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -86,6 +118,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay.add_argument("scenario", type=Path)
     p_replay.add_argument("--json", action="store_true", help="print the JSON document (SPEC)")
     p_replay.add_argument("--verbose", action="store_true", help="handler logs (INFO) on stderr")
+    p_replay.add_argument(
+        "--focus-dir",
+        type=Path,
+        default=None,
+        help="write each whole UTC day's FOCUS 1.2 export (and summary files) here",
+    )
     p_replay.set_defaults(func=cmd_replay)
 
     p_demo = sub.add_parser("demo", help="replay the bundled example and serve the job-cost API")
@@ -95,6 +133,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--scenario", type=Path, default=None, help="another scenario to show")
     p_demo.add_argument("--verbose", action="store_true")
     p_demo.set_defaults(func=cmd_demo)
+
+    p_summaries = sub.add_parser("summaries", help="daily summaries of the deployed stack")
+    summaries_sub = p_summaries.add_subparsers(dest="summaries_command", required=True)
+    p_backfill = summaries_sub.add_parser(
+        "backfill", help="re-run days (same outputs, overwritten idempotently)"
+    )
+    p_backfill.add_argument("--from", dest="from_", type=date.fromisoformat, required=True)
+    p_backfill.add_argument("--to", type=date.fromisoformat, required=True)
+    p_backfill.add_argument("--notify", action="store_true", help="also message finance")
+    p_backfill.set_defaults(func=cmd_backfill)
     return parser
 
 

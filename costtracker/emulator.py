@@ -15,6 +15,7 @@ from unittest import mock
 from shared import ledger_schema
 
 TABLE_NAME = "costtracker-ledger"
+REPORT_BUCKET = "costtracker-reports"
 TOPICS = ("finance", "team", "admin")
 _CREDENTIAL_ENV = {
     "AWS_ACCESS_KEY_ID": "emulator",
@@ -79,6 +80,7 @@ def provision(endpoint: str, region: str, account: str, server: Any) -> Emulator
         return boto3.client(service, region_name=region, endpoint_url=endpoint)
 
     client("dynamodb").create_table(**ledger_schema.create_table_request(TABLE_NAME))
+    client("s3").create_bucket(Bucket=REPORT_BUCKET)
     sns = client("sns")
     sqs = client("sqs")
     queue_url = sqs.create_queue(QueueName="costtracker-alert-tap")["QueueUrl"]
@@ -106,6 +108,7 @@ def function_environment(emulator: Emulator, ledger_config_json: str) -> dict[st
         "TEAM_TOPIC_ARN": emulator.topics["team"],
         "ADMIN_TOPIC_ARN": emulator.topics["admin"],
         "LEDGER_CONFIG": ledger_config_json,
+        "REPORT_BUCKET": REPORT_BUCKET,
         "POWERTOOLS_SERVICE_NAME": "costtracker",
         "POWERTOOLS_METRICS_NAMESPACE": "CostTracker",
     }

@@ -16,7 +16,8 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -26,8 +27,17 @@ from shared import runtime
 from shared.budgets import Budget
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
-from shared.event_patterns import EVENT_RULES, SCHEDULES, Schedule, checkpoint_rule, matches
+from shared.event_patterns import (
+    EVENT_RULES,
+    SCHEDULES,
+    Schedule,
+    checkpoint_rule,
+    matches,
+    schedules,
+)
+from shared.reports import DirectoryReportStore
 from shared.services.jobs import get_job_cost, jobs_active_between
+from shared.services.summaries import publish_summary, summaries_between
 from shared.views import iso, job_summary
 
 Handler = Callable[[Any, Any], Any]
@@ -120,6 +130,7 @@ class Replayer:
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
         self.rules = {**EVENT_RULES, "checkpoint": checkpoint_rule(buckets)}
+        self.schedules = schedules(runtime.current_settings().config.summary.time_utc)
 
     def handler(self, function: str) -> Handler:
         if function not in self._handlers:
@@ -142,7 +153,7 @@ class Replayer:
         if to <= now:
             return
         due: list[tuple[datetime, Schedule]] = [
-            (at, s) for s in SCHEDULES for at in s.due_between(now, to)
+            (at, s) for s in self.schedules for at in s.due_between(now, to)
         ]
         for at, schedule in sorted(due, key=lambda d: (d[0], d[1].function)):
             quiet = self.quiet_until.get(schedule.function)
@@ -219,12 +230,26 @@ def _event_time(event: Any) -> datetime | None:
         return None
 
 
-def report(replayer: Replayer) -> dict[str, Any]:
-    """The replay contract's document, accrued to the simulated clock's final time."""
+def report(replayer: Replayer, focus_dir: Path | None = None) -> dict[str, Any]:
+    """The replay contract's document, accrued to the simulated clock's final time.
+
+    Daily summaries cover every whole UTC day before the end, as the ledger knows them
+    then (a late event for a past day is in); with ``focus_dir`` the day's files (FOCUS
+    CSV and metadata, summary JSON and CSV) are written there as the stack writes to S3.
+    """
     now = replayer.clock.now()
     settings = runtime.current_settings()
     alerts = collect_alerts(replayer.emulator)
     times = replayer.scenario.event_times()
+    last_whole_day = now.date() - timedelta(days=1)
+    summaries = []
+    if times and min(times).date() <= last_whole_day:
+        for summary, rows in summaries_between(
+            runtime.ledger(), settings.config, min(times).date(), last_whole_day, now
+        ):
+            summaries.append(summary)
+            if focus_dir is not None:
+                publish_summary(summary, rows, DirectoryReportStore(focus_dir), None)
     first_day: date = min(times).date() if times else now.date()
     jobs = []
     for job_id in sorted(jobs_active_between(runtime.ledger(), first_day, now.date())):
@@ -233,7 +258,7 @@ def report(replayer: Replayer) -> dict[str, Any]:
         "as_of": iso(now),
         "jobs": jobs,
         "alerts": alerts["alerts"],
-        "daily_summaries": [],
+        "daily_summaries": summaries,
         "resolved_alerts": alerts["resolved"],
         "anomaly_alerts": alerts["anomalies"],
         "admin_alerts": alerts["admin"],
@@ -334,9 +359,10 @@ def replay(
     base_config: LedgerConfig | None = None,
     verbose: bool = False,
     skip_quiet: bool = True,
+    focus_dir: Path | None = None,
 ) -> dict[str, Any]:
     """The SPEC document of a scenario. ``skip_quiet=False`` runs every scheduled tick
     (slower; the same document: see the budget tests)."""
     with replay_session(scenario, base_config, verbose, skip_quiet) as replayer:
         replayer.run()
-        return report(replayer)
+        return report(replayer, focus_dir)

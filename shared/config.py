@@ -193,6 +193,13 @@ class BudgetingConfig(_Config):
     anomaly_min_history_days: int = Field(default=3, ge=1, le=7)
 
 
+class SummaryConfig(_Config):
+    """The daily summary: when it runs (UTC) and which tags every instance must carry."""
+
+    time_utc: str = Field(default="00:15", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
+    required_tags: tuple[str, ...] = ("project", "team", "owner")
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
@@ -201,6 +208,7 @@ class LedgerConfig(_Config):
     utilization: UtilizationConfig = UtilizationConfig()
     auto_stop: AutoStopConfig = AutoStopConfig()
     budgeting: BudgetingConfig = BudgetingConfig()
+    summary: SummaryConfig = SummaryConfig()
     budgets: tuple[Budget, ...] = ()
     prices: PriceOverrides = PriceOverrides()
     # Savings Plans / reservations: fraction off the on-demand list rate, by

@@ -204,6 +204,15 @@ def ebs_window(
     return first_running, end
 
 
+def accrues_ebs(record: InstanceRecord) -> bool:
+    """Has volumes that ran and are not terminated: they cost even while stopped."""
+    return (
+        bool(record.profile.volumes)
+        and any(t.state == "running" for t in record.transitions)
+        and not any(t.state == "terminated" for t in record.transitions)
+    )
+
+
 def instance_cost(record: InstanceRecord, now: datetime) -> InstanceCost:
     """Everything one instance has cost up to ``now``."""
     profile = record.profile
@@ -663,16 +672,11 @@ def first_busy_at(records: Sequence[InstanceRecord]) -> datetime | None:
     return min(busy, default=None)
 
 
-def instance_cost_between(
-    record: InstanceRecord, start: datetime, end: datetime, now: datetime
+def running_cost_between(
+    cost: InstanceCost, start: datetime, end: datetime, now: datetime, *, list_price: bool = False
 ) -> Decimal:
-    """Effective instance + EBS cost accrued inside (start, end], as known at ``now``.
-
-    Running time is split at the window's edges to the second; a segment's billing
-    minimum belongs to the moment it closed. Over the whole lifetime this equals
-    ``instance_cost`` (a day's costs add up to the job's).
-    """
-    cost = instance_cost(record, now)
+    """Effective running cost inside (start, end]: split at the window's edges to the
+    second; a segment's billing minimum belongs to the moment it closed."""
     total = Decimal(0)
     for priced in cost.segments:
         if not priced.steps:
@@ -681,12 +685,20 @@ def instance_cost_between(
         seg_end = segment.end if segment.end is not None else max(now, segment.start)
         lo, hi = max(start, segment.start), min(end, seg_end)
         if lo < hi:
-            total += _integrate(priced.steps, lo, hi)[1]
+            total += _integrate(priced.steps, lo, hi)[0 if list_price else 1]
         if segment.end is not None and start < segment.end <= end:
             extra = priced.billed_seconds - whole_seconds(segment.end - segment.start)
             if extra > 0:
-                rate = _rate_at(priced.steps, segment.end).effective_usd
+                closing = _rate_at(priced.steps, segment.end)
+                rate = closing.list_usd if list_price else closing.effective_usd
                 total += Decimal(extra) * rate / SECONDS_PER_HOUR
+    return total
+
+
+def ebs_cost_between(
+    record: InstanceRecord, start: datetime, end: datetime, now: datetime
+) -> Decimal:
+    total = Decimal(0)
     window = ebs_window(record.transitions, now)
     if window is not None:
         lo, hi = max(start, window[0]), min(end, window[1])
@@ -697,6 +709,16 @@ def instance_cost_between(
                     monthly = volume_rate.effective_usd * volume.size_gib
                     total += prorate_monthly(monthly, lo, hi)
     return total
+
+
+def instance_cost_between(
+    record: InstanceRecord, start: datetime, end: datetime, now: datetime
+) -> Decimal:
+    """Effective instance + EBS cost accrued inside (start, end], as known at ``now``.
+    Over the whole lifetime this equals ``instance_cost`` (days add up to the job)."""
+    return running_cost_between(instance_cost(record, now), start, end, now) + ebs_cost_between(
+        record, start, end, now
+    )
 
 
 def storage_cost_between(
@@ -725,3 +747,40 @@ def spend_between(
     return sum((instance_cost_between(r, start, end, now) for r in records), Decimal(0)) + sum(
         (storage_cost_between(o, start, end, now) for o in checkpoints), Decimal(0)
     )
+
+
+def clip(windows: Sequence[Interval], start: datetime, end: datetime) -> list[Interval]:
+    return [(max(lo, start), min(hi, end)) for lo, hi in windows if lo < end and hi > start]
+
+
+def job_day_breakdown(
+    records: Sequence[InstanceRecord],
+    checkpoints: Sequence[CheckpointObject],
+    start: datetime,
+    end: datetime,
+    now: datetime,
+) -> dict[str, Decimal]:
+    """A job's costs inside (start, end]: instance, EBS, checkpoint storage, and the
+    rerun and idle portions of its instance cost that fall in the window."""
+    costs = {r.instance_id: instance_cost(r, now) for r in records}
+    instance = sum((running_cost_between(c, start, end, now) for c in costs.values()), Decimal(0))
+    ebs = sum((ebs_cost_between(r, start, end, now) for r in records), Decimal(0))
+    storage = sum((storage_cost_between(o, start, end, now) for o in checkpoints), Decimal(0))
+    starts = [s.segment.start for c in costs.values() for s in c.segments]
+    windows, _ = rerun_windows(records, checkpoints, min(starts) if starts else None, now)
+    rerun = cost_inside(list(costs.values()), clip(windows, start, end), now)
+    idle = sum(
+        (
+            cost_inside([costs[r.instance_id]], clip(idle_windows(r, now), start, end), now)
+            for r in records
+        ),
+        Decimal(0),
+    )
+    return {
+        "instance": instance,
+        "ebs": ebs,
+        "checkpoint_storage": storage,
+        "total": instance + ebs + storage,
+        "wasted_rerun": rerun,
+        "wasted_idle": idle,
+    }

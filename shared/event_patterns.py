@@ -80,28 +80,42 @@ class Schedule:
             k += 1
 
 
-SCHEDULES: tuple[Schedule, ...] = (
-    Schedule(
-        "day_boundary", timedelta(days=1), description="mark running jobs active on the new UTC day"
-    ),
-    Schedule(
-        "price_backfill",
-        timedelta(hours=1),
-        timedelta(minutes=5),
-        description="price unpriced segments; alert admins of missing prices",
-    ),
-    Schedule(
-        "budget_tick",
-        timedelta(minutes=1),
-        description="budgets: alert within a minute of a threshold crossing; forecasts",
-    ),
-    Schedule(
-        "alarm_sweep",
-        timedelta(hours=1),
-        timedelta(minutes=35),
-        description="delete orphan utilization alarms; re-consider auto-stop",
-    ),
-)
+def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
+    """The stack's schedules; the daily summary runs at the configured UTC time."""
+    hour, minute = (int(part) for part in summary_time_utc.split(":"))
+    return (
+        Schedule(
+            "day_boundary",
+            timedelta(days=1),
+            description="mark running jobs active on the new UTC day",
+        ),
+        Schedule(
+            "price_backfill",
+            timedelta(hours=1),
+            timedelta(minutes=5),
+            description="price unpriced segments; alert admins of missing prices",
+        ),
+        Schedule(
+            "budget_tick",
+            timedelta(minutes=1),
+            description="budgets: alert within a minute of a threshold crossing; forecasts",
+        ),
+        Schedule(
+            "alarm_sweep",
+            timedelta(hours=1),
+            timedelta(minutes=35),
+            description="delete orphan utilization alarms; re-consider auto-stop",
+        ),
+        Schedule(
+            "daily_summary",
+            timedelta(days=1),
+            timedelta(hours=hour, minutes=minute),
+            description="the previous UTC day's tagged summary and FOCUS export",
+        ),
+    )
+
+
+SCHEDULES: tuple[Schedule, ...] = schedules()
 
 
 def matches(pattern: dict[str, Any], event: Any) -> bool:

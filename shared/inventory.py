@@ -33,10 +33,14 @@ class Ec2Inventory:
             if exc.response.get("Error", {}).get("Code") == "InvalidInstanceID.NotFound":
                 raise InstanceNotFound(instance_id) from exc
             raise
-        found = [i for r in response.get("Reservations", []) for i in r.get("Instances", [])]
+        found = [
+            (r.get("OwnerId", ""), i)
+            for r in response.get("Reservations", [])
+            for i in r.get("Instances", [])
+        ]
         if not found:
             raise InstanceNotFound(instance_id)
-        instance = found[0]
+        account, instance = found[0]
         volume_ids = [
             m["Ebs"]["VolumeId"]
             for m in instance.get("BlockDeviceMappings", [])
@@ -56,6 +60,7 @@ class Ec2Inventory:
             instance_id=instance_id,
             instance_type=instance["InstanceType"],
             region=region,
+            account=account,
             availability_zone=instance.get("Placement", {}).get("AvailabilityZone", ""),
             lifecycle="spot" if instance.get("InstanceLifecycle") == "spot" else "on-demand",
             platform=instance.get("PlatformDetails") or "Linux/UNIX",

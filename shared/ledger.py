@@ -7,6 +7,7 @@ other write is an idempotent ``SET``.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -16,7 +17,7 @@ from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from shared import ledger_schema as schema
 from shared.budgets import Budget
-from shared.costing import fold_segments, instance_cost
+from shared.costing import accrues_ebs, fold_segments, instance_cost, object_spans
 from shared.models import CheckpointObject, InstanceRecord, Rate
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ class Ledger(Protocol):
 
     def open_instances(self) -> Iterator[InstanceRecord]: ...
 
+    def accruing_jobs(self) -> dict[str, dict[str, str]]: ...
+
     def unpriced_instances(self) -> Iterator[InstanceRecord]: ...
 
     def unpriced_checkpoints(self) -> Iterator[CheckpointObject]: ...
@@ -84,6 +87,10 @@ class Ledger(Protocol):
         """Budgets set through the API by id; None marks one deleted through the API."""
 
     def put_budget(self, budget: Budget) -> None: ...
+
+    def put_summary(self, day: date, summary: dict[str, Any]) -> None: ...
+
+    def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]: ...
 
     def delete_budget(self, budget_id: str) -> None: ...
 
@@ -127,6 +134,9 @@ def instance_item(record: InstanceRecord) -> dict[str, Any]:
     ]
     if open_segments:
         item[schema.OPEN_INDEX.partition_key] = "OPEN"
+        item[schema.OPEN_INDEX.sort_key] = f"{record.job_id}#{iid}"
+    elif accrues_ebs(record):  # stopped, not terminated: its volumes still cost
+        item[schema.OPEN_INDEX.partition_key] = "ACCRUING"
         item[schema.OPEN_INDEX.sort_key] = f"{record.job_id}#{iid}"
     if cost.unpriced:
         item[schema.UNPRICED_INDEX.partition_key] = "UNPRICED"
@@ -299,6 +309,15 @@ class DynamoDbLedger:
         for item in self._query_index(schema.OPEN_INDEX, "OPEN"):
             yield _record_of(item)
 
+    def accruing_jobs(self) -> dict[str, dict[str, str]]:
+        """Jobs whose stopped instances' volumes or stored checkpoints still cost, with the
+        tags of their instances where known."""
+        jobs: dict[str, dict[str, str]] = {}
+        for item in self._query_index(schema.OPEN_INDEX, "ACCRUING"):
+            tags = _record_of(item).profile.tags if item.get("kind") == "instance" else {}
+            jobs.setdefault(str(item["job_id"]), {}).update(tags)
+        return jobs
+
     def unpriced_instances(self) -> Iterator[InstanceRecord]:
         for item in self._query_index(schema.UNPRICED_INDEX, "UNPRICED"):
             if item.get("kind") == "instance":
@@ -365,6 +384,9 @@ class DynamoDbLedger:
             schema.JOB_INDEX.partition_key: f"JOB#{obj.job_id}",
             schema.JOB_INDEX.sort_key: f"CKPT#{obj.bucket}/{obj.key}",
         }
+        if any(span.end is None for span in object_spans(obj)):  # stored: it still costs
+            item[schema.OPEN_INDEX.partition_key] = "ACCRUING"
+            item[schema.OPEN_INDEX.sort_key] = f"{obj.job_id}#s3://{obj.bucket}/{obj.key}"
         if obj.rate is None and obj.writes:
             item[schema.UNPRICED_INDEX.partition_key] = "UNPRICED"
             item[schema.UNPRICED_INDEX.sort_key] = f"s3#{obj.region}#{obj.bucket}/{obj.key}"
@@ -427,6 +449,33 @@ class DynamoDbLedger:
             "deleted": True,
         }
         self._client.put_item(TableName=self._table, Item=_to_ddb(item))
+
+    # -- daily summaries (GetItem / BatchGetItem by date) --------------------------------
+    def put_summary(self, day: date, summary: dict[str, Any]) -> None:
+        item = {
+            schema.PARTITION_KEY: f"SUMMARY#{day.isoformat()}",
+            schema.SORT_KEY: "SUMMARY",
+            "kind": "summary",
+            "summary": json.dumps(summary),
+        }
+        self._client.put_item(TableName=self._table, Item=_to_ddb(item))
+
+    def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
+        found: dict[date, dict[str, Any]] = {}
+        keys = [
+            {schema.PARTITION_KEY: f"SUMMARY#{d.isoformat()}", schema.SORT_KEY: "SUMMARY"}
+            for d in days
+        ]
+        for start in range(0, len(keys), 100):
+            request = {self._table: {"Keys": [_to_ddb(k) for k in keys[start : start + 100]]}}
+            while request:
+                response = self._client.batch_get_item(RequestItems=request)
+                for raw in response.get("Responses", {}).get(self._table, []):
+                    item = _from_ddb(raw)
+                    day = date.fromisoformat(str(item["pk"]).removeprefix("SUMMARY#"))
+                    found[day] = json.loads(item["summary"])
+                request = response.get("UnprocessedKeys") or {}
+        return found
 
 
 def checkpoint_key(bucket: str, key: str) -> dict[str, str]:

@@ -11,11 +11,13 @@ Access patterns (all Query or GetItem, never Scan):
 | 4 | jobs of a project / team in a date range | Query project-/team-index pk=<key>#<value>, |
 |  |  | sk between <from> and <to>~ |
 | 5 | open segments (to accrue, split at days) | Query open-index pk=OPEN (sparse) |
+| 5b | jobs accruing with nothing running (volumes, checkpoints) | open-index pk=ACCRUING |
 | 6 | segments still waiting for a price | Query unpriced-index pk=UNPRICED (sparse) |
 | 7 | a cached price | GetItem pk=PRICE#<kind>#<region>#<key>, sk=PRICE |
 | 8 | a checkpoint object's record (event path) | GetItem pk=CKPT#<bucket>/<key> |
 | 9 | objects in checkpoint buckets naming no job | Query pk=UNMATCHED |
 | 10 | budgets set through the API | Query pk=BUDGETS |
+| 11 | daily summaries of given dates | BatchGetItem pk=SUMMARY#<date> |
 
 Items: instance records (pk INST#), checkpoint objects (pk CKPT#; both carry
 the job-index keys, so pattern 2 returns them with the job), job-day markers

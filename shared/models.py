@@ -63,6 +63,7 @@ class InstanceProfile(Frozen):
     instance_id: str
     instance_type: str
     region: str
+    account: str = ""
     availability_zone: str = ""
     lifecycle: Literal["on-demand", "spot"] = "on-demand"
     platform: str = "Linux/UNIX"

@@ -65,6 +65,16 @@ def notifier() -> Any:
 
 
 @cache
+def report_store() -> Any:
+    from shared.reports import S3ReportStore
+
+    bucket = os.environ.get("REPORT_BUCKET", "")
+    if not bucket:
+        raise RuntimeError("REPORT_BUCKET is not set: the daily reports have nowhere to go")
+    return S3ReportStore(client("s3"), bucket)
+
+
+@cache
 def alarms() -> Any:
     from shared.alarms import CloudWatchAlarms
 
@@ -104,4 +114,5 @@ def reset() -> None:
     ledger.cache_clear()
     notifier.cache_clear()
     alarms.cache_clear()
+    report_store.cache_clear()
     stopper.cache_clear()

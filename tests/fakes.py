@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime
+from typing import Any
 
 from shared.budgets import Budget
-from shared.costing import fold_segments, instance_cost
+from shared.costing import accrues_ebs, fold_segments, instance_cost, object_spans
 from shared.ledger import JobItems, VersionConflict
 from shared.models import CheckpointObject, InstanceProfile, InstanceRecord, Rate
 from shared.notify import Alert
@@ -23,6 +24,7 @@ class InMemoryLedger:
         self.checkpoints: dict[tuple[str, str], CheckpointObject] = {}
         self.unmatched: dict[tuple[str, str], str] = {}
         self.budgets: dict[str, Budget | None] = {}
+        self.summaries: dict[date, dict[str, Any]] = {}
         self.writes = 0
 
     def get_instance(self, instance_id: str) -> InstanceRecord | str | None:
@@ -96,6 +98,17 @@ class InMemoryLedger:
             if any(s.end is None for s in fold_segments(r.instance_id, r.transitions)):
                 yield r
 
+    def accruing_jobs(self) -> dict[str, dict[str, str]]:
+        jobs: dict[str, dict[str, str]] = {}
+        for r in self._records():
+            running = any(s.end is None for s in fold_segments(r.instance_id, r.transitions))
+            if accrues_ebs(r) and not running:
+                jobs.setdefault(r.job_id, {}).update(r.profile.tags)
+        for c in self.checkpoints.values():
+            if any(s.end is None for s in object_spans(c)):
+                jobs.setdefault(c.job_id, {})
+        return jobs
+
     def unpriced_instances(self) -> Iterator[InstanceRecord]:
         for r in self._records():
             latest = max((t.at for t in r.transitions), default=None)
@@ -115,6 +128,12 @@ class InMemoryLedger:
 
     def delete_budget(self, budget_id: str) -> None:
         self.budgets[budget_id] = None
+
+    def put_summary(self, day: date, summary: dict[str, Any]) -> None:
+        self.summaries[day] = summary
+
+    def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
+        return {d: self.summaries[d] for d in days if d in self.summaries}
 
     def get_price(self, key: str) -> Rate | None:
         return self.prices.get(key)

@@ -182,6 +182,7 @@ class LambdaFactory(Construct):
         timeout: Duration,
         asynchronous: bool,
         description: str = "",
+        extra_environment: Mapping[str, str] | None = None,
     ) -> LedgerFunction:
         """``functions/<name>`` as a function; ``asynchronous`` adds the DLQ and retries."""
         source = FUNCTIONS_DIR / name
@@ -228,7 +229,7 @@ class LambdaFactory(Construct):
             layers=[self.layer],
             role=role,
             log_group=log_group,
-            environment=dict(self._environment),
+            environment={**self._environment, **(extra_environment or {})},
             tracing=lambda_.Tracing.ACTIVE,
             memory_size=256,
             timeout=timeout,

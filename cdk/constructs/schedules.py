@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from aws_cdk import Duration
 from aws_cdk import aws_events as events
@@ -10,16 +10,21 @@ from aws_cdk import aws_events_targets as targets
 from constructs import Construct
 
 from cdk.constructs.lambda_factory import LedgerFunction, _pascal
-from shared.event_patterns import SCHEDULES
+from shared.event_patterns import Schedule
 
 
 class Schedules(Construct):
     def __init__(
-        self, scope: Construct, construct_id: str, *, functions: Mapping[str, LedgerFunction]
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        functions: Mapping[str, LedgerFunction],
+        schedules: Sequence[Schedule],
     ) -> None:
         super().__init__(scope, construct_id)
         self.rules: dict[str, events.Rule] = {}
-        for schedule in SCHEDULES:
+        for schedule in schedules:
             target = functions[schedule.function]
             if target.dead_letter_queue is None:
                 raise ValueError(f"{schedule.function} is scheduled and must be asynchronous")

@@ -190,6 +190,50 @@ def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[st
     return {"budget_id": budget_id, "deleted": True}
 
 
+@app.get("/summaries/<day>")
+def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
+    """The stored daily summary of one UTC day (written by the daily run or a backfill)."""
+    found = runtime.ledger().get_summaries([day])
+    if day not in found:
+        raise NotFoundError(f"no summary for {day.isoformat()} (yet)")
+    return found[day]
+
+
+@app.get("/summaries")
+def list_summaries(
+    from_: Annotated[date, Query(alias="from")],
+    to: Annotated[date, Query()],
+    group_by: Annotated[str | None, Query(max_length=128)] = None,
+) -> dict[str, Any]:
+    """Daily totals over a range (at most 93 days); ``group_by`` a grouping tag key gives
+    each day's split by that tag."""
+    if from_ > to:
+        raise BadRequestError("from: must not be after to")
+    if (to - from_).days >= MAX_RANGE_DAYS:
+        raise BadRequestError(f"from: the range may span at most {MAX_RANGE_DAYS} days")
+    keys = runtime.current_settings().config.tracking.grouping_tag_keys
+    if group_by is not None and group_by not in keys:
+        raise BadRequestError(f"group_by: not a grouping tag key (one of {', '.join(keys)})")
+    days = [from_ + timedelta(days=n) for n in range((to - from_).days + 1)]
+    found = runtime.ledger().get_summaries(days)
+    out = []
+    for day in days:
+        summary = found.get(day)
+        if summary is None:
+            out.append({"date": day.isoformat(), "available": False})
+            continue
+        entry = {
+            "date": day.isoformat(),
+            "available": True,
+            "total_usd": summary["total_usd"],
+            "untagged_usd": summary["untagged_usd"],
+        }
+        if group_by is not None:
+            entry["by_tag"] = summary["by_tag"].get(group_by, {})
+        out.append(entry)
+    return {"from": from_.isoformat(), "to": to.isoformat(), "group_by": group_by, "days": out}
+
+
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -285,7 +285,8 @@ def test_each_publisher_publishes_only_to_its_own_topic(synthesized: Synthesized
     }  # fmt: skip
     expected = {"price_backfill": [{"Ref": topics["Admin"]}],
                 "alarm_state": [{"Ref": topics["Team"]}],
-                "budget_tick": [{"Ref": topics["Finance"]}]}  # fmt: skip
+                "budget_tick": [{"Ref": topics["Finance"]}],
+                "daily_summary": [{"Ref": topics["Finance"]}]}  # fmt: skip
     for name in ALL_FUNCTIONS:
         publish = [
             s for s in role_statements(synthesized, name) if "sns:Publish" in _as_list(s["Action"])
@@ -381,3 +382,27 @@ def test_topics_are_kms_encrypted_and_tls_only(synthesized: Synthesized) -> None
             }:
                 tls_only |= {t["Ref"] for t in policy["Properties"]["Topics"]}
     assert tls_only == set(topics)
+
+
+def test_reports_bucket_is_versioned_encrypted_private_ssl_only_with_lifecycle(
+    synthesized: Synthesized,
+) -> None:
+    buckets = synthesized.resources("AWS::S3::Bucket")
+    (reports,) = [b for k, b in buckets.items() if "/Reports/Reports/" in synthesized.path_of(k)]
+    props = reports["Properties"]
+    assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+    assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"]
+    assert props["PublicAccessBlockConfiguration"] == {
+        "BlockPublicAcls": True, "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True, "RestrictPublicBuckets": True}
+    assert props["LifecycleConfiguration"]["Rules"]
+    assert "LoggingConfiguration" in props
+    assert reports["DeletionPolicy"] == "Retain"
+    policies = synthesized.resources("AWS::S3::BucketPolicy")
+    assert any("aws:SecureTransport" in json.dumps(p) for p in policies.values())
+
+
+def test_only_the_daily_summary_writes_reports(synthesized: Synthesized) -> None:
+    for name in ALL_FUNCTIONS:
+        puts = _statements_with(synthesized, name, "s3:PutObject")
+        assert bool(puts) == (name == "daily_summary"), name

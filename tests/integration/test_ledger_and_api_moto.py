@@ -184,3 +184,23 @@ def test_day_boundary_and_backfill_handlers_run_on_schedule_events(aws: dict[str
     assert day_boundary(event, _Context()) == {"day": "2026-11-02", "jobs_marked": 1}
     ledger = DynamoDbLedger(aws["client"], TABLE)
     assert ledger.jobs_active_on(date(2026, 11, 2)) == ["llama"]
+
+
+def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, Any]) -> None:
+    from shared.services.summaries import summarize_day
+
+    send(aws, "e1", 0, "running")
+    ledger = DynamoDbLedger(aws["client"], TABLE)
+    summary, _ = summarize_day(ledger, CONFIG, date(2026, 11, 1), T0 + timedelta(days=1))
+    ledger.put_summary(date(2026, 11, 1), summary)
+    status, body = api("/summaries/2026-11-01")
+    assert status == 200 and body["total_usd"] == summary["total_usd"]
+    status, body = api("/summaries", {"from": "2026-11-01", "to": "2026-11-02",
+                                      "group_by": "team"})
+    assert status == 200
+    assert body["days"][0]["by_tag"] == {"nlp": summary["total_usd"]}
+    assert body["days"][1] == {"date": "2026-11-02", "available": False}
+    assert api("/summaries/2026-11-09")[0] == 404
+    assert api("/summaries", {"from": "2026-11-02", "to": "2026-11-01"})[0] == 400
+    assert api("/summaries", {"from": "2026-11-01", "to": "2026-11-02",
+                              "group_by": "colour"})[0] == 400

@@ -1,0 +1,36 @@
+"""Daily (configurable UTC time): the previous day's tagged summary, JSON/CSV/FOCUS to S3,
+a summary item for the API, and one message to finance."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import runtime
+from shared.clock import utc
+from shared.edge import parse_event
+from shared.events import ScheduledEvent
+from shared.services.summaries import publish_summary, summarize_day
+
+logger = Logger(service="costtracker")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    parsed = parse_event(event, ScheduledEvent, logger)
+    now = utc(parsed.time)
+    day = now.date() - timedelta(days=1)
+    ledger = runtime.ledger()
+    history = {
+        d: Decimal(s["total_usd"])
+        for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
+    }
+    summary, rows = summarize_day(ledger, runtime.current_settings().config, day, now, history)
+    ledger.put_summary(day, summary)
+    keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier())
+    logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})
+    return {"day": day.isoformat(), "total_usd": summary["total_usd"], "objects": keys}

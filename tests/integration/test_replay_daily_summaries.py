@@ -1,0 +1,125 @@
+"""Daily summaries over three UTC days, segments across both midnights: hand-worked.
+
+Scenario tests/scenarios/three_days.json (make_three_days.py), until 2026-11-04T00:00Z.
+alpha-pretrain (project alpha): trn1.32xlarge $21.50/h, running 11-01 20:00 -> stopped
+  11-03 04:00; 100 GiB gp3 at $0.08 accrues from 20:00 on, stopped time included
+  ($8/month, November = 2,592,000 s).
+beta-sweep (project beta): p5.48xlarge spot $20/h: 11-02 12:00:00-12:00:30 (30 s, billed
+  60 s on 11-02) and 11-02 23:59:30-11-03 00:00:20 (30 s on 11-02, 20 s + the 10 s
+  minimum top-up on 11-03, the day it closed).
+untagged:i-0c3d0000000000cc3: p4d.24xlarge (snapshot $21.957642/h), 11-03 10:00-11:00.
+
+11-01: 4 h x 21.50 = 86 + EBS 14,400 s x 8 / 2,592,000 = 0.044444444 -> 86.044444444
+11-02: 516 + EBS 0.266666667 + beta 0.333333333 + 0.166666667      -> 516.766666667
+11-03: 86 + EBS 0.266666667 + beta 0.166666667 + untagged 21.957642 -> 108.390975333
+Sum 711.202086444 = the jobs' totals.
+"""
+
+from __future__ import annotations
+
+import csv
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from costtracker.replay import replay
+from costtracker.scenario import Scenario
+from shared.focus import MANDATORY, check_rows
+from tests.integration.conftest import results, scenario_dict
+
+TOL = Decimal("1e-6")
+EBS_DAY = Decimal(86400) * 8 / 2592000
+SPOT_SECOND = Decimal(20) / 3600
+EXPECTED = {
+    "2026-11-01": {"total": Decimal(86) + Decimal(14400) * 8 / 2592000,
+                   "alpha": Decimal(86) + Decimal(14400) * 8 / 2592000, "beta": None,
+                   "untagged": Decimal(0)},
+    "2026-11-02": {"total": Decimal(516) + EBS_DAY + 90 * SPOT_SECOND,
+                   "alpha": Decimal(516) + EBS_DAY, "beta": 90 * SPOT_SECOND,
+                   "untagged": Decimal(0)},
+    "2026-11-03": {"total": Decimal(86) + EBS_DAY + 30 * SPOT_SECOND + Decimal("21.957642"),
+                   "alpha": Decimal(86) + EBS_DAY, "beta": 30 * SPOT_SECOND,
+                   "untagged": Decimal("21.957642")},
+}
+
+
+@pytest.fixture(scope="module")
+def document(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    focus = tmp_path_factory.mktemp("focus")
+    doc = replay(Scenario.model_validate(scenario_dict("three_days.json")), focus_dir=focus)
+    doc["_focus_dir"] = str(focus)
+    return doc
+
+
+def test_each_day_and_tag_split_equals_the_hand_calculation(document: dict[str, Any]) -> None:
+    summaries = {s["date"]: s for s in document["daily_summaries"]}
+    assert list(summaries) == list(EXPECTED)
+    for day, expected in EXPECTED.items():
+        summary = summaries[day]
+        assert abs(Decimal(summary["total_usd"]) - expected["total"]) <= TOL, day
+        projects = summary["by_tag"].get("project", {})
+        assert abs(Decimal(projects["alpha"]) - expected["alpha"]) <= TOL, day
+        if expected["beta"] is None:
+            assert "beta" not in projects
+        else:
+            assert abs(Decimal(projects["beta"]) - expected["beta"]) <= TOL, day
+        assert abs(Decimal(summary["untagged_usd"]) - expected["untagged"]) <= TOL, day
+
+
+def test_days_add_up_to_the_jobs_totals(document: dict[str, Any]) -> None:
+    days = sum(Decimal(s["total_usd"]) for s in document["daily_summaries"])
+    jobs = sum(Decimal(j["cost_usd"]["total"]) for j in document["jobs"])
+    assert abs(days - jobs) <= TOL
+    assert abs(days - Decimal("711.202086444")) <= TOL
+
+
+def test_untagged_instances_and_tag_compliance_are_listed(document: dict[str, Any]) -> None:
+    third = document["daily_summaries"][2]
+    assert third["untagged_instances"] == ["i-0c3d0000000000cc3"]
+    missing = {c["instance_id"]: c["missing"] for c in third["tag_compliance"]}
+    assert missing["i-0c3d0000000000bb2"] == ["owner"]
+    assert missing["i-0c3d0000000000cc3"] == ["project", "team", "owner"]
+    assert third["change_vs_previous_day_usd"] is not None
+
+
+def test_focus_csv_passes_the_column_rules(document: dict[str, Any]) -> None:
+    root = Path(document["_focus_dir"])
+    for day in EXPECTED:
+        path = root / "focus" / day.replace("-", "/") / "focus-1.2.csv"
+        with path.open() as handle:
+            rows = list(csv.DictReader(handle))
+        assert rows, day
+        assert set(MANDATORY) <= set(rows[0])
+        assert check_rows(rows) == []
+        assert all(r["BillingAccountId"] == "123456789012" for r in rows)  # text, not 1.2e11
+        billed = sum(Decimal(r["BilledCost"]) for r in rows)
+        assert abs(billed - EXPECTED[day]["total"]) <= Decimal("1e-6"), day
+
+
+def test_focus_checker_catches_broken_rows() -> None:
+    good = {name: "" for name in MANDATORY}
+    good.update({"BilledCost": "1", "EffectiveCost": "1", "ListCost": "1", "ContractedCost": "1",
+                 "BillingAccountId": "1", "BillingCurrency": "USD", "ChargeCategory": "Usage",
+                 "ChargePeriodStart": "2026-11-01T00:00:00Z",
+                 "ChargePeriodEnd": "2026-11-02T00:00:00Z",
+                 "BillingPeriodStart": "2026-11-01T00:00:00Z",
+                 "BillingPeriodEnd": "2026-12-01T00:00:00Z", "InvoiceIssuerName": "AWS",
+                 "ProviderName": "AWS", "PublisherName": "AWS", "ServiceCategory": "Compute",
+                 "ServiceName": "EC2", "x_Estimated": "true", "x_JobId": "j"})
+    assert check_rows([good]) == []
+    bad = {**good, "BilledCost": "-1", "ChargePeriodEnd": "2026-12-02T00:00:00Z",
+           "ServiceCategory": "Spaceships", "Tags": "[1]"}
+    problems = " ".join(check_rows([bad]))
+    for expected in ("negative", "inside BillingPeriod", "ServiceCategory", "JSON object"):
+        assert expected in problems
+
+
+def test_shuffled_and_duplicated_delivery_gives_the_same_summaries(
+    document: dict[str, Any],
+) -> None:
+    shuffled = replay(Scenario.model_validate(scenario_dict("three_days_shuffled.json")))
+    ours = {k: v for k, v in results(document).items() if k != "_focus_dir"}
+    assert results(shuffled)["daily_summaries"] == ours["daily_summaries"]
+    assert results(shuffled)["jobs"] == ours["jobs"]
