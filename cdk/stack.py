@@ -30,6 +30,7 @@ from shared.event_patterns import EVENT_RULES, SCHEDULES, schedules
 # only accept Resource "*"), so they cannot be scoped further.
 INSTANCE_READ_ACTIONS = ("ec2:DescribeInstances", "ec2:DescribeVolumes")
 PRICE_READ_ACTIONS = ("ec2:DescribeSpotPriceHistory", "pricing:GetProducts")
+# ce:GetCostAndUsage likewise only accepts Resource "*".
 UNSCOPED_REASON = (
     "{actions}: read-only EC2 Describe* and Price List GetProducts actions do not "
     "support resource-level permissions; AWS requires Resource '*' for them."
@@ -97,6 +98,11 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
         publishes_finance_alerts=True,
     ),
     "day_boundary": AsyncFunctionSpec(300, "mark running jobs active on the new UTC day"),
+    "reconcile": AsyncFunctionSpec(
+        300,
+        "reconcile settled days with Cost Explorer (opt-in)",
+        ("ce:GetCostAndUsage",),
+    ),
     "daily_summary": AsyncFunctionSpec(
         300,
         "the previous day's tagged summary and FOCUS export",

@@ -200,6 +200,14 @@ class SummaryConfig(_Config):
     required_tags: tuple[str, ...] = ("project", "team", "owner")
 
 
+class ReconcileConfig(_Config):
+    """Reconciliation with Cost Explorer (opt-in: each request costs $0.01)."""
+
+    enabled: bool = False
+    # Days after which a day's bill is expected to be final.
+    settle_days: int = Field(default=2, ge=1, le=30)
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
@@ -209,6 +217,7 @@ class LedgerConfig(_Config):
     auto_stop: AutoStopConfig = AutoStopConfig()
     budgeting: BudgetingConfig = BudgetingConfig()
     summary: SummaryConfig = SummaryConfig()
+    reconcile: ReconcileConfig = ReconcileConfig()
     budgets: tuple[Budget, ...] = ()
     prices: PriceOverrides = PriceOverrides()
     # Savings Plans / reservations: fraction off the on-demand list rate, by

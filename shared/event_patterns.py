@@ -112,6 +112,12 @@ def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
             timedelta(hours=hour, minutes=minute),
             description="the previous UTC day's tagged summary and FOCUS export",
         ),
+        Schedule(
+            "reconcile",
+            timedelta(days=1),
+            timedelta(hours=6),
+            description="reconcile settled days with Cost Explorer (opt-in)",
+        ),
     )
 
 

@@ -90,6 +90,10 @@ class Ledger(Protocol):
 
     def put_summary(self, day: date, summary: dict[str, Any]) -> None: ...
 
+    def put_reconciliation(self, day: date, result: dict[str, Any]) -> None: ...
+
+    def get_reconciliations(self, days: Sequence[date]) -> dict[date, dict[str, Any]]: ...
+
     def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]: ...
 
     def delete_budget(self, budget_id: str) -> None: ...
@@ -450,21 +454,32 @@ class DynamoDbLedger:
         }
         self._client.put_item(TableName=self._table, Item=_to_ddb(item))
 
-    # -- daily summaries (GetItem / BatchGetItem by date) --------------------------------
+    # -- daily summaries and reconciliations (GetItem / BatchGetItem by date) ----------
     def put_summary(self, day: date, summary: dict[str, Any]) -> None:
+        self._put_dated("SUMMARY", day, summary)
+
+    def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
+        return self._get_dated("SUMMARY", days)
+
+    def put_reconciliation(self, day: date, result: dict[str, Any]) -> None:
+        self._put_dated("RECONCILIATION", day, result)
+
+    def get_reconciliations(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
+        return self._get_dated("RECONCILIATION", days)
+
+    def _put_dated(self, kind: str, day: date, document: dict[str, Any]) -> None:
         item = {
-            schema.PARTITION_KEY: f"SUMMARY#{day.isoformat()}",
-            schema.SORT_KEY: "SUMMARY",
-            "kind": "summary",
-            "summary": json.dumps(summary),
+            schema.PARTITION_KEY: f"{kind}#{day.isoformat()}",
+            schema.SORT_KEY: kind,
+            "kind": kind.lower(),
+            "document": json.dumps(document),
         }
         self._client.put_item(TableName=self._table, Item=_to_ddb(item))
 
-    def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
+    def _get_dated(self, kind: str, days: Sequence[date]) -> dict[date, dict[str, Any]]:
         found: dict[date, dict[str, Any]] = {}
         keys = [
-            {schema.PARTITION_KEY: f"SUMMARY#{d.isoformat()}", schema.SORT_KEY: "SUMMARY"}
-            for d in days
+            {schema.PARTITION_KEY: f"{kind}#{d.isoformat()}", schema.SORT_KEY: kind} for d in days
         ]
         for start in range(0, len(keys), 100):
             request = {self._table: {"Keys": [_to_ddb(k) for k in keys[start : start + 100]]}}
@@ -472,8 +487,8 @@ class DynamoDbLedger:
                 response = self._client.batch_get_item(RequestItems=request)
                 for raw in response.get("Responses", {}).get(self._table, []):
                     item = _from_ddb(raw)
-                    day = date.fromisoformat(str(item["pk"]).removeprefix("SUMMARY#"))
-                    found[day] = json.loads(item["summary"])
+                    day = date.fromisoformat(str(item["pk"]).removeprefix(f"{kind}#"))
+                    found[day] = json.loads(item["document"])
                 request = response.get("UnprocessedKeys") or {}
         return found
 

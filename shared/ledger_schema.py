@@ -18,6 +18,7 @@ Access patterns (all Query or GetItem, never Scan):
 | 9 | objects in checkpoint buckets naming no job | Query pk=UNMATCHED |
 | 10 | budgets set through the API | Query pk=BUDGETS |
 | 11 | daily summaries of given dates | BatchGetItem pk=SUMMARY#<date> |
+| 12 | reconciliations with the bill | BatchGetItem pk=RECONCILIATION#<date> |
 
 Items: instance records (pk INST#), checkpoint objects (pk CKPT#; both carry
 the job-index keys, so pattern 2 returns them with the job), job-day markers

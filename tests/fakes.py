@@ -25,6 +25,7 @@ class InMemoryLedger:
         self.unmatched: dict[tuple[str, str], str] = {}
         self.budgets: dict[str, Budget | None] = {}
         self.summaries: dict[date, dict[str, Any]] = {}
+        self.reconciliations: dict[date, dict[str, Any]] = {}
         self.writes = 0
 
     def get_instance(self, instance_id: str) -> InstanceRecord | str | None:
@@ -134,6 +135,12 @@ class InMemoryLedger:
 
     def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
         return {d: self.summaries[d] for d in days if d in self.summaries}
+
+    def put_reconciliation(self, day: date, result: dict[str, Any]) -> None:
+        self.reconciliations[day] = result
+
+    def get_reconciliations(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
+        return {d: self.reconciliations[d] for d in days if d in self.reconciliations}
 
     def get_price(self, key: str) -> Rate | None:
         return self.prices.get(key)

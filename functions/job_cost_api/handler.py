@@ -199,6 +199,15 @@ def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
     return found[day]
 
 
+@app.get("/reconciliations/<day>")
+def get_reconciliation(day: Annotated[date, Path()]) -> dict[str, Any]:
+    """A day's estimate against the bill (per job, with the accuracy), once reconciled."""
+    found = runtime.ledger().get_reconciliations([day])
+    if day not in found:
+        raise NotFoundError(f"{day.isoformat()} is not reconciled (yet, or not enabled)")
+    return found[day]
+
+
 @app.get("/summaries")
 def list_summaries(
     from_: Annotated[date, Query(alias="from")],

@@ -31,6 +31,7 @@ UNSCOPABLE = {
     "ec2:DescribeVolumes",
     "ec2:DescribeSpotPriceHistory",
     "pricing:GetProducts",
+    "ce:GetCostAndUsage",
 }
 
 

@@ -1,0 +1,29 @@
+"""Daily (opt-in): reconcile the last settled days with Cost Explorer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import runtime
+from shared.clock import utc
+from shared.edge import parse_event
+from shared.events import ScheduledEvent
+from shared.services.reconcile import CostExplorerBills, reconcile_recent
+
+logger = Logger(service="costtracker")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    parsed = parse_event(event, ScheduledEvent, logger)
+    config = runtime.current_settings().config
+    if not config.reconcile.enabled:
+        return {"enabled": False}
+    bills = CostExplorerBills(runtime.client("ce", "us-east-1"))
+    results = reconcile_recent(runtime.ledger(), config, bills, utc(parsed.time))
+    days = {r["date"]: r["status"] for r in results}
+    logger.info("reconciliation", extra={"days": days})
+    return {"enabled": True, "days": days}

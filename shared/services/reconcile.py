@@ -1,0 +1,149 @@
+"""Reconciliation with the bill (opt-in): Cost Explorer's daily cost by job tag and service,
+once a day is final, against our estimate of the same day.
+
+Each GetCostAndUsage request costs $0.01: one request (paged) per day, and a day that
+Cost Explorer marks final is never asked again (its reconciliation item is the cache).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from typing import Any, Protocol
+
+from shared.config import LedgerConfig
+from shared.costing import job_day_breakdown
+from shared.ledger import Ledger
+from shared.views import iso, money
+
+# Cost Explorer SERVICE values -> the part of our estimate they confirm.
+SERVICE_KINDS = {
+    "Amazon Elastic Compute Cloud - Compute": "instance",
+    "EC2 - Other": "ebs",  # EBS volumes (and EC2-side transfer, NAT, ...)
+    "Amazon Simple Storage Service": "checkpoint_storage",
+    "AmazonCloudWatch": "cloudwatch",
+    "AWS Data Transfer": "data_transfer",
+}
+ESTIMATED_KINDS = ("instance", "ebs", "checkpoint_storage")
+
+
+@dataclass(frozen=True)
+class BilledDay:
+    final: bool  # Cost Explorer's own "Estimated": false
+    by_job: dict[str, dict[str, Decimal]]  # job -> kind -> USD
+
+
+class BillSource(Protocol):
+    def billed_day(self, day: date, job_tag_key: str) -> BilledDay: ...
+
+
+class CostExplorerBills:
+    def __init__(self, ce_client: Any) -> None:
+        self._ce = ce_client
+
+    def billed_day(self, day: date, job_tag_key: str) -> BilledDay:
+        by_job: dict[str, dict[str, Decimal]] = {}
+        final = True
+        token = None
+        while True:
+            kwargs: dict[str, Any] = {
+                "TimePeriod": {
+                    "Start": day.isoformat(),
+                    "End": (day + timedelta(days=1)).isoformat(),
+                },
+                "Granularity": "DAILY",
+                "Metrics": ["UnblendedCost"],
+                "GroupBy": [
+                    {"Type": "TAG", "Key": job_tag_key},
+                    {"Type": "DIMENSION", "Key": "SERVICE"},
+                ],
+            }
+            if token:
+                kwargs["NextPageToken"] = token
+            response = self._ce.get_cost_and_usage(**kwargs)
+            results = response.get("ResultsByTime", [])
+            if not results:
+                final = False
+            for result in results:
+                final = final and not result.get("Estimated", True)
+                for group in result.get("Groups", []):
+                    tag, service = group["Keys"]
+                    job = tag.split("$", 1)[1] if "$" in tag else ""
+                    kind = SERVICE_KINDS.get(service, "other")
+                    usd = Decimal(group["Metrics"]["UnblendedCost"]["Amount"])
+                    per_job = by_job.setdefault(job or "(no job tag)", {})
+                    per_job[kind] = per_job.get(kind, Decimal(0)) + usd
+            token = response.get("NextPageToken")
+            if not token:
+                return BilledDay(final, by_job)
+
+
+def _pct(estimated: Decimal, billed: Decimal) -> str | None:
+    return f"{(estimated - billed) * 100 / billed:.2f}" if billed else None
+
+
+def reconcile_day(
+    ledger: Ledger, config: LedgerConfig, bills: BillSource, day: date, now: datetime
+) -> dict[str, Any]:
+    """Compare one day's estimate with the bill; a final day is stored and never re-asked."""
+    cached = ledger.get_reconciliations([day]).get(day)
+    if cached is not None and cached.get("final"):
+        return cached
+    billed = bills.billed_day(day, config.tracking.job_tag_keys[0])
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    end = start + timedelta(days=1)
+    jobs: dict[str, Any] = {}
+    total_estimated = total_billed = Decimal(0)
+    for job_id in sorted(set(ledger.jobs_active_on(day)) | set(billed.by_job)):
+        items = ledger.job_items(job_id)
+        estimate = (
+            job_day_breakdown(items.instances, items.checkpoints, start, end, now)
+            if items is not None and items.instances
+            else {k: Decimal(0) for k in ESTIMATED_KINDS}
+        )
+        bill = billed.by_job.get(job_id, {})
+        estimated = sum((estimate[k] for k in ESTIMATED_KINDS), Decimal(0))
+        confirmed = sum((bill.get(k, Decimal(0)) for k in ESTIMATED_KINDS), Decimal(0))
+        total_estimated += estimated
+        total_billed += confirmed
+        jobs[job_id] = {
+            "estimated_usd": money(estimated),
+            "billed_usd": money(confirmed),
+            "difference_usd": money(estimated - confirmed),
+            "difference_pct": _pct(estimated, confirmed),
+            "by_kind": {
+                kind: {
+                    "estimated_usd": money(estimate.get(kind, Decimal(0))),
+                    "billed_usd": money(bill.get(kind, Decimal(0))),
+                }
+                for kind in ESTIMATED_KINDS
+            },
+            # Items the events cannot see, now with their billed values.
+            "unconfirmed_billed_usd": {
+                kind: money(bill.get(kind, Decimal(0)))
+                for kind in ("data_transfer", "cloudwatch", "other")
+            },
+            "status": "confirmed" if billed.final else "estimated",
+        }
+    result = {
+        "date": day.isoformat(),
+        "final": billed.final,
+        "status": "confirmed" if billed.final else "estimated",
+        "estimated_usd": money(total_estimated),
+        "billed_usd": money(total_billed),
+        "difference_pct": _pct(total_estimated, total_billed),
+        "jobs": jobs,
+        "checked_at": iso(now),
+    }
+    ledger.put_reconciliation(day, result)
+    return result
+
+
+def reconcile_recent(
+    ledger: Ledger, config: LedgerConfig, bills: BillSource, now: datetime
+) -> list[dict[str, Any]]:
+    """Every day from ``settle_days`` ago back a week that is not yet confirmed."""
+    newest = now.date() - timedelta(days=config.reconcile.settle_days)
+    days = [newest - timedelta(days=n) for n in range(7)]
+    return [reconcile_day(ledger, config, bills, day, now) for day in reversed(days)]

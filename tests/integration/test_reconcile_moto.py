@@ -1,0 +1,110 @@
+"""Reconciliation with the bill against moto's Cost Explorer (canned results)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import boto3
+import pytest
+import requests
+from moto import mock_aws
+
+from shared import ledger_schema, runtime
+from shared.clock import FixedClock
+from shared.config import LedgerConfig
+from shared.ledger import DynamoDbLedger
+from shared.services.reconcile import CostExplorerBills, reconcile_day
+
+TABLE = "ledger-reconcile"
+DAY = date(2026, 11, 1)
+NOW = datetime(2026, 11, 4, 6, tzinfo=UTC)
+CONFIG = LedgerConfig.model_validate(
+    {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "20"}},
+     "reconcile": {"enabled": True}}
+)
+
+
+def ce_result(estimated: bool, groups: list[tuple[str, str, str]]) -> dict[str, Any]:
+    return {
+        "GroupDefinitions": [{"Type": "TAG", "Key": "training-job"},
+                             {"Type": "DIMENSION", "Key": "SERVICE"}],
+        "ResultsByTime": [{
+            "TimePeriod": {"Start": "2026-11-01", "End": "2026-11-02"},
+            "Total": {}, "Estimated": estimated,
+            "Groups": [{"Keys": [f"training-job${job}", service],
+                        "Metrics": {"UnblendedCost": {"Amount": usd, "Unit": "USD"}}}
+                       for job, service, usd in groups],
+        }],
+    }
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        client.create_table(**ledger_schema.create_table_request(TABLE))
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        iid = ec2.run_instances(
+            ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
+            TagSpecifications=[{"ResourceType": "instance",
+                                "Tags": [{"Key": "training-job", "Value": "llama"}]}],
+        )["Instances"][0]["InstanceId"]
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        runtime.reset()
+        runtime.use_clock(FixedClock(NOW))
+        from functions.instance_state.handler import handler
+
+        for eid, at, state in (("r", "2026-11-01T10:00:00Z", "running"),
+                               ("s", "2026-11-01T20:00:00Z", "stopped")):
+            handler({"version": "0", "id": eid, "source": "aws.ec2",
+                     "detail-type": "EC2 Instance State-change Notification",
+                     "account": "123456789012", "time": at, "region": "us-east-1",
+                     "resources": [], "detail": {"instance-id": iid, "state": state}},
+                    type("C", (), {"function_name": "f", "memory_limit_in_mb": 256,
+                                   "invoked_function_arn": "arn", "aws_request_id": "r"})())
+        yield DynamoDbLedger(client, TABLE)
+        runtime.reset()
+
+
+def queue_ce(*results: dict[str, Any]) -> None:
+    response = requests.post(
+        "http://motoapi.amazonaws.com/moto-api/static/ce/cost-and-usage-results",
+        json={"results": list(results)}, timeout=10,
+    )
+    assert response.status_code == 201
+
+
+def test_final_day_is_confirmed_with_differences_and_billed_unconfirmed_items(
+    aws: DynamoDbLedger,
+) -> None:
+    # Our estimate: 10 h x $20 = $200. The bill: $198 compute, $1.50 data transfer.
+    queue_ce(ce_result(False, [("llama", "Amazon Elastic Compute Cloud - Compute", "198.00"),
+                               ("llama", "AWS Data Transfer", "1.50")]))
+    bills = CostExplorerBills(boto3.client("ce", region_name="us-east-1"))
+    result = reconcile_day(aws, CONFIG, bills, DAY, NOW)
+    job = result["jobs"]["llama"]
+    assert (result["status"], job["status"]) == ("confirmed", "confirmed")
+    assert Decimal(job["estimated_usd"]) == Decimal(200)
+    assert Decimal(job["billed_usd"]) == Decimal(198)
+    assert Decimal(job["difference_usd"]) == Decimal(2)
+    assert job["difference_pct"] == "1.01"
+    assert Decimal(job["unconfirmed_billed_usd"]["data_transfer"]) == Decimal("1.5")
+    # A final day is cached: asking again makes no Cost Explorer request ($0.01 each).
+    calls: list[str] = []
+    bills_client = boto3.client("ce", region_name="us-east-1")
+    bills_client.meta.events.register("before-call.ce.*", lambda **kw: calls.append("ce"))
+    reconcile_day(aws, CONFIG, CostExplorerBills(bills_client), DAY, NOW)
+    assert calls == []
+
+
+def test_a_day_the_bill_does_not_have_yet_stays_estimated(aws: DynamoDbLedger) -> None:
+    queue_ce(ce_result(True, [("llama", "Amazon Elastic Compute Cloud - Compute", "150")]))
+    bills = CostExplorerBills(boto3.client("ce", region_name="us-east-1"))
+    result = reconcile_day(aws, CONFIG, bills, DAY, NOW)
+    assert result["status"] == "estimated" and result["jobs"]["llama"]["status"] == "estimated"
+    stored = aws.get_reconciliations([DAY])[DAY]
+    assert stored["final"] is False
