@@ -54,6 +54,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
     except (OSError, json.JSONDecodeError, ValidationError) as exc:
         print(f"costtracker replay: cannot read {args.scenario}: {exc}", file=sys.stderr)
         return 2
+    if args.chaos is not None:
+        from datetime import timedelta
+
+        from costtracker.chaos import chaotic
+
+        events = chaotic(scenario.events, args.chaos, timedelta(seconds=args.chaos_delay))
+        scenario = scenario.model_copy(update={"events": events})
     try:
         document = replay(scenario, verbose=args.verbose, focus_dir=args.focus_dir)
     except ValidationError as exc:
@@ -118,6 +125,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_replay.add_argument("scenario", type=Path)
     p_replay.add_argument("--json", action="store_true", help="print the JSON document (SPEC)")
     p_replay.add_argument("--verbose", action="store_true", help="handler logs (INFO) on stderr")
+    p_replay.add_argument(
+        "--chaos",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="deliver the events as EventBridge may: late (see --chaos-delay) and twice",
+    )
+    p_replay.add_argument("--chaos-delay", type=float, default=300.0, metavar="SECONDS")
     p_replay.add_argument(
         "--focus-dir",
         type=Path,

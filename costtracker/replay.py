@@ -41,6 +41,8 @@ from shared.services.summaries import publish_summary, summaries_between
 from shared.views import iso, job_summary
 
 Handler = Callable[[Any, Any], Any]
+# The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
+ALERT_KINDS = ("budget", "forecast", "idle", "input_bound", "no_metrics")
 
 
 @dataclass
@@ -261,6 +263,7 @@ def report(replayer: Replayer, focus_dir: Path | None = None) -> dict[str, Any]:
         "daily_summaries": summaries,
         "resolved_alerts": alerts["resolved"],
         "anomaly_alerts": alerts["anomalies"],
+        "messages": alerts["messages"],
         "admin_alerts": alerts["admin"],
         # Each malformed event once, however often it was delivered.
         "rejected_events": list(
@@ -285,6 +288,7 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
         "resolved": [],
         "admin": [],
         "anomalies": [],
+        "messages": [],
     }
     while True:
         messages = sqs.receive_message(
@@ -315,8 +319,10 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
                 collected["resolved"].append(alert)
             elif alert["kind"] == "anomaly":
                 collected["anomalies"].append(alert)
-            else:
+            elif alert["kind"] in ALERT_KINDS:
                 collected["alerts"].append(alert)
+            else:  # e.g. the daily summary message to finance
+                collected["messages"].append(alert)
             sqs.delete_message(
                 QueueUrl=emulator.alert_queue_url, ReceiptHandle=message["ReceiptHandle"]
             )

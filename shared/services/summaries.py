@@ -196,5 +196,5 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         "daily_summary",
         f"ML training spend {summary['date']}: {cents(total)}",
         "\n".join(lines),
-        {"severity": "info", "date": summary["date"]},
+        {"severity": "info", "date": summary["date"], "at": summary.get("as_of") or ""},
     )
