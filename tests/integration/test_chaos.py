@@ -18,8 +18,9 @@ from tests.integration.conftest import SCENARIOS
 
 DELAY = timedelta(minutes=5)
 ROOT = Path(__file__).resolve().parents[2]
-CASES = sorted(p for p in SCENARIOS.glob("*.json") if "shuffled" not in p.name) + [
-    ROOT / "examples" / "llama-lora-vs-p5.json"
+CASES = [
+    *sorted(p for p in SCENARIOS.glob("*.json") if "shuffled" not in p.name),
+    ROOT / "examples" / "llama-lora-vs-p5.json",
 ]
 
 
