@@ -75,8 +75,11 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
         "make / remove per-instance utilization alarms",
         INSTANCE_READ_ACTIONS,
         writes_ledger=False,
-        alarm_actions=("cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms",
-                       "cloudwatch:TagResource"),
+        alarm_actions=(
+            "cloudwatch:PutMetricAlarm",
+            "cloudwatch:DeleteAlarms",
+            "cloudwatch:TagResource",
+        ),
     ),
     "alarm_state": AsyncFunctionSpec(
         60,
@@ -98,6 +101,11 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
         publishes_finance_alerts=True,
     ),
     "day_boundary": AsyncFunctionSpec(300, "mark running jobs active on the new UTC day"),
+    "ledger_sweep": AsyncFunctionSpec(
+        300,
+        "infer missed EC2 state events from DescribeInstances",
+        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS,
+    ),
     "reconcile": AsyncFunctionSpec(
         300,
         "reconcile settled days with Cost Explorer (opt-in)",
@@ -201,9 +209,7 @@ class CostTrackerStack(Stack):
                     iam.PolicyStatement(
                         actions=["ec2:StopInstances"],
                         resources=[
-                            self.format_arn(
-                                service="ec2", resource="instance", resource_name="*"
-                            )
+                            self.format_arn(service="ec2", resource="instance", resource_name="*")
                         ],
                         conditions={
                             "StringEquals": {

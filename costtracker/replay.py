@@ -132,7 +132,9 @@ class Replayer:
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
         self.rules = {**EVENT_RULES, "checkpoint": checkpoint_rule(buckets)}
-        self.schedules = schedules(runtime.current_settings().config.summary.time_utc)
+        self.schedules = tuple(
+            s for s in schedules(runtime.current_settings().config.summary.time_utc) if s.in_replay
+        )
 
     def handler(self, function: str) -> Handler:
         if function not in self._handlers:
@@ -348,7 +350,7 @@ def replay_session(
             runtime.reset()
             replayer = Replayer(scenario, emulator, skip_quiet)
             runtime.use_clock(replayer.clock)
-            for function in {*EVENT_RULES, *(s.function for s in SCHEDULES)}:
+            for function in {*EVENT_RULES, *(s.function for s in SCHEDULES if s.in_replay)}:
                 replayer.handler(function)  # import now, so logs can be redirected
             try:
                 with _logs_to_stderr(verbose):

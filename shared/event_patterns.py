@@ -54,6 +54,8 @@ class Schedule:
     every: timedelta
     offset: timedelta = timedelta(0)
     description: str = ""
+    # False for work that reads the live account (a replay's events are complete).
+    in_replay: bool = True
 
     def cron(self) -> dict[str, str]:
         """The EventBridge cron fields (minute, hour) of this schedule."""
@@ -111,6 +113,13 @@ def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
             timedelta(days=1),
             timedelta(hours=hour, minutes=minute),
             description="the previous UTC day's tagged summary and FOCUS export",
+        ),
+        Schedule(
+            "ledger_sweep",
+            timedelta(hours=1),
+            timedelta(minutes=50),
+            description="infer missed EC2 state events from DescribeInstances",
+            in_replay=False,
         ),
         Schedule(
             "reconcile",

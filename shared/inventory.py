@@ -5,6 +5,11 @@ Asked once per instance and cached with its record in the ledger.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
@@ -18,6 +23,32 @@ class InstanceNotFound(Exception):
 
 class Inventory(Protocol):
     def describe(self, instance_id: str, region: str) -> InstanceProfile: ...
+
+
+@dataclass(frozen=True)
+class Ec2State:
+    """What EC2 says of an instance now, for the sweep that catches missed events."""
+
+    instance_id: str
+    state: str
+    launch_time: datetime | None
+    # When it last stopped, from StateTransitionReason ("User initiated (... GMT)").
+    changed_at: datetime | None
+
+
+_REASON_TIME = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (?:GMT|UTC)\)")
+
+
+def _state_of(instance: dict[str, Any]) -> Ec2State:
+    match = _REASON_TIME.search(instance.get("StateTransitionReason") or "")
+    changed = datetime.strptime(match.group(1) + "+0000", "%Y-%m-%d %H:%M:%S%z") if match else None
+    launch = instance.get("LaunchTime")
+    return Ec2State(
+        instance_id=instance["InstanceId"],
+        state=instance.get("State", {}).get("Name", ""),
+        launch_time=launch.astimezone(UTC) if isinstance(launch, datetime) else None,
+        changed_at=changed,
+    )
 
 
 class Ec2Inventory:
@@ -41,6 +72,11 @@ class Ec2Inventory:
         if not found:
             raise InstanceNotFound(instance_id)
         account, instance = found[0]
+        return self._profile(instance_id, instance, account, region)
+
+    def _profile(
+        self, instance_id: str, instance: dict[str, Any], account: str, region: str
+    ) -> InstanceProfile:
         volume_ids = [
             m["Ebs"]["VolumeId"]
             for m in instance.get("BlockDeviceMappings", [])
@@ -67,3 +103,38 @@ class Ec2Inventory:
             tags={t["Key"]: t["Value"] for t in instance.get("Tags", [])},
             volumes=tuple(sorted(volumes, key=lambda v: v.volume_id)),
         )
+
+    def states(self, instance_ids: list[str]) -> dict[str, Ec2State]:
+        """EC2's view of these instances (absent: EC2 no longer knows them)."""
+        found: dict[str, Ec2State] = {}
+        for start in range(0, len(instance_ids), 200):
+            batch = instance_ids[start : start + 200]
+            try:
+                pages = self._ec2.get_paginator("describe_instances").paginate(
+                    Filters=[{"Name": "instance-id", "Values": batch}]
+                )
+                for page in pages:
+                    for reservation in page.get("Reservations", []):
+                        for instance in reservation.get("Instances", []):
+                            found[instance["InstanceId"]] = _state_of(instance)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "InvalidInstanceID.NotFound":
+                    raise
+        return found
+
+    def running(self, region: str) -> list[tuple[Ec2State, Callable[[], InstanceProfile]]]:
+        """Every running instance of the region (paged), with a way to make its profile
+        (which asks DescribeVolumes: only for the instances that need it)."""
+        out: list[tuple[Ec2State, Callable[[], InstanceProfile]]] = []
+        pages = self._ec2.get_paginator("describe_instances").paginate(
+            Filters=[{"Name": "instance-state-name", "Values": ["running"]}]
+        )
+        for page in pages:
+            for reservation in page.get("Reservations", []):
+                for instance in reservation.get("Instances", []):
+                    iid = instance["InstanceId"]
+                    owner = reservation.get("OwnerId", "")
+                    out.append(
+                        (_state_of(instance), partial(self._profile, iid, instance, owner, region))
+                    )
+        return out

@@ -82,6 +82,8 @@ class Transition(Frozen):
     event_id: str
     at: datetime
     state: InstanceStateName
+    # Not from an event: the hourly sweep's best reading of EC2 (a missed event).
+    inferred: bool = False
 
 
 class SpotNotice(Frozen):

@@ -32,8 +32,7 @@ class ReportsBucket(Construct):
         acknowledge(
             self.access_logs,
             "S1",
-            "This is the access-log bucket of the reports bucket; logging it to itself "
-            "would loop.",
+            "This is the access-log bucket of the reports bucket; logging it to itself would loop.",
         )
         self.bucket = s3.Bucket(
             self,

@@ -1,0 +1,29 @@
+"""Hourly: close segments whose stop event never came, open those of running instances
+we never heard of (both marked inferred)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import runtime
+from shared.edge import parse_event
+from shared.events import ScheduledEvent
+from shared.inventory import Ec2Inventory
+from shared.services.sweep import sweep_missed_events
+
+logger = Logger(service="costtracker")
+
+
+@logger.inject_lambda_context(clear_state=True)
+def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    parsed = parse_event(event, ScheduledEvent, logger)
+    region = parsed.region or os.environ.get("AWS_REGION", "us-east-1")
+    result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(runtime.client("ec2")), region)
+    if result.closed or result.opened:
+        logger.warning("missed events inferred", extra=asdict(result))
+    return asdict(result)

@@ -1,0 +1,110 @@
+"""The hourly sweep for missed events, against moto's EC2."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared import ledger_schema, runtime
+from shared.clock import FixedClock
+from shared.config import LedgerConfig
+from shared.costing import fold_segments
+from shared.inventory import Ec2Inventory
+from shared.models import InstanceRecord
+from shared.services.sweep import sweep_missed_events
+
+TABLE = "ledger-sweep"
+
+
+class _Context:
+    function_name = "f"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
+    aws_request_id = "r"
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            **ledger_schema.create_table_request(TABLE))
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+
+        def launch(itype: str, tags: dict[str, str]) -> str:
+            return str(ec2.run_instances(
+                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType=itype,
+                TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                    {"Key": k, "Value": v} for k, v in tags.items()]}] if tags else [],
+            )["Instances"][0]["InstanceId"])
+
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        monkeypatch.setenv("LEDGER_CONFIG", LedgerConfig.model_validate(
+            {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "10"}}}
+        ).model_dump_json())
+        runtime.reset()
+        clock = FixedClock(datetime.now(UTC))
+        runtime.use_clock(clock)
+        yield {"ec2": ec2, "launch": launch, "clock": clock}
+        runtime.reset()
+
+
+def record_of(instance_id: str) -> InstanceRecord:
+    record = runtime.ledger().get_instance(instance_id)
+    assert isinstance(record, InstanceRecord)
+    return record
+
+
+def test_stop_event_that_never_came_is_inferred_from_ec2(aws: dict[str, Any]) -> None:
+    from functions.instance_state.handler import handler
+
+    iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
+    started = aws["clock"].now() - timedelta(hours=2)
+    handler({"version": "0", "id": "r1", "source": "aws.ec2",
+             "detail-type": "EC2 Instance State-change Notification", "account": "1",
+             "time": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": "us-east-1",
+             "resources": [], "detail": {"instance-id": iid, "state": "running"}}, _Context())
+    aws["ec2"].stop_instances(InstanceIds=[iid])  # ... and its `stopped` event is lost
+    result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
+    assert result.closed == [iid]
+    record = record_of(iid)
+    (segment,) = fold_segments(iid, record.transitions)
+    assert segment.end is not None and segment.end_state == "stopped"
+    assert any(t.inferred for t in record.transitions)
+    # Idempotent: the next sweep finds nothing to do.
+    again = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
+    assert again.closed == [] and again.opened == []
+
+
+def test_running_instance_never_heard_of_gets_an_inferred_segment(aws: dict[str, Any]) -> None:
+    iid = aws["launch"]("trn1.32xlarge", {"training-job": "ghost-run"})
+    cpu = aws["launch"]("m5.large", {})  # not tracked: ignored
+    aws["clock"].advance_to(datetime.now(UTC) + timedelta(minutes=30))
+    result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
+    assert result.opened == [iid]
+    record = record_of(iid)
+    (segment,) = fold_segments(iid, record.transitions)
+    assert segment.end is None and record.transitions[0].inferred
+    assert runtime.ledger().get_instance(cpu) == "untracked"
+    again = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
+    assert again.opened == []
+
+
+def test_terminated_instance_is_closed_as_terminated(aws: dict[str, Any]) -> None:
+    from functions.instance_state.handler import handler
+
+    iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
+    handler({"version": "0", "id": "r1", "source": "aws.ec2",
+             "detail-type": "EC2 Instance State-change Notification", "account": "1",
+             "time": (aws["clock"].now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+             "region": "us-east-1", "resources": [],
+             "detail": {"instance-id": iid, "state": "running"}}, _Context())
+    aws["ec2"].terminate_instances(InstanceIds=[iid])
+    result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
+    assert result.closed == [iid]
+    (segment,) = fold_segments(iid, record_of(iid).transitions)
+    assert segment.end_state == "terminated"
