@@ -117,6 +117,21 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_redrive(args: argparse.Namespace) -> int:
+    import boto3
+
+    from costtracker.dlq import lambda_invoker, redrive
+
+    result = redrive(
+        boto3.client("sqs"),
+        args.queue_url,
+        lambda_invoker(boto3.client("lambda"), args.function_name),
+        args.limit,
+    )
+    print(json.dumps({"redriven": result.redriven, "failed": result.failed}, indent=2))
+    return 1 if result.failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="costtracker", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -158,6 +173,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_backfill.add_argument("--to", type=date.fromisoformat, required=True)
     p_backfill.add_argument("--notify", action="store_true", help="also message finance")
     p_backfill.set_defaults(func=cmd_backfill)
+
+    p_dlq = sub.add_parser("dlq", help="dead-letter queues of the deployed stack")
+    dlq_sub = p_dlq.add_subparsers(dest="dlq_command", required=True)
+    p_redrive = dlq_sub.add_parser("redrive", help="invoke parked events again, then delete")
+    p_redrive.add_argument("--queue-url", required=True)
+    p_redrive.add_argument("--function-name", required=True)
+    p_redrive.add_argument("--limit", type=int, default=1000)
+    p_redrive.set_defaults(func=cmd_redrive)
     return parser
 
 
