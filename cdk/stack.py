@@ -14,6 +14,7 @@ from constructs import Construct
 
 from cdk.constructs.alert_topics import AlertTopics
 from cdk.constructs.checkpoint_buckets import CheckpointBuckets
+from cdk.constructs.dashboard import TrackerDashboard
 from cdk.constructs.dlq_alarms import DeadLetterAlarms
 from cdk.constructs.ec2_events import Ec2EventRules
 from cdk.constructs.job_cost_api import JobCostApi
@@ -277,6 +278,20 @@ class CostTrackerStack(Stack):
                 if fn.dead_letter_queue is not None
             },
             topic=topics.admin,
+        )
+
+        TrackerDashboard(
+            self,
+            "Dashboard",
+            functions={
+                **{name: fn.function for name, fn in asynchronous.items()},
+                "job_cost_api": job_cost_api.function,
+            },
+            queues={
+                name: fn.dead_letter_queue
+                for name, fn in asynchronous.items()
+                if fn.dead_letter_queue is not None
+            },
         )
 
         CfnOutput(self, "ApiUrl", value=api.api.url, description="Job cost API (IAM auth)")

@@ -111,6 +111,8 @@ def function_environment(emulator: Emulator, ledger_config_json: str) -> dict[st
         "REPORT_BUCKET": REPORT_BUCKET,
         "POWERTOOLS_SERVICE_NAME": "costtracker",
         "POWERTOOLS_METRICS_NAMESPACE": "CostTracker",
+        # The local run prints a JSON document on stdout: no EMF lines there.
+        "POWERTOOLS_METRICS_DISABLED": "true",
     }
 
 

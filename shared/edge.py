@@ -13,6 +13,7 @@ from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
 from shared.events import event_id_of
+from shared.telemetry import count
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -28,6 +29,7 @@ def parse_event(raw: Any, model: type[M], logger: Logger) -> M:
     event_id = event_id_of(raw)
     if not isinstance(raw, dict):
         logger.error("event is not a JSON object", extra={"event_id": event_id})
+        count("EventsRejected")
         raise MalformedEvent(event_id, "not a JSON object")
     try:
         return model.model_validate(raw)
@@ -36,5 +38,6 @@ def parse_event(raw: Any, model: type[M], logger: Logger) -> M:
             {"loc": ".".join(str(p) for p in e["loc"]), "msg": e["msg"]} for e in exc.errors()
         ]
         logger.error("event failed validation", extra={"event_id": event_id, "errors": errors})
+        count("EventsRejected")
         summary = "; ".join(f"{e['loc']}: {e['msg']}" for e in errors)
         raise MalformedEvent(event_id, summary) from exc

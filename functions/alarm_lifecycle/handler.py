@@ -11,11 +11,13 @@ from shared import runtime
 from shared.edge import parse_event
 from shared.events import InstanceStateChangeEvent
 from shared.services.utilization import sync_alarms
+from shared.telemetry import metrics
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, InstanceStateChangeEvent, logger)
     logger.append_keys(event_id=parsed.id, instance_id=parsed.detail.instance_id)

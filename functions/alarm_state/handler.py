@@ -12,11 +12,13 @@ from shared import runtime
 from shared.edge import parse_event
 from shared.events import AlarmStateChangeEvent
 from shared.services.utilization import AlarmOutcome, record_alarm_change
+from shared.telemetry import count, metrics
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, AlarmStateChangeEvent, logger)
     logger.append_keys(event_id=parsed.id, alarm=parsed.detail.alarm_name)
@@ -37,4 +39,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         region=parsed.region,
     )
     logger.info("alarm state", extra=asdict(outcome))
+    count("EventsProcessed")
+    if outcome.alerts:
+        count("AlertsSent", len(outcome.alerts))
     return asdict(outcome)

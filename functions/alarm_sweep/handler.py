@@ -11,11 +11,13 @@ from shared import runtime
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.services.utilization import sweep_alarms, sweep_auto_stop
+from shared.telemetry import metrics
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parse_event(event, ScheduledEvent, logger)
     deps = runtime.ledger_deps()

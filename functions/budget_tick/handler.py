@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -12,12 +13,14 @@ from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.services.budgets import check_anomalies, evaluate_budgets
+from shared.telemetry import count, metrics, seconds
 from shared.views import iso
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, ScheduledEvent, logger)
     now = utc(parsed.time)
@@ -28,4 +31,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         sent += check_anomalies(runtime.ledger(), config, runtime.notifier(), now)
     if sent:
         logger.info("budget alerts", extra={"alerts": sent})
+        count("AlertsSent", len(sent))
+    # How late this run started against its schedule (the alerts' latency floor).
+    seconds("TickLagSeconds", max(0.0, (datetime.now(UTC) - now).total_seconds()))
     return {"alerts": sent, "quiet_until": iso(evaluation.quiet_until)}

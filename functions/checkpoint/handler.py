@@ -12,11 +12,13 @@ from shared import runtime
 from shared.edge import parse_event
 from shared.events import ObjectCreatedEvent, ObjectDeletedEvent
 from shared.services.checkpoints import record_object_event
+from shared.telemetry import metrics
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     created = isinstance(event, dict) and event.get("detail-type") == "Object Created"
     if created:

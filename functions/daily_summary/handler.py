@@ -15,11 +15,13 @@ from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.services.summaries import publish_summary, summarize_day
+from shared.telemetry import metrics, spend
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, ScheduledEvent, logger)
     now = utc(parsed.time)
@@ -33,4 +35,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     ledger.put_summary(day, summary)
     keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier())
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})
+    for key in ("project", "team"):
+        for value, usd in summary["by_tag"].get(key, {}).items():
+            spend("DailySpendUSD", Decimal(usd), key, value)
     return {"day": day.isoformat(), "total_usd": summary["total_usd"], "objects": keys}

@@ -12,11 +12,13 @@ from shared import runtime
 from shared.edge import parse_event
 from shared.events import InstanceStateChangeEvent
 from shared.services.instance_state import record_state_change
+from shared.telemetry import count, metrics
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, InstanceStateChangeEvent, logger)
     logger.append_keys(event_id=parsed.id, instance_id=parsed.detail.instance_id)
@@ -29,4 +31,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         region=parsed.region,
     )
     logger.info("state change", extra={"result": outcome.result, "state": parsed.detail.state})
+    count("EventsProcessed")
+    if outcome.result == "duplicate":
+        count("EventsDuplicate")
     return asdict(outcome)

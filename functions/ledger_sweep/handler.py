@@ -15,11 +15,13 @@ from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.inventory import Ec2Inventory
 from shared.services.sweep import sweep_missed_events
+from shared.telemetry import metrics
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, ScheduledEvent, logger)
     region = parsed.region or os.environ.get("AWS_REGION", "us-east-1")

@@ -12,11 +12,13 @@ from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.services.reconcile import CostExplorerBills, reconcile_recent
+from shared.telemetry import metrics
 
 logger = Logger(service="costtracker")
 
 
 @logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics(raise_on_empty_metrics=False)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, ScheduledEvent, logger)
     config = runtime.current_settings().config

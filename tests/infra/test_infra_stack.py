@@ -407,3 +407,11 @@ def test_only_the_daily_summary_writes_reports(synthesized: Synthesized) -> None
     for name in ALL_FUNCTIONS:
         puts = _statements_with(synthesized, name, "s3:PutObject")
         assert bool(puts) == (name == "daily_summary"), name
+
+
+def test_dashboard_shows_the_tracker_and_spend(synthesized: Synthesized) -> None:
+    (dashboard,) = synthesized.resources("AWS::CloudWatch::Dashboard").values()
+    body = json.dumps(dashboard["Properties"]["DashboardBody"])
+    for needle in ("EventsRejected", "ApproximateNumberOfMessagesVisible", "TickLagSeconds",
+                   "AlertsSent", "DailySpendUSD", "Errors"):
+        assert needle in body, needle
