@@ -12,6 +12,7 @@ from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from shared.access import AccessConfig
 from shared.budgets import Budget
 
 DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")
@@ -218,6 +219,7 @@ class LedgerConfig(_Config):
     budgeting: BudgetingConfig = BudgetingConfig()
     summary: SummaryConfig = SummaryConfig()
     reconcile: ReconcileConfig = ReconcileConfig()
+    access: AccessConfig = AccessConfig()
     budgets: tuple[Budget, ...] = ()
     prices: PriceOverrides = PriceOverrides()
     # Savings Plans / reservations: fraction off the on-demand list rate, by

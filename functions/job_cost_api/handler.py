@@ -14,12 +14,17 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
-from aws_lambda_powertools.event_handler.exceptions import BadRequestError, NotFoundError
+from aws_lambda_powertools.event_handler.exceptions import (
+    BadRequestError,
+    ForbiddenError,
+    NotFoundError,
+)
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared import runtime
+from shared.access import Caller, resolve_caller
 from shared.budgets import BUDGET_ID, Budget, BudgetScope
 from shared.services.budgets import JobCache, budget_status, effective_budgets
 from shared.services.jobs import JobNotFound, get_job_cost, list_job_costs
@@ -29,6 +34,22 @@ logger = Logger(service="costtracker")
 app = APIGatewayRestResolver(enable_validation=True)
 
 MAX_RANGE_DAYS = 93
+
+
+def _caller() -> Caller:
+    """Who is asking (IAM auth: API Gateway verified the SigV4 signature)."""
+    identity = app.current_event.request_context.identity
+    caller = resolve_caller(identity.user_arn, runtime.current_settings().config.access)
+    if caller is None:
+        raise ForbiddenError(f"caller {identity.user_arn or '(unknown)'} has no access rule")
+    return caller
+
+
+def _finance_or_admin(what: str) -> Caller:
+    caller = _caller()
+    if not caller.sees_everything:
+        raise ForbiddenError(f"{what} is for finance and admins; you are a {caller.team} member")
+    return caller
 
 
 def _decode_token(token: str | None) -> int:
@@ -61,7 +82,14 @@ def list_jobs(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     next_token: Annotated[str | None, Query(max_length=512)] = None,
 ) -> dict[str, Any]:
-    """Jobs active between ``from`` and ``to`` (UTC days, default the last 7)."""
+    """Jobs active between ``from`` and ``to`` (UTC days, default the last 7). A team
+    member sees only their team's jobs."""
+    caller = _caller()
+    access = runtime.current_settings().config.access
+    if not caller.sees_everything:
+        if team is not None and team != caller.team:
+            raise ForbiddenError(f"team: you may list only team {caller.team}'s jobs")
+        team = caller.team
     now = runtime.clock().now()
     last = to or now.date()
     first = from_ or last - timedelta(days=6)
@@ -70,6 +98,8 @@ def list_jobs(
     if (last - first).days >= MAX_RANGE_DAYS:
         raise BadRequestError(f"from: the range may span at most {MAX_RANGE_DAYS} days")
     filters = {k: v for k, v in {"project": project, "team": team, "owner": owner}.items() if v}
+    if not caller.sees_everything and team:
+        filters[access.team_tag_key] = team
     jobs = list_job_costs(
         runtime.ledger(),
         runtime.current_settings().config,
@@ -97,12 +127,19 @@ def list_jobs(
 @app.get("/jobs/<job_id>")
 def get_job(job_id: Annotated[str, Path(min_length=1, max_length=256)]) -> dict[str, Any]:
     """One job's cost breakdown, accrued to now."""
+    caller = _caller()
+    config = runtime.current_settings().config
+    denied = ForbiddenError(
+        f"job {job_id!r} is not visible to team {caller.team} (not your team's job, or none)"
+    )
     try:
-        cost = get_job_cost(
-            runtime.ledger(), runtime.current_settings().config, job_id, runtime.clock().now()
-        )
+        cost = get_job_cost(runtime.ledger(), config, job_id, runtime.clock().now())
     except JobNotFound as exc:
+        if not caller.sees_everything:
+            raise denied from exc  # the same answer as for another team's job
         raise NotFoundError(f"no job {job_id!r}") from exc
+    if not caller.may_read(cost.tags, config.access.team_tag_key):
+        raise denied
     return job_detail(cost)
 
 
@@ -138,15 +175,23 @@ def _sources() -> dict[str, str]:
 
 @app.get("/budgets")
 def list_budgets() -> dict[str, Any]:
-    """Every budget with its spend so far in the current period."""
+    """Every budget with its spend so far in the current period (a team member: the
+    budgets scoped to their team)."""
+    caller = _caller()
     config = runtime.current_settings().config
     sources = _sources()
-    budgets = effective_budgets(runtime.ledger(), config)
+    budgets = [
+        b
+        for b in effective_budgets(runtime.ledger(), config)
+        if caller.sees_everything
+        or (b.scope.tag or {}).get(config.access.team_tag_key) == caller.team
+    ]
     return {"budgets": [_budget_view(b, sources.get(b.budget_id, "api")) for b in budgets]}
 
 
 @app.get("/budgets/<budget_id>")
 def get_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
+    _finance_or_admin("a single budget")
     config = runtime.current_settings().config
     for budget in effective_budgets(runtime.ledger(), config):
         if budget.budget_id == budget_id:
@@ -172,6 +217,7 @@ def put_budget(
     budget_id: Annotated[str, Path(pattern=BUDGET_ID)], body: Annotated[BudgetBody, Body()]
 ) -> dict[str, Any]:
     """Create or replace a budget; it is validated like a budget in CDK context."""
+    _finance_or_admin("setting budgets")
     config = runtime.current_settings().config
     try:
         budget = Budget.model_validate({"budget_id": budget_id, **body.model_dump()})
@@ -184,6 +230,7 @@ def put_budget(
 
 @app.delete("/budgets/<budget_id>")
 def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
+    _finance_or_admin("deleting budgets")
     if budget_id not in _sources():
         raise NotFoundError(f"no budget {budget_id!r}")
     runtime.ledger().delete_budget(budget_id)
@@ -193,6 +240,7 @@ def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[st
 @app.get("/summaries/<day>")
 def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
     """The stored daily summary of one UTC day (written by the daily run or a backfill)."""
+    _finance_or_admin("the daily summary")
     found = runtime.ledger().get_summaries([day])
     if day not in found:
         raise NotFoundError(f"no summary for {day.isoformat()} (yet)")
@@ -202,6 +250,7 @@ def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
 @app.get("/reconciliations/<day>")
 def get_reconciliation(day: Annotated[date, Path()]) -> dict[str, Any]:
     """A day's estimate against the bill (per job, with the accuracy), once reconciled."""
+    _finance_or_admin("reconciliation")
     found = runtime.ledger().get_reconciliations([day])
     if day not in found:
         raise NotFoundError(f"{day.isoformat()} is not reconciled (yet, or not enabled)")
@@ -216,6 +265,7 @@ def list_summaries(
 ) -> dict[str, Any]:
     """Daily totals over a range (at most 93 days); ``group_by`` a grouping tag key gives
     each day's split by that tag."""
+    _finance_or_admin("daily summaries")
     if from_ > to:
         raise BadRequestError("from: must not be after to")
     if (to - from_).days >= MAX_RANGE_DAYS:

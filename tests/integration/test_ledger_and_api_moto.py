@@ -73,7 +73,9 @@ class _Context:
     aws_request_id = "req-1"
 
 
-def api(path: str, query: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
+def api(
+    path: str, query: dict[str, str] | None = None, arn: str | None = None
+) -> tuple[int, dict[str, Any]]:
     from functions.job_cost_api.handler import handler
 
     event = {
@@ -82,7 +84,8 @@ def api(path: str, query: dict[str, str] | None = None) -> tuple[int, dict[str, 
         "multiValueQueryStringParameters": {k: [v] for k, v in (query or {}).items()} or None,
         "pathParameters": None, "stageVariables": None, "body": None, "isBase64Encoded": False,
         "requestContext": {"requestId": "r", "stage": "prod", "httpMethod": "GET",
-                           "path": path, "resourcePath": path, "identity": {}},
+                           "path": path, "resourcePath": path,
+                           "identity": {"userArn": arn} if arn else {}},
     }
     response = handler(event, _Context())
     return response["statusCode"], json.loads(response["body"])
@@ -204,3 +207,58 @@ def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, A
     assert api("/summaries", {"from": "2026-11-02", "to": "2026-11-01"})[0] == 400
     assert api("/summaries", {"from": "2026-11-01", "to": "2026-11-02",
                               "group_by": "colour"})[0] == 400
+
+
+NLP = "arn:aws:sts::123456789012:assumed-role/ml-nlp-dev/ana"
+VISION = "arn:aws:sts::123456789012:assumed-role/ml-vision-dev/ben"
+FINANCE = "arn:aws:sts::123456789012:assumed-role/finops/carla"
+ACCESS = {"rules": [
+    {"arn_pattern": "arn:aws:sts::*:assumed-role/ml-nlp-*/*", "role": "team", "team": "nlp"},
+    {"arn_pattern": "arn:aws:sts::*:assumed-role/ml-vision-*/*", "role": "team",
+     "team": "vision"},
+    {"arn_pattern": "arn:aws:sts::*:assumed-role/finops/*", "role": "finance"},
+]}
+
+
+@pytest.fixture
+def with_access(aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    config = CONFIG.model_copy(update={"access": CONFIG.access.model_validate(ACCESS)})
+    monkeypatch.setenv("LEDGER_CONFIG", config.model_dump_json())
+    runtime.reset()
+    send(aws, "e1", 0, "running", "llama")  # team nlp
+    send(aws, "e2", 60, "running", "vit")  # team vision
+    return aws
+
+
+def test_a_team_member_cannot_read_another_teams_job(with_access: dict[str, Any]) -> None:
+    assert api("/jobs/llama", arn=NLP)[0] == 200
+    status, body = api("/jobs/vit", arn=NLP)
+    assert status == 403 and "not visible to team nlp" in body["message"]
+    # An unknown job gets the very same answer: no leak of whether it exists.
+    status, unknown = api("/jobs/does-not-exist", arn=NLP)
+    assert status == 403
+    assert unknown["message"].replace("does-not-exist", "vit") == body["message"]
+
+
+def test_finance_reads_every_job_and_unknown_is_404(with_access: dict[str, Any]) -> None:
+    assert api("/jobs/vit", arn=FINANCE)[0] == 200
+    assert api("/jobs/llama", arn=FINANCE)[0] == 200
+    assert api("/jobs/does-not-exist", arn=FINANCE)[0] == 404
+
+
+def test_listing_is_limited_to_the_callers_team(with_access: dict[str, Any]) -> None:
+    status, body = api("/jobs", arn=VISION)
+    assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["vit"]
+    assert api("/jobs", {"team": "nlp"}, arn=VISION)[0] == 403
+    status, body = api("/jobs", arn=FINANCE)
+    assert sorted(j["job_id"] for j in body["jobs"]) == ["llama", "vit"]
+
+
+def test_unknown_callers_and_team_members_on_finance_views_get_403(
+    with_access: dict[str, Any],
+) -> None:
+    status, body = api("/jobs", arn="arn:aws:iam::123456789012:user/mallory")
+    assert status == 403 and "no access rule" in body["message"]
+    status, body = api("/summaries", {"from": "2026-11-01", "to": "2026-11-01"}, arn=NLP)
+    assert status == 403 and "finance" in body["message"]
+    assert api("/summaries", {"from": "2026-11-01", "to": "2026-11-01"}, arn=FINANCE)[0] == 200

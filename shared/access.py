@@ -1,0 +1,66 @@
+"""Who may read what through the API (IAM auth): a caller's IAM ARN, matched against
+configured patterns, is a team member, finance or an admin.
+
+Team members see only their team's jobs; finance and admins see everything and manage
+budgets. A denied request never says whether the job exists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Role = Literal["team", "finance", "admin"]
+
+
+class AccessRule(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # fnmatch pattern on the caller's ARN, e.g. "arn:aws:sts::*:assumed-role/ml-nlp-*/*"
+    arn_pattern: str = Field(min_length=1, max_length=512)
+    role: Role
+    team: str | None = None
+
+    @model_validator(mode="after")
+    def _team_for_team_role(self) -> AccessRule:
+        if self.role == "team" and not self.team:
+            raise ValueError("a rule with role 'team' names the team")
+        return self
+
+
+class AccessConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # No rules: every IAM-authorised caller is an admin (API Gateway already refused
+    # anyone without execute-api:Invoke). With rules, an unmatched caller is denied.
+    rules: tuple[AccessRule, ...] = ()
+    team_tag_key: str = "team"
+
+
+@dataclass(frozen=True)
+class Caller:
+    arn: str
+    role: Role
+    team: str | None = None
+
+    @property
+    def sees_everything(self) -> bool:
+        return self.role in ("finance", "admin")
+
+    def may_read(self, job_tags: dict[str, str], team_tag_key: str) -> bool:
+        return self.sees_everything or job_tags.get(team_tag_key) == self.team
+
+
+def resolve_caller(arn: str | None, access: AccessConfig) -> Caller | None:
+    """The caller's role by the first matching rule; None when denied."""
+    if not access.rules:
+        return Caller(arn=arn or "", role="admin")
+    if not arn:
+        return None
+    for rule in access.rules:
+        if fnmatchcase(arn, rule.arn_pattern):
+            return Caller(arn=arn, role=rule.role, team=rule.team)
+    return None
