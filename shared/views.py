@@ -121,3 +121,132 @@ def job_detail(cost: JobCost) -> dict[str, Any]:
         for i in cost.instances
     ]
     return detail
+
+
+def job_line_items(cost: JobCost, items: Any, now: datetime) -> list[dict[str, Any]]:
+    """Segments, checkpoints, interruptions and idle periods, in time order."""
+    from shared.costing import idle_windows, object_spans
+
+    lines: list[dict[str, Any]] = []
+    for instance in cost.instances:
+        for priced in instance.segments:
+            lines.append(
+                {
+                    "kind": "segment",
+                    "at": iso(priced.segment.start),
+                    "instance_id": instance.instance_id,
+                    "instance_type": instance.instance_type,
+                    "start": iso(priced.segment.start),
+                    "end": iso(priced.segment.end),
+                    "billed_seconds": priced.billed_seconds,
+                    "cost_usd": money(priced.effective_usd)
+                    if priced.effective_usd is not None
+                    else None,
+                    "priced": priced.priced,
+                }
+            )
+    for record in items.instances:
+        for notice in record.spot_notices:
+            lines.append(
+                {
+                    "kind": "interruption" if notice.is_interruption else "rebalance",
+                    "at": iso(notice.at),
+                    "instance_id": record.instance_id,
+                    "action": notice.action,
+                }
+            )
+        for lo, hi in idle_windows(record, now):
+            lines.append(
+                {
+                    "kind": "idle",
+                    "at": iso(lo),
+                    "instance_id": record.instance_id,
+                    "start": iso(lo),
+                    "end": iso(hi),
+                }
+            )
+    for obj in items.checkpoints:
+        for span in object_spans(obj):
+            lines.append(
+                {
+                    "kind": "checkpoint",
+                    "at": iso(span.start),
+                    "step": obj.step,
+                    "object": f"s3://{obj.bucket}/{obj.key}",
+                    "size_bytes": span.size_bytes,
+                    "deleted_at": iso(span.end),
+                }
+            )
+    return sorted(lines, key=lambda line: (line["at"] or "", line["kind"]))
+
+
+def _family(instance_type: str) -> str:
+    family = instance_type.split(".", 1)[0]
+    if family.startswith(("trn", "inf")):
+        return "Neuron (Trainium/Inferentia)"
+    if family[:1] in ("p", "g") and family[1:2].isdigit():
+        return "NVIDIA GPU"
+    return "CPU"
+
+
+def compare_jobs(costs: list[JobCost], instances: list[Any], tokens_tag: str) -> dict[str, Any]:
+    """Jobs side by side; ``notes`` says what is not comparable and why."""
+    rows = []
+    tokens: dict[str, int | None] = {}
+    for cost, records in zip(costs, instances, strict=True):
+        per_step = next(
+            (
+                int(r.profile.tags[tokens_tag])
+                for r in records
+                if r.profile.tags.get(tokens_tag, "").isdigit()
+            ),
+            None,
+        )
+        tokens[cost.job_id] = per_step
+        hours = Decimal(cost.billed_seconds) / 3600
+        rows.append(
+            {
+                "job_id": cost.job_id,
+                "instance_types": sorted({i.instance_type for i in cost.instances}),
+                "accelerators": sorted({_family(i.instance_type) for i in cost.instances}),
+                "instance_hours": money(hours),
+                "total_usd": money(cost.total_usd),
+                "cost_per_1k_steps_usd": money(cost.cost_per_1k_steps_usd)
+                if cost.cost_per_1k_steps_usd is not None
+                else None,
+                "cost_per_million_tokens_usd": money(cost.cost_per_million_tokens_usd)
+                if cost.cost_per_million_tokens_usd is not None
+                else None,
+                "steps": cost.last_checkpoint_step,
+                "tokens_per_step": per_step,
+                "idle_share": f"{Decimal(cost.idle_seconds) / Decimal(cost.billed_seconds):.3f}"
+                if cost.billed_seconds
+                else None,
+                "wasted_rerun_usd": money(cost.wasted_rerun_usd),
+                "wasted_idle_usd": money(cost.wasted_idle_usd),
+                "warmup_seconds": cost.warmup_seconds,
+                "warmup_usd": money(cost.warmup_usd) if cost.warmup_usd is not None else None,
+                "complete": not cost.unpriced,
+            }
+        )
+    notes = []
+    known_tokens = {v for v in tokens.values() if v is not None}
+    if len(known_tokens) > 1:
+        notes.append(
+            "tokens per step differ ("
+            + ", ".join(f"{j}: {t}" for j, t in tokens.items())
+            + "): cost per 1,000 steps is not "
+            "comparable; compare cost per million tokens"
+        )
+    elif None in tokens.values():
+        missing = [j for j, t in tokens.items() if t is None]
+        notes.append(
+            f"no tokens-per-step tag on {', '.join(missing)}: cost per million "
+            "tokens unknown; cost per 1,000 steps compares only if a step is the "
+            "same work in every job"
+        )
+    if any(r["steps"] is None for r in rows):
+        notes.append("a job without checkpoint steps has no cost per step")
+    if any(not r["complete"] for r in rows):
+        notes.append("a job has unpriced time: its total is incomplete")
+    return {"jobs": rows, "notes": notes}

@@ -26,9 +26,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from shared import runtime
 from shared.access import Caller, resolve_caller
 from shared.budgets import BUDGET_ID, Budget, BudgetScope
+from shared.costing import spend_between
+from shared.models import JobCost
 from shared.services.budgets import JobCache, budget_status, effective_budgets
 from shared.services.jobs import JobNotFound, get_job_cost, list_job_costs
-from shared.views import iso, job_detail, job_summary, money
+from shared.views import compare_jobs, iso, job_detail, job_line_items, job_summary, money
 
 logger = Logger(service="costtracker")
 app = APIGatewayRestResolver(enable_validation=True)
@@ -126,21 +128,8 @@ def list_jobs(
 
 @app.get("/jobs/<job_id>")
 def get_job(job_id: Annotated[str, Path(min_length=1, max_length=256)]) -> dict[str, Any]:
-    """One job's cost breakdown, accrued to now."""
-    caller = _caller()
-    config = runtime.current_settings().config
-    denied = ForbiddenError(
-        f"job {job_id!r} is not visible to team {caller.team} (not your team's job, or none)"
-    )
-    try:
-        cost = get_job_cost(runtime.ledger(), config, job_id, runtime.clock().now())
-    except JobNotFound as exc:
-        if not caller.sees_everything:
-            raise denied from exc  # the same answer as for another team's job
-        raise NotFoundError(f"no job {job_id!r}") from exc
-    if not caller.may_read(cost.tags, config.access.team_tag_key):
-        raise denied
-    return job_detail(cost)
+    """One job's cost breakdown, accrued to now (a denied or unknown job: the same 403)."""
+    return job_detail(_readable_job(job_id))
 
 
 def _budget_view(budget: Budget, source: str) -> dict[str, Any]:
@@ -171,6 +160,106 @@ def _sources() -> dict[str, str]:
         else:
             sources[budget_id] = "api"
     return sources
+
+
+def _readable_job(job_id: str) -> JobCost:
+    """A job the caller may read (else 403/404 as in GET /jobs/{job_id})."""
+    caller = _caller()
+    config = runtime.current_settings().config
+    denied = ForbiddenError(
+        f"job {job_id!r} is not visible to team {caller.team} (not your team's job, or none)"
+    )
+    try:
+        cost = get_job_cost(runtime.ledger(), config, job_id, runtime.clock().now())
+    except JobNotFound as exc:
+        if not caller.sees_everything:
+            raise denied from exc
+        raise NotFoundError(f"no job {job_id!r}") from exc
+    if not caller.may_read(cost.tags, config.access.team_tag_key):
+        raise denied
+    return cost
+
+
+@app.get("/jobs/<job_id>/items")
+def job_items(
+    job_id: Annotated[str, Path(min_length=1, max_length=256)],
+    limit: Annotated[int, Query(ge=1, le=500)] = 100,
+    next_token: Annotated[str | None, Query(max_length=512)] = None,
+) -> dict[str, Any]:
+    """The job's line items: segments, checkpoints, interruptions, idle periods."""
+    cost = _readable_job(job_id)
+    items = runtime.ledger().job_items(job_id)
+    assert items is not None
+    lines = job_line_items(cost, items, runtime.clock().now())
+    offset = _decode_token(next_token)
+    more = offset + limit < len(lines)
+    return {
+        "job_id": job_id,
+        "items": lines[offset : offset + limit],
+        "next_token": _encode_token(offset + limit) if more else None,
+    }
+
+
+@app.get("/jobs/<job_id>/timeline")
+def job_timeline(
+    job_id: Annotated[str, Path(min_length=1, max_length=256)],
+    points: Annotated[int, Query(ge=2, le=500)] = 100,
+) -> dict[str, Any]:
+    """Cumulative cost over time, evenly spaced from the job's start to now (for plotting)."""
+    cost = _readable_job(job_id)
+    items = runtime.ledger().job_items(job_id)
+    assert items is not None
+    now = runtime.clock().now()
+    start = cost.started_at or now
+    series = []
+    for n in range(points):
+        at = start + (now - start) * n / (points - 1)
+        usd = spend_between(
+            items.instances, items.checkpoints, start - timedelta(seconds=1), at, now
+        )
+        series.append({"at": iso(at), "total_usd": money(usd)})
+    return {"job_id": job_id, "points": series}
+
+
+@app.get("/compare")
+def compare(jobs: Annotated[str, Query(min_length=1, max_length=800)]) -> dict[str, Any]:
+    """Jobs side by side (e.g. Trainium vs GPU for the same work), with what is not
+    comparable said plainly."""
+    job_ids = [j.strip() for j in jobs.split(",") if j.strip()]
+    if not 2 <= len(job_ids) <= 5:
+        raise BadRequestError("jobs: give 2 to 5 comma-separated job ids")
+    costs = [_readable_job(job_id) for job_id in job_ids]
+    items = [runtime.ledger().job_items(c.job_id) for c in costs]
+    return compare_jobs(
+        costs,
+        [i.instances if i else () for i in items],
+        runtime.current_settings().config.checkpoint.tokens_per_step_tag,
+    )
+
+
+@app.get("/prices")
+def prices(
+    instance_type: Annotated[str, Query(min_length=2, max_length=64, pattern=r"^[a-z0-9.\-]+$")],
+    region: Annotated[str, Query(pattern=r"^[a-z]{2}(-[a-z]+)+-\d$")] = "us-east-1",
+    platform: Annotated[str, Query(max_length=64)] = "Linux/UNIX",
+) -> dict[str, Any]:
+    """The on-demand rate the ledger would use now, with its source and check date."""
+    _caller()
+    rate = runtime.ledger_deps().prices.on_demand(region, instance_type, platform)
+    if rate is None:
+        raise NotFoundError(
+            f"no price known for {instance_type} in {region} ({platform}); it would be "
+            "kept unpriced until one is configured or listed"
+        )
+    return {
+        "instance_type": instance_type,
+        "region": region,
+        "platform": platform,
+        "list_usd_per_hour": money(rate.list_usd),
+        "effective_usd_per_hour": money(rate.effective_usd),
+        "source": rate.source.value,
+        "checked_on": rate.checked_on.isoformat(),
+    }
 
 
 @app.get("/budgets")

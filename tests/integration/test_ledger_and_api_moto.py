@@ -262,3 +262,27 @@ def test_unknown_callers_and_team_members_on_finance_views_get_403(
     status, body = api("/summaries", {"from": "2026-11-01", "to": "2026-11-01"}, arn=NLP)
     assert status == 403 and "finance" in body["message"]
     assert api("/summaries", {"from": "2026-11-01", "to": "2026-11-01"}, arn=FINANCE)[0] == 200
+
+
+def test_items_timeline_compare_and_prices(aws: dict[str, Any]) -> None:
+    send(aws, "e1", 0, "running", "llama")
+    send(aws, "e2", 0, "running", "vit")
+    send(aws, "e3", 1800, "stopped", "vit")
+    aws["clock"].advance_to(T0 + timedelta(hours=1))
+    status, body = api("/jobs/vit/items")
+    assert status == 200 and [i["kind"] for i in body["items"]] == ["segment"]
+    assert body["items"][0]["billed_seconds"] == 1800
+    status, body = api("/jobs/llama/timeline", {"points": "3"})
+    assert status == 200
+    # $21.50/h plus the 100 GiB gp3 volume at $0.08/GB-month (snapshot price)
+    assert [p["total_usd"] for p in body["points"]] == [
+        "0.000000000", "10.755555556", "21.511111111"]
+    status, body = api("/compare", {"jobs": "llama,vit"})
+    assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["llama", "vit"]
+    assert body["jobs"][0]["accelerators"] == ["Neuron (Trainium/Inferentia)"]
+    assert any("tokens" in note for note in body["notes"])
+    assert api("/compare", {"jobs": "llama"})[0] == 400
+    status, body = api("/prices", {"instance_type": "trn1.32xlarge"})
+    assert status == 200 and body["source"] == "override"
+    status, body = api("/prices", {"instance_type": "trn2.48xlarge"})
+    assert status == 404 and "trn2.48xlarge" in body["message"]
