@@ -132,6 +132,131 @@ def cmd_redrive(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
+def _api(args: argparse.Namespace) -> Any:
+    from costtracker.client import ApiClient
+
+    return ApiClient(args.endpoint)
+
+
+def _emit(args: argparse.Namespace, body: Any, human: Any) -> int:
+    if args.json:
+        json.dump(body, sys.stdout, indent=2, sort_keys=True)
+        sys.stdout.write("\n")
+    else:
+        print(human(body))
+    return 0
+
+
+def cmd_api(args: argparse.Namespace) -> int:
+    """The API commands: jobs ls|show|items|compare, budgets ls|set|rm, summaries show,
+    prices. Errors are the API's own 4xx messages."""
+    from costtracker import render
+    from costtracker.client import ApiError
+
+    client = _api(args)
+    try:
+        if args.command == "jobs" and args.jobs_command == "ls":
+            body = client.request(
+                "GET",
+                "/jobs",
+                {
+                    "project": args.project,
+                    "team": args.team,
+                    "status": args.status,
+                    "from": args.from_,
+                    "to": args.to,
+                    "limit": args.limit,
+                    "next_token": args.next_token,
+                },
+            )
+            return _emit(args, body, render.job_list)
+        if args.command == "jobs" and args.jobs_command == "show":
+            return _emit(args, client.request("GET", f"/jobs/{args.job_id}"), render.job_show)
+        if args.command == "jobs" and args.jobs_command == "items":
+            body = client.request("GET", f"/jobs/{args.job_id}/items", {"limit": args.limit})
+            return _emit(
+                args,
+                body,
+                lambda b: render.table(
+                    [("KIND", "AT", "DETAIL")]
+                    + [
+                        (
+                            i["kind"],
+                            i["at"] or "-",
+                            str(
+                                i.get("cost_usd")
+                                or i.get("object")
+                                or i.get("action")
+                                or i.get("end")
+                                or ""
+                            ),
+                        )
+                        for i in b["items"]
+                    ]
+                ),
+            )
+        if args.command == "jobs" and args.jobs_command == "compare":
+            body = client.request("GET", "/compare", {"jobs": ",".join(args.job_ids)})
+            return _emit(args, body, render.compare)
+        if args.command == "budgets" and args.budgets_command == "ls":
+            body = client.request("GET", "/budgets")
+            return _emit(
+                args,
+                body,
+                lambda b: render.table(
+                    [("BUDGET", "PERIOD", "SPEND", "AMOUNT", "%")]
+                    + [
+                        (
+                            x["budget_id"],
+                            x["period"],
+                            render.usd(x["spend_usd"]),
+                            render.usd(x["amount_usd"]),
+                            x["percent"],
+                        )
+                        for x in b["budgets"]
+                    ]
+                ),
+            )
+        if args.command == "budgets" and args.budgets_command == "set":
+            budget = json.loads(args.definition)
+            body = client.request("PUT", f"/budgets/{args.budget_id}", body=budget)
+            return _emit(args, body, lambda b: f"budget {b['budget_id']} set")
+        if args.command == "budgets" and args.budgets_command == "rm":
+            body = client.request("DELETE", f"/budgets/{args.budget_id}")
+            return _emit(args, body, lambda b: f"budget {b['budget_id']} deleted")
+        if args.command == "summaries" and args.summaries_command == "show":
+            body = client.request("GET", f"/summaries/{args.day}")
+            return _emit(args, body, lambda b: json.dumps(b, indent=2))
+        if args.command == "prices":
+            body = client.request(
+                "GET", "/prices", {"instance_type": args.instance_type, "region": args.region}
+            )
+            return _emit(
+                args,
+                body,
+                lambda b: (
+                    f"{b['instance_type']} in {b['region']}: "
+                    f"{render.usd(b['list_usd_per_hour'])}/h "
+                    f"list, {render.usd(b['effective_usd_per_hour'])}/h effective "
+                    f"({b['source']}, checked {b['checked_on']})"
+                ),
+            )
+    except ApiError as error:
+        print(f"costtracker: {error}", file=sys.stderr)
+        return 1
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def _api_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--endpoint",
+        default=None,
+        help="the API (default $COSTTRACKER_ENDPOINT or the local demo's)",
+    )
+    parser.add_argument("--json", action="store_true", help="the API's JSON, keys sorted")
+    parser.set_defaults(func=cmd_api)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="costtracker", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -173,6 +298,50 @@ def build_parser() -> argparse.ArgumentParser:
     p_backfill.add_argument("--to", type=date.fromisoformat, required=True)
     p_backfill.add_argument("--notify", action="store_true", help="also message finance")
     p_backfill.set_defaults(func=cmd_backfill)
+
+    p_show = summaries_sub.add_parser("show", help="one stored daily summary")
+    p_show.add_argument("day", type=date.fromisoformat)
+    _api_options(p_show)
+
+    p_jobs = sub.add_parser("jobs", help="job costs from the API")
+    jobs_sub = p_jobs.add_subparsers(dest="jobs_command", required=True)
+    p_ls = jobs_sub.add_parser("ls", help="jobs active in a date range")
+    for option in ("--project", "--team", "--status", "--next-token"):
+        p_ls.add_argument(option)
+    p_ls.add_argument("--from", dest="from_")
+    p_ls.add_argument("--to")
+    p_ls.add_argument("--limit", type=int, default=20)
+    _api_options(p_ls)
+    p_job = jobs_sub.add_parser("show", help="one job's cost breakdown")
+    p_job.add_argument("job_id")
+    _api_options(p_job)
+    p_items = jobs_sub.add_parser("items", help="a job's segments, checkpoints, waste")
+    p_items.add_argument("job_id")
+    p_items.add_argument("--limit", type=int, default=100)
+    _api_options(p_items)
+    p_compare = jobs_sub.add_parser("compare", help="jobs side by side")
+    p_compare.add_argument("job_ids", nargs="+")
+    _api_options(p_compare)
+
+    p_budgets = sub.add_parser("budgets", help="budgets through the API")
+    budgets_sub = p_budgets.add_subparsers(dest="budgets_command", required=True)
+    _api_options(budgets_sub.add_parser("ls", help="budgets and their spend"))
+    p_set = budgets_sub.add_parser("set", help="create or replace a budget")
+    p_set.add_argument("budget_id")
+    p_set.add_argument(
+        "definition",
+        help='JSON, e.g. \'{"scope": {"tag": {"team": "nlp"}}, '
+        '"amount_usd": "500", "period": "month"}\'',
+    )
+    _api_options(p_set)
+    p_rm = budgets_sub.add_parser("rm", help="delete a budget")
+    p_rm.add_argument("budget_id")
+    _api_options(p_rm)
+
+    p_prices = sub.add_parser("prices", help="the rate the ledger would use")
+    p_prices.add_argument("instance_type")
+    p_prices.add_argument("--region", default="us-east-1")
+    _api_options(p_prices)
 
     p_dlq = sub.add_parser("dlq", help="dead-letter queues of the deployed stack")
     dlq_sub = p_dlq.add_subparsers(dest="dlq_command", required=True)
