@@ -250,3 +250,55 @@ def compare_jobs(costs: list[JobCost], instances: list[Any], tokens_tag: str) ->
     if any(not r["complete"] for r in rows):
         notes.append("a job has unpriced time: its total is incomplete")
     return {"jobs": rows, "notes": notes}
+
+
+def estimate_to_finish(
+    cost: JobCost, target_steps: int, utilization_drop: Decimal, now: datetime
+) -> dict[str, Any]:
+    """The cost to reach ``target_steps`` as a range, with the assumptions listed: never a
+    single unqualified number."""
+    if cost.steps_per_hour is None or cost.last_checkpoint_step is None:
+        raise ValueError("needs at least two checkpoints with steps to measure a pace")
+    remaining = max(0, target_steps - cost.last_checkpoint_step)
+    pace = cost.steps_per_hour
+    burn = cost.burn_rate_usd_per_hour
+    basis = "the current burn rate"
+    if burn == 0:  # stopped: what its instances cost per hour when they last ran
+        burn = sum(
+            (
+                p.steps[-1].rate.effective_usd
+                for i in cost.instances
+                for p in i.segments[-1:]
+                if p.steps
+            ),
+            Decimal(0),
+        )
+        basis = "the rate of its instances' last run (the job is not running now)"
+    hours = Decimal(remaining) / pace if pace > 0 else Decimal(0)
+    rerun_share = cost.wasted_rerun_usd / cost.instance_usd if cost.instance_usd else Decimal(0)
+    low = hours * burn
+    slow_hours = hours / (1 - utilization_drop)
+    high = slow_hours * burn * (1 + rerun_share)
+    assumptions = [
+        f"pace {pace:.1f} steps/h, measured between the first and last checkpoint",
+        f"cost per hour {cents(burn)} from {basis}",
+        f"high end: utilization drops by {utilization_drop * 100:.0f} % (slower pace) and "
+        f"{rerun_share * 100:.1f} % of the time is rerun after interruptions, as in this "
+        "job's own history",
+        "checkpoint storage growth and data transfer are not included (small and "
+        "unconfirmed respectively)",
+    ]
+    return {
+        "job_id": cost.job_id,
+        "target_steps": target_steps,
+        "current_step": cost.last_checkpoint_step,
+        "remaining_steps": remaining,
+        "hours": {"low": money(hours), "high": money(slow_hours)},
+        "cost_usd": {"low": money(low), "high": money(high)},
+        "total_at_finish_usd": {
+            "low": money(cost.total_usd + low),
+            "high": money(cost.total_usd + high),
+        },
+        "assumptions": assumptions,
+        "as_of": iso(now),
+    }

@@ -30,7 +30,15 @@ from shared.costing import spend_between
 from shared.models import JobCost
 from shared.services.budgets import JobCache, budget_status, effective_budgets
 from shared.services.jobs import JobNotFound, get_job_cost, list_job_costs
-from shared.views import compare_jobs, iso, job_detail, job_line_items, job_summary, money
+from shared.views import (
+    compare_jobs,
+    estimate_to_finish,
+    iso,
+    job_detail,
+    job_line_items,
+    job_summary,
+    money,
+)
 
 logger = Logger(service="costtracker")
 app = APIGatewayRestResolver(enable_validation=True)
@@ -219,6 +227,20 @@ def job_timeline(
         )
         series.append({"at": iso(at), "total_usd": money(usd)})
     return {"job_id": job_id, "points": series}
+
+
+@app.get("/jobs/<job_id>/estimate")
+def estimate(
+    job_id: Annotated[str, Path(min_length=1, max_length=256)],
+    target_steps: Annotated[int, Query(ge=1, le=10**12)],
+    utilization_drop: Annotated[Decimal, Query(ge=0, lt=1)] = Decimal("0.2"),
+) -> dict[str, Any]:
+    """The projected cost to reach ``target_steps``, as a range with its assumptions."""
+    cost = _readable_job(job_id)
+    try:
+        return estimate_to_finish(cost, target_steps, utilization_drop, runtime.clock().now())
+    except ValueError as exc:
+        raise BadRequestError(f"target_steps: job {job_id!r} {exc}") from exc
 
 
 @app.get("/compare")
