@@ -48,6 +48,10 @@ def whole_seconds(delta: timedelta) -> int:
     return delta.days * 86400 + delta.seconds + (1 if delta.microseconds else 0)
 
 
+def exact_seconds(delta: timedelta) -> Decimal:
+    return Decimal(delta.days * 86400 + delta.seconds) + Decimal(delta.microseconds) / 10**6
+
+
 def ordered(transitions: Iterable[Transition]) -> list[Transition]:
     """Transitions in event-time order (never arrival order), duplicates removed."""
     unique = {t.event_id: t for t in transitions}
@@ -128,11 +132,18 @@ def _integrate(
     bounds = [start] + [s.since for s in ordered_steps if start < s.since < end] + [end]
     list_usd = Decimal(0)
     effective_usd = Decimal(0)
+    exact_total = Decimal(0)
     for lo, hi in itertools.pairwise(bounds):
-        seconds = Decimal(whole_seconds(hi - lo))
+        seconds = exact_seconds(hi - lo)  # pieces are exact: the whole is rounded once
+        exact_total += seconds
         rate = _rate_at(ordered_steps, lo)
         list_usd += seconds * rate.list_usd / SECONDS_PER_HOUR
         effective_usd += seconds * rate.effective_usd / SECONDS_PER_HOUR
+    started = Decimal(whole_seconds(end - start)) - exact_total
+    if started > 0:  # the started second, at the rate in effect at the end
+        last = _rate_at(ordered_steps, end)
+        list_usd += started * last.list_usd / SECONDS_PER_HOUR
+        effective_usd += started * last.effective_usd / SECONDS_PER_HOUR
     return list_usd, effective_usd
 
 
@@ -178,7 +189,7 @@ def next_month_start(at: datetime) -> datetime:
 def prorate_monthly(usd_per_month: Decimal, start: datetime, end: datetime) -> Decimal:
     """A monthly price accrued per second, each calendar month by its own length (rules 3, 4)."""
     total = Decimal(0)
-    cursor = start
+    cursor, end = start.astimezone(UTC), end.astimezone(UTC)
     while cursor < end:
         boundary = next_month_start(cursor)
         piece_end = min(end, boundary)

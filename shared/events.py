@@ -8,6 +8,7 @@ loudly instead of being half-applied.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Literal
 
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
@@ -31,6 +32,11 @@ class AwsEvent(EventBridgeModel):
     version: str = "0"
     time: AwareDatetime
     resources: list[str] = Field(default_factory=list)
+
+    @field_validator("time")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        return to_utc(value)
 
 
 class InstanceStateDetail(_Detail):
@@ -133,6 +139,11 @@ class AlarmState(_Detail):
             return f"{value[:-2]}:{value[-2:]}"
         return value
 
+    @field_validator("timestamp")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        return to_utc(value)
+
 
 class AlarmStateDetail(_Detail):
     alarm_name: str = Field(alias="alarmName", min_length=1, max_length=255)
@@ -160,10 +171,19 @@ class ScheduledEvent(AwsEvent):
     detail: dict[str, object] = Field(default_factory=dict)
 
 
+def to_utc(value: datetime) -> datetime:
+    """In UTC, or a validation error for a time UTC cannot hold (year 1 or 9999 offsets)."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError as exc:
+        raise ValueError("time out of range once converted to UTC") from exc
+
+
 def event_id_of(raw: object) -> str:
-    """The event id for logs, even when the rest of the event is unreadable."""
+    """The event id for logs, even when the rest of the event is unreadable; characters a
+    UTF-8 log cannot carry (lone surrogates) are escaped so the log line is not lost."""
     if isinstance(raw, dict):
         value = raw.get("id")
         if isinstance(value, str):
-            return value
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
     return "<no id>"

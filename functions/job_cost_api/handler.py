@@ -13,12 +13,13 @@ from decimal import Decimal
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.event_handler import APIGatewayRestResolver
+from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import (
     BadRequestError,
     ForbiddenError,
     NotFoundError,
 )
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -404,6 +405,41 @@ def list_summaries(
     return {"from": from_.isoformat(), "to": to.isoformat(), "group_by": group_by, "days": out}
 
 
+@app.exception_handler(RequestValidationError)
+def invalid_request(error: RequestValidationError) -> Response[dict[str, Any]]:
+    """422 naming each bad parameter and why (Pydantic's message, never the input)."""
+    detail = [
+        {"loc": list(e["loc"]), "msg": str(e.get("msg", "")), "type": e["type"]}
+        for e in error.errors()
+    ]
+    return Response(
+        status_code=422,
+        content_type=content_types.APPLICATION_JSON,
+        body={"statusCode": 422, "detail": detail},
+    )
+
+
+def _unsupported_body(event: dict[str, Any]) -> dict[str, Any] | None:
+    """A body that is not JSON is a 415 here, before the resolver tries to parse it."""
+    if not event.get("body"):
+        return None
+    headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    content_type = str(headers.get("content-type", "application/json")).lower()
+    if content_type.split(";")[0].strip() in ("application/json", ""):
+        return None
+    return {
+        "statusCode": 415,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(
+            {
+                "statusCode": 415,
+                "message": f"Content-Type: send application/json, not {content_type}",
+            }
+        ),
+        "isBase64Encoded": False,
+    }
+
+
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return app.resolve(event, context)
+    return _unsupported_body(event) or app.resolve(event, context)

@@ -1,0 +1,251 @@
+"""The job-cost API against its committed OpenAPI document (docs/openapi.json), fuzzed.
+
+schemathesis generates requests (valid and invalid) for every operation in the
+document; each is turned into an API Gateway REST proxy event by
+``costtracker.local_api.proxy_event`` (the local adapter's own conversion) and
+answered in-process by ``functions.job_cost_api.handler.handler`` over a moto
+DynamoDB ledger seeded through the instance-state handler. Checks: never a 5xx,
+and every documented response matches its schema.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+schemathesis = pytest.importorskip(
+    "schemathesis",
+    reason="schemathesis is not installed (dev extra, not in requirements/dev.lock yet)",
+)
+
+import boto3  # noqa: E402
+from hypothesis import HealthCheck, settings  # noqa: E402
+from moto import mock_aws  # noqa: E402
+from schemathesis.checks import not_a_server_error  # noqa: E402
+from schemathesis.core.failures import FailureGroup  # noqa: E402
+from schemathesis.specs.openapi.checks import response_schema_conformance  # noqa: E402
+
+from costtracker.local_api import proxy_event  # noqa: E402
+from shared import ledger_schema, runtime  # noqa: E402
+from shared.clock import FixedClock  # noqa: E402
+from shared.config import LedgerConfig, PriceOverrides  # noqa: E402
+
+OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
+TABLE = "ledger-fuzz"
+CONFIG = LedgerConfig(
+    live_prices=False, prices=PriceOverrides(ec2={"trn1.32xlarge": Decimal("21.50")})
+)
+
+
+def validation_errors_as_powertools_sends_them(ctx: Any, response: Any, case: Any) -> bool | None:
+    """422 bodies: what the resolver really sends, ``{"statusCode": 422, "detail": [{"loc":
+    [...], "type": ...}]}`` with the parameter named. The document's stricter 422 schema
+    (``msg`` required) is checked by the xfail test below."""
+    if response.status_code != 422:
+        return None
+    body = response.json()
+    assert body["statusCode"] == 422, body
+    assert isinstance(body["detail"], list) and body["detail"], body
+    for error in body["detail"]:
+        assert isinstance(error["loc"], list) and error["loc"], error
+        assert all(isinstance(part, str | int) for part in error["loc"]), error
+        assert isinstance(error["type"], str), error
+    return True
+
+
+def documented_responses_other_than_422(ctx: Any, response: Any, case: Any) -> bool | None:
+    """response_schema_conformance, except for the known 422 deviation (xfail below)."""
+    if response.status_code == 422:
+        return None
+    return response_schema_conformance(ctx, response, case)
+
+
+CHECKS = [
+    not_a_server_error,
+    documented_responses_other_than_422,
+    validation_errors_as_powertools_sends_them,
+]
+
+schema = schemathesis.openapi.from_path(str(OPENAPI))
+
+
+class _Context:
+    function_name = "job_cost_api"
+    memory_limit_in_mb = 256
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:job_cost_api"
+    aws_request_id = "fuzz-api"
+
+
+def _raw_target(environ: dict[str, Any]) -> str:
+    """The request target as the client sent it (path still percent-encoded), which is what
+    costtracker.local_api hands to proxy_event. Werkzeug's RAW_URI may omit a query string
+    given separately, so the query always comes from QUERY_STRING."""
+    raw = str(environ.get("RAW_URI") or environ.get("REQUEST_URI") or "")
+    path = raw.split("?", 1)[0] or quote(
+        environ.get("PATH_INFO", "").encode("latin-1"), safe="/:@!$&'()*+,;=-._~%"
+    )
+    query = environ.get("QUERY_STRING")
+    return f"{path}?{query}" if query else path
+
+
+# The exception behind the last 502 (the handler raised), for telling known bugs apart.
+LAST_FAILURE: list[Exception] = []
+
+
+def lambda_wsgi_app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+    """WSGI -> API Gateway REST proxy event -> the Lambda handler -> WSGI.
+
+    A handler that raises is a Lambda function error, which API Gateway's proxy
+    integration answers with 502 {"message": "Internal server error"}."""
+    from functions.job_cost_api.handler import handler
+
+    headers = {
+        key[5:].replace("_", "-").title(): str(value)
+        for key, value in environ.items()
+        if key.startswith("HTTP_")
+    }
+    if environ.get("CONTENT_TYPE"):
+        headers["Content-Type"] = environ["CONTENT_TYPE"]
+    length = int(environ.get("CONTENT_LENGTH") or 0)
+    payload = environ["wsgi.input"].read(length) if length else b""
+    # API Gateway hands a non-binary body to Lambda as text.
+    body = payload.decode("utf-8", errors="replace") if payload else None
+    event = proxy_event(environ["REQUEST_METHOD"], _raw_target(environ), headers, body)
+    try:
+        response = handler(event, _Context())
+    except Exception as exc:  # the function failed: API Gateway answers 502 to the caller
+        LAST_FAILURE[:] = [exc]
+        response = {
+            "statusCode": 502,
+            "body": json.dumps({"message": "Internal server error",
+                                "x-fuzz-exception": f"{type(exc).__name__}: {exc}"}),
+        }  # fmt: skip
+    else:
+        LAST_FAILURE.clear()
+    status = int(response["statusCode"])
+    out_headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
+    for key, values in (response.get("multiValueHeaders") or {}).items():
+        out_headers.setdefault(key, ", ".join(str(v) for v in values))
+    out_headers.setdefault("Content-Type", "application/json")
+    reason = HTTPStatus(status).phrase if status in HTTPStatus._value2member_map_ else "Unknown"
+    start_response(f"{status} {reason}", list(out_headers.items()))
+    return [(response.get("body") or "").encode()]
+
+
+def _send_state(ids: dict[str, str], clock: FixedClock, eid: str, seconds: int, state: str,
+                job: str) -> None:  # fmt: skip
+    from functions.instance_state.handler import handler
+
+    at = T0 + timedelta(seconds=seconds)
+    event = {
+        "version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2", "account": "123456789012",
+        "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": "us-east-1", "resources": [],
+        "detail": {"instance-id": ids[job], "state": state},
+    }  # fmt: skip
+    clock.advance_to(at)
+    handler(event, _Context())
+
+
+@pytest.fixture(scope="module")
+def ledger_with_jobs() -> Iterator[dict[str, str]]:
+    """A moto ledger with two jobs (one stopped, one running) and the API's env wired."""
+    saved = {k: os.environ.get(k) for k in ("TABLE_NAME", "LEDGER_CONFIG")}
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            **ledger_schema.create_table_request(TABLE)
+        )
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        ids = {}
+        for job, team in (("llama", "nlp"), ("vit", "vision")):
+            reservation = ec2.run_instances(
+                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
+                BlockDeviceMappings=[{"DeviceName": "/dev/sdf",
+                                      "Ebs": {"VolumeSize": 100, "VolumeType": "gp3"}}],
+                TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                    {"Key": "training-job", "Value": job}, {"Key": "team", "Value": team},
+                    {"Key": "project", "Value": "foundation"}]}],
+            )  # fmt: skip
+            ids[job] = reservation["Instances"][0]["InstanceId"]
+        os.environ["TABLE_NAME"] = TABLE
+        os.environ["LEDGER_CONFIG"] = CONFIG.model_dump_json()
+        runtime.reset()
+        clock = FixedClock(T0)
+        runtime.use_clock(clock)
+        _send_state(ids, clock, "e1", 0, "running", "llama")
+        _send_state(ids, clock, "e2", 60, "running", "vit")
+        _send_state(ids, clock, "e3", 5400, "stopped", "llama")
+        clock.advance_to(T0 + timedelta(hours=3))
+        try:
+            yield ids
+        finally:
+            runtime.reset()
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+
+
+def test_the_seeded_ledger_answers(ledger_with_jobs: dict[str, str]) -> None:
+    """Sanity: the adapter reaches the handler and the seeded jobs exist."""
+    from werkzeug.test import Client
+
+    client = Client(lambda_wsgi_app)
+    response = client.get("/jobs/llama")
+    assert response.status_code == 200, response.text
+    assert response.json["job_id"] == "llama"  # type: ignore[index]
+    assert client.get("/jobs?team=vision").json["jobs"][0]["job_id"] == "vit"  # type: ignore[index]
+    assert client.get("/jobs/nope").status_code == 404
+
+
+def is_known_multipart_bug() -> bool:
+    """The handler raised the Powertools multipart error (xfail test below)."""
+    return bool(LAST_FAILURE) and "Missing boundary in multipart/form-data" in str(LAST_FAILURE[0])
+
+
+@schema.parametrize()
+@settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
+def test_api_never_5xx_and_matches_its_openapi_document(
+    case: Any, ledger_with_jobs: dict[str, str]
+) -> None:
+    response = case.call(app=lambda_wsgi_app)
+    if is_known_multipart_bug():
+        return  # a known 502, pinned by test_multipart_without_a_boundary_is_a_client_error
+    case.validate_response(response, checks=CHECKS)
+
+
+@pytest.mark.parametrize("content_type", ["multipart/form-data", "multipart/form-data; boundary="])
+def test_multipart_without_a_boundary_is_a_client_error(
+    ledger_with_jobs: dict[str, str], content_type: str
+) -> None:
+    from werkzeug.test import Client
+
+    body = b'{"amount_usd": "10", "scope": {"account": true}}'
+    response = Client(lambda_wsgi_app).put(
+        "/budgets/b1", data=body, headers={"Content-Type": content_type}
+    )
+    assert response.status_code < 500, response.text
+
+
+def test_422_bodies_match_the_documented_validation_error_schema(
+    ledger_with_jobs: dict[str, str],
+) -> None:
+    case = schema["/jobs"]["GET"].Case(query={"limit": 0})  # limit: ge=1
+    response = case.call(app=lambda_wsgi_app)
+    if response.status_code != 422:
+        pytest.fail(f"expected a 422 for limit=0, got {response.status_code}")
+    try:
+        case.validate_response(response, checks=[response_schema_conformance])
+    except FailureGroup as exc:
+        raise AssertionError(f"422 body violates docs/openapi.json: {response.text}") from exc
