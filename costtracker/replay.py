@@ -126,6 +126,7 @@ class Replayer:
         # A scheduled handler may say until when it has nothing to do if no event arrives
         # (``quiet_until``); its runs before then are skipped, and any event resets it.
         self.quiet_until: dict[str, datetime] = {}
+        self._quiet_regardless: set[str] = set()
         self.skipped_runs: dict[str, int] = {}
         self.skip_quiet = skip_quiet
         self._handlers: dict[str, Handler] = {}
@@ -207,7 +208,9 @@ class Replayer:
         if not routed:
             self.unrouted.append(str(event.get("id")))
             return
-        self.quiet_until.clear()
+        # An event may change spend: forget the quiet moments that depend on it.
+        for function in [f for f in self.quiet_until if f not in self._quiet_regardless]:
+            del self.quiet_until[function]
         for function in routed:
             self.invoke(function, event)
 
@@ -217,6 +220,10 @@ class Replayer:
             return
         if value:
             self.quiet_until[function] = utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
+            if result.get("quiet_regardless_of_events"):
+                self._quiet_regardless.add(function)
+            else:
+                self._quiet_regardless.discard(function)
 
     def run(self) -> None:
         for event in self.scenario.events:

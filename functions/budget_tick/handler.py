@@ -34,4 +34,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         count("AlertsSent", len(sent))
     # How late this run started against its schedule (the alerts' latency floor).
     seconds("TickLagSeconds", max(0.0, (datetime.now(UTC) - now).total_seconds()))
-    return {"alerts": sent, "quiet_until": iso(evaluation.quiet_until)}
+    return {
+        "alerts": sent,
+        "quiet_until": iso(evaluation.quiet_until),
+        "quiet_regardless_of_events": evaluation.quiet_regardless_of_events,
+    }

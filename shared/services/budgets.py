@@ -162,6 +162,8 @@ class Evaluation:
     # a period boundary or an hour from now. The deployed schedule runs every minute
     # regardless; the local replay skips the ticks before it (identical alerts).
     quiet_until: datetime
+    # True when no event can bring the quiet moment forward (there are no budgets).
+    quiet_regardless_of_events: bool = False
 
 
 QUIET_MARGIN = timedelta(minutes=2)
@@ -195,7 +197,10 @@ def evaluate_budgets(
     cache = JobCache(ledger)
     next_midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
-    for budget in effective_budgets(ledger, config):
+    budgets = effective_budgets(ledger, config)
+    if not budgets:
+        return Evaluation([], next_midnight, quiet_regardless_of_events=True)
+    for budget in budgets:
         status = budget_status(ledger, config, budget, now, cache)
         quiet_until = min(quiet_until, _next_change(status, now))
         for threshold in budget.thresholds:
@@ -211,7 +216,7 @@ def evaluate_budgets(
         ):
             notifier.send(_forecast_alert(status, now))
             sent.append(f"{budget.budget_id}:forecast")
-    return Evaluation(sent, max(quiet_until, now))
+    return Evaluation(sent, max(quiet_until, now), quiet_regardless_of_events=False)
 
 
 def _scope_attributes(budget: Budget) -> dict[str, str]:

@@ -92,17 +92,11 @@ def sync_alarms(
 def sweep_alarms(deps: LedgerDeps, alarms: AlarmManager) -> list[str]:
     """Delete our alarms whose instance is not running in the ledger (missed stop events)."""
     prefix = deps.config.utilization.alarm_prefix
+    running = {r.instance_id for r in deps.ledger.open_instances()}  # one Query, paged
     orphans = []
     for name in alarms.managed(prefix):
         instance_id = instance_of_alarm(name, prefix)
-        if instance_id is None:
-            continue
-        record = deps.ledger.get_instance(instance_id)
-        running = isinstance(record, InstanceRecord) and any(
-            s.end is None
-            for s in fold_segments(instance_id, record.transitions, record.spot_notices)
-        )
-        if not running:
+        if instance_id is not None and instance_id not in running:
             orphans.append(name)
     if orphans:
         alarms.delete(orphans)
