@@ -62,7 +62,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         events = chaotic(scenario.events, args.chaos, timedelta(seconds=args.chaos_delay))
         scenario = scenario.model_copy(update={"events": events})
     try:
-        document = replay(scenario, verbose=args.verbose, focus_dir=args.focus_dir)
+        document = replay(
+            scenario, verbose=args.verbose, focus_dir=args.focus_dir, show_progress=not args.json
+        )
     except ValidationError as exc:
         print(f"costtracker replay: {args.scenario}: invalid configuration: {exc}", file=sys.stderr)
         return 2
@@ -92,6 +94,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime, timedelta
     from decimal import Decimal
 
+    from costtracker.progress import Progress
     from shared import runtime
     from shared.services.summaries import publish_summary, summarize_day
 
@@ -102,6 +105,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     config = runtime.current_settings().config
     now = datetime.now(UTC)
     day = args.from_
+    progress = Progress((args.to - args.from_).days + 1, "backfill")
     while day <= args.to:
         history = {
             d: Decimal(s["total_usd"])
@@ -112,8 +116,10 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         publish_summary(
             summary, rows, runtime.report_store(), runtime.notifier() if args.notify else None
         )
+        progress.advance()
         print(f"{day}: {summary['total_usd']} USD")
         day += timedelta(days=1)
+    progress.close()
     return 0
 
 

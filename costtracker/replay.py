@@ -22,6 +22,7 @@ from typing import Any
 from unittest import mock
 
 from costtracker.emulator import Emulator, function_environment, launch_instance, running_emulator
+from costtracker.progress import Progress
 from costtracker.scenario import Scenario
 from shared import runtime
 from shared.budgets import Budget
@@ -225,9 +226,11 @@ class Replayer:
             else:
                 self._quiet_regardless.discard(function)
 
-    def run(self) -> None:
+    def run(self, progress: Progress | None = None) -> None:
         for event in self.scenario.events:
             self.deliver(event)
+            if progress is not None:
+                progress.advance()
         if self.scenario.until is not None:
             self.advance(utc(self.scenario.until))
 
@@ -375,9 +378,12 @@ def replay(
     verbose: bool = False,
     skip_quiet: bool = True,
     focus_dir: Path | None = None,
+    show_progress: bool = False,
 ) -> dict[str, Any]:
     """The SPEC document of a scenario. ``skip_quiet=False`` runs every scheduled tick
     (slower; the same document: see the budget tests)."""
     with replay_session(scenario, base_config, verbose, skip_quiet) as replayer:
-        replayer.run()
+        progress = Progress(len(scenario.events), "replay", enabled=show_progress)
+        replayer.run(progress)
+        progress.close()
         return report(replayer, focus_dir)
