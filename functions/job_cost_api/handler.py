@@ -28,9 +28,10 @@ from shared import runtime
 from shared.access import Caller, resolve_caller
 from shared.budgets import BUDGET_ID, Budget, BudgetScope
 from shared.costing import spend_between
+from shared.ledger import JobItems
 from shared.models import JobCost
 from shared.services.budgets import JobCache, budget_status, effective_budgets
-from shared.services.jobs import JobNotFound, get_job_cost, list_job_costs
+from shared.services.jobs import cost_of_items, list_job_costs
 from shared.views import (
     compare_jobs,
     estimate_to_finish,
@@ -138,13 +139,15 @@ def list_jobs(
 @app.get("/jobs/<job_id>")
 def get_job(job_id: Annotated[str, Path(min_length=1, max_length=256)]) -> dict[str, Any]:
     """One job's cost breakdown, accrued to now (a denied or unknown job: the same 403)."""
-    return job_detail(_readable_job(job_id))
+    return job_detail(_readable_job(job_id)[0])
 
 
-def _budget_view(budget: Budget, source: str) -> dict[str, Any]:
+def _budget_view(budget: Budget, source: str, cache: JobCache | None = None) -> dict[str, Any]:
     now = runtime.clock().now()
     config = runtime.current_settings().config
-    status = budget_status(runtime.ledger(), config, budget, now, JobCache(runtime.ledger()))
+    status = budget_status(
+        runtime.ledger(), config, budget, now, cache or JobCache(runtime.ledger())
+    )
     return {
         **budget.model_dump(mode="json"),
         "source": source,
@@ -159,8 +162,10 @@ def _budget_view(budget: Budget, source: str) -> dict[str, Any]:
     }
 
 
-def _sources() -> dict[str, str]:
-    stored = runtime.ledger().stored_budgets()
+def _sources(stored: dict[str, Budget | None] | None = None) -> dict[str, str]:
+    """Where each budget comes from (CDK context or the API)."""
+    if stored is None:
+        stored = runtime.ledger().stored_budgets()
     config = runtime.current_settings().config
     sources = {b.budget_id: "context" for b in config.budgets}
     for budget_id, budget in stored.items():
@@ -171,22 +176,23 @@ def _sources() -> dict[str, str]:
     return sources
 
 
-def _readable_job(job_id: str) -> JobCost:
-    """A job the caller may read (else 403/404 as in GET /jobs/{job_id})."""
+def _readable_job(job_id: str) -> tuple[JobCost, JobItems]:
+    """A job the caller may read, with its items (one Query); else 403/404 as in
+    GET /jobs/{job_id}."""
     caller = _caller()
     config = runtime.current_settings().config
     denied = ForbiddenError(
         f"job {job_id!r} is not visible to team {caller.team} (not your team's job, or none)"
     )
-    try:
-        cost = get_job_cost(runtime.ledger(), config, job_id, runtime.clock().now())
-    except JobNotFound as exc:
+    items = runtime.ledger().job_items(job_id)
+    if items is None or not items.instances:
         if not caller.sees_everything:
-            raise denied from exc
-        raise NotFoundError(f"no job {job_id!r}") from exc
+            raise denied
+        raise NotFoundError(f"no job {job_id!r}")
+    cost = cost_of_items(items, config, runtime.clock().now())
     if not caller.may_read(cost.tags, config.access.team_tag_key):
         raise denied
-    return cost
+    return cost, items
 
 
 @app.get("/jobs/<job_id>/items")
@@ -196,9 +202,7 @@ def job_items(
     next_token: Annotated[str | None, Query(max_length=512)] = None,
 ) -> dict[str, Any]:
     """The job's line items: segments, checkpoints, interruptions, idle periods."""
-    cost = _readable_job(job_id)
-    items = runtime.ledger().job_items(job_id)
-    assert items is not None
+    cost, items = _readable_job(job_id)
     lines = job_line_items(cost, items, runtime.clock().now())
     offset = _decode_token(next_token)
     more = offset + limit < len(lines)
@@ -215,9 +219,7 @@ def job_timeline(
     points: Annotated[int, Query(ge=2, le=500)] = 100,
 ) -> dict[str, Any]:
     """Cumulative cost over time, evenly spaced from the job's start to now (for plotting)."""
-    cost = _readable_job(job_id)
-    items = runtime.ledger().job_items(job_id)
-    assert items is not None
+    cost, items = _readable_job(job_id)
     now = runtime.clock().now()
     start = cost.started_at or now
     series = []
@@ -237,7 +239,7 @@ def estimate(
     utilization_drop: Annotated[Decimal, Query(ge=0, lt=1)] = Decimal("0.2"),
 ) -> dict[str, Any]:
     """The projected cost to reach ``target_steps``, as a range with its assumptions."""
-    cost = _readable_job(job_id)
+    cost, _ = _readable_job(job_id)
     try:
         return estimate_to_finish(cost, target_steps, utilization_drop, runtime.clock().now())
     except ValueError as exc:
@@ -251,11 +253,10 @@ def compare(jobs: Annotated[str, Query(min_length=1, max_length=800)]) -> dict[s
     job_ids = [j.strip() for j in jobs.split(",") if j.strip()]
     if not 2 <= len(job_ids) <= 5:
         raise BadRequestError("jobs: give 2 to 5 comma-separated job ids")
-    costs = [_readable_job(job_id) for job_id in job_ids]
-    items = [runtime.ledger().job_items(c.job_id) for c in costs]
+    readable = [_readable_job(job_id) for job_id in job_ids]
     return compare_jobs(
-        costs,
-        [i.instances if i else () for i in items],
+        [cost for cost, _ in readable],
+        [items.instances for _, items in readable],
         runtime.current_settings().config.checkpoint.tokens_per_step_tag,
     )
 
@@ -291,14 +292,16 @@ def list_budgets() -> dict[str, Any]:
     budgets scoped to their team)."""
     caller = _caller()
     config = runtime.current_settings().config
-    sources = _sources()
+    stored = runtime.ledger().stored_budgets()  # one Query, used twice
+    sources = _sources(stored)
     budgets = [
         b
-        for b in effective_budgets(runtime.ledger(), config)
+        for b in effective_budgets(runtime.ledger(), config, stored)
         if caller.sees_everything
         or (b.scope.tag or {}).get(config.access.team_tag_key) == caller.team
     ]
-    return {"budgets": [_budget_view(b, sources.get(b.budget_id, "api")) for b in budgets]}
+    cache = JobCache(runtime.ledger())  # a job in several budgets is read once
+    return {"budgets": [_budget_view(b, sources.get(b.budget_id, "api"), cache) for b in budgets]}
 
 
 @app.get("/budgets/<budget_id>")

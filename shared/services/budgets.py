@@ -25,10 +25,14 @@ HOUR = timedelta(hours=1)
 CLAIM_TTL = timedelta(days=400)
 
 
-def effective_budgets(ledger: Ledger, config: LedgerConfig) -> list[Budget]:
+def effective_budgets(
+    ledger: Ledger, config: LedgerConfig, stored_budgets: dict[str, Budget | None] | None = None
+) -> list[Budget]:
     """Context budgets, overridden (or removed) by the ones set through the API."""
     budgets = {b.budget_id: b for b in config.budgets}
-    for budget_id, stored in ledger.stored_budgets().items():
+    if stored_budgets is None:
+        stored_budgets = ledger.stored_budgets()
+    for budget_id, stored in stored_budgets.items():
         if stored is None:
             budgets.pop(budget_id, None)
         else:

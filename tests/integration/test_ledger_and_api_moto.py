@@ -286,3 +286,35 @@ def test_items_timeline_compare_and_prices(aws: dict[str, Any]) -> None:
     assert status == 200 and body["source"] == "override"
     status, body = api("/prices", {"instance_type": "trn2.48xlarge"})
     assert status == 404 and "trn2.48xlarge" in body["message"]
+
+
+@pytest.mark.parametrize(
+    ("path", "query", "most"),
+    [
+        ("/jobs/llama", None, 1),
+        ("/jobs/llama/items", None, 1),
+        ("/jobs/llama/timeline", {"points": "5"}, 1),
+        ("/jobs/llama/estimate", {"target_steps": "10"}, 1),
+        ("/compare", {"jobs": "llama,vit"}, 2),
+        # a day-index Query per day of the range, then one Query per job listed
+        ("/jobs", {"from": "2026-11-01", "to": "2026-11-01", "limit": "1"}, 3),
+        ("/jobs", {"team": "nlp"}, 2),
+        ("/budgets", None, 1),
+        ("/summaries", {"from": "2026-11-01", "to": "2026-11-03"}, 1),
+        ("/summaries/2026-11-01", None, 1),
+        ("/reconciliations/2026-11-01", None, 1),
+        ("/prices", {"instance_type": "trn1.32xlarge"}, 0),
+    ],
+)
+def test_each_endpoint_reads_dynamodb_a_bounded_number_of_times(
+    aws: dict[str, Any], call_counter: CallCounter, path: str, query: dict[str, str] | None,
+    most: int,
+) -> None:
+    send(aws, "e1", 0, "running", "llama")
+    send(aws, "e2", 0, "running", "vit")
+    aws["clock"].advance_to(T0 + timedelta(hours=1))
+    call_counter.calls.clear()
+    status, _ = api(path, query)
+    assert status < 500
+    assert call_counter.count("dynamodb", "Scan") == 0
+    assert call_counter.count("dynamodb") <= most, call_counter.calls
