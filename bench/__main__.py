@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
-    from bench import bundle, coldstart, cost_model, replay_bench
+    from bench import budget_latency, bundle, coldstart, cost_model, replay_bench
     from bench.scenario import make_scenario
 
     started = time.perf_counter()
@@ -428,6 +428,44 @@ def main(argv: list[str] | None = None) -> int:
     model["open_instances_at_end_of_replay"] = replay["open_instances_at_end"]
     section_cost(r, model)
 
+    latency = attempt("budget_latency", budget_latency.measure)
+    s6 = "6. Budget alert latency (alert at - true crossing, simulated time)"
+    r.section(s6)
+    if latency is not None:
+        for row in latency["alerts"]:
+            r.out(
+                f"{row['scenario']} {row['budget_id']} {row['threshold']} %: crossing "
+                f"{row['crossing'][11:19]}, alert {row['at'][11:19]}, "
+                f"{row['latency_s']:.0f} s"
+            )
+        r.figure(
+            s6,
+            "median alert latency",
+            latency["median_latency_s"],
+            "s",
+            "<= 120 s",
+            None if latency["median_latency_s"] is None else latency["median_latency_s"] <= 120,
+            fmt=",.0f",
+        )
+        r.figure(
+            s6,
+            "max alert latency",
+            latency["max_latency_s"],
+            "s",
+            "<= 120 s",
+            None if latency["max_latency_s"] is None else latency["max_latency_s"] <= 120,
+            fmt=",.0f",
+        )
+        r.figure(
+            s6,
+            "AWS calls per simulated hour (whole replay)",
+            latency["aws_calls_per_simulated_hour"],
+            "calls/h",
+            fmt=",.1f",
+        )
+    else:
+        r.out(f"NOT MEASURED: {errors['budget_latency']}"[:WIDTH])
+
     timings["total_s"] = time.perf_counter() - started
     r.out()
     r.out("timings: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
@@ -447,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
             "event_kinds": replay_bench.event_kinds(scenario),
         },
         "errors": errors,
+        "budget_latency": latency,
         "api_error": replay.get("api_error"),
         "figures": r.figures,
         "calls_per_operation": calls,

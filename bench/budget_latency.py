@@ -1,0 +1,92 @@
+"""Budget alert latency: for every budget alert of the budget scenarios, the alert's
+``at`` minus the true crossing (both simulated time). The true crossing is found on the
+replayed ledger by bisection, to the second, on the scope's spend as of each moment;
+and what budget evaluation costs in AWS calls per hour of tracked (simulated) time."""
+
+from __future__ import annotations
+
+import statistics
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from costtracker.replay import collect_alerts, replay_session
+from costtracker.scenario import load_scenario
+from shared import runtime
+from shared.budgets import Budget
+from shared.services.budgets import JobCache, budget_status, effective_budgets
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "tests" / "scenarios"
+
+
+def _crossing(budget: Budget, threshold: int, before: datetime, after: datetime) -> datetime:
+    """The first second at which the scope's spend reaches the threshold."""
+    config = runtime.current_settings().config
+    target = budget.amount_usd * threshold / 100
+
+    def spend(at: datetime) -> Any:
+        return budget_status(runtime.ledger(), config, budget, at, JobCache(runtime.ledger())).spend
+
+    lo, hi = before, after  # spend(lo) < target <= spend(hi)
+    while hi - lo > timedelta(seconds=1):
+        mid = lo + (hi - lo) / 2
+        if spend(mid) >= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def measure(paths: list[Path] | None = None) -> dict[str, Any]:
+    import boto3
+
+    rows: list[dict[str, Any]] = []
+    tick_calls = 0
+    simulated_hours = 0.0
+    for path in paths or sorted(
+        p for p in SCENARIOS.glob("budget_*.json") if "shuffled" not in p.name
+    ):
+        scenario = load_scenario(path)
+        calls: list[str] = []
+
+        def count(event_name: str, calls: list[str] = calls, **_: Any) -> None:
+            calls.append(event_name)
+
+        session = boto3._get_default_session()
+        with replay_session(scenario) as replayer:
+            start = replayer.clock.now()
+            session.events.register("before-call.*.*", count)
+            try:
+                replayer.run()
+            finally:
+                session.events.unregister("before-call.*.*", count)
+            simulated_hours += (replayer.clock.now() - start).total_seconds() / 3600
+            tick_calls += len(calls)
+            alerts = collect_alerts(replayer.emulator)["alerts"]
+            budgets = {
+                b.budget_id: b
+                for b in effective_budgets(runtime.ledger(), runtime.current_settings().config)
+            }
+            for alert in alerts:
+                if alert["kind"] != "budget":
+                    continue
+                at = datetime.fromisoformat(alert["at"].replace("Z", "+00:00"))
+                budget = budgets[alert["budget_id"]]
+                crossing = _crossing(budget, alert["threshold"], start, at)
+                rows.append(
+                    {
+                        "scenario": path.name,
+                        "budget_id": budget.budget_id,
+                        "threshold": alert["threshold"],
+                        "crossing": crossing.isoformat(),
+                        "at": alert["at"],
+                        "latency_s": (at - crossing).total_seconds(),
+                    }
+                )
+    latencies = [r["latency_s"] for r in rows]
+    return {
+        "alerts": rows,
+        "median_latency_s": statistics.median(latencies) if latencies else None,
+        "max_latency_s": max(latencies) if latencies else None,
+        "aws_calls_per_simulated_hour": tick_calls / simulated_hours if simulated_hours else None,
+    }
