@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml requirements/dev.lock package-lock.json
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check uv==0.13.9
 	$(BIN)/uv pip install --python $(BIN)/python --quiet --compile-bytecode -r requirements/dev.lock
 	$(BIN)/uv pip install --python $(BIN)/python --quiet --no-deps -e .
+	$(BIN)/python -m compileall -q shared functions costtracker cdk
 	npm ci --silent --no-audit --no-fund
 	touch $(STAMP)
 
@@ -49,6 +50,9 @@ synth: setup
 
 openapi: setup
 	$(BIN)/python -m costtracker.openapi > docs/openapi.json
+
+bench: setup
+	$(BIN)/python -m bench
 
 check: lint test synth
 
