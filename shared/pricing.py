@@ -7,7 +7,7 @@ segment stays unpriced and is filled in when a price appears.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import cache
@@ -142,29 +142,42 @@ class PriceBook:
         as_of = self._config.prices.as_of or self._today
         return self._rate(usd, RateSource.OVERRIDE, region, as_of, "configured price")
 
-    def on_demand(self, region: str, instance_type: str, platform: str) -> Rate | None:
-        """The on-demand list rate and the effective (discounted) rate beside it."""
-        override = self._config.prices.ec2.get(instance_type)
+    def _resolve(
+        self,
+        override: Decimal | None,
+        cache_key: str,
+        region: str,
+        ask: Callable[[LivePrices], Decimal | None],
+        snapshot_usd: Callable[[], Decimal | None],
+    ) -> Rate | None:
+        """The order every rate follows: override, fresh cache or live, then the snapshot."""
         if override is not None:
-            rate: Rate | None = self._override(override, region)
-        else:
-            os_name = operating_system(platform)
-            live = self._live
-            rate = self._cached_or_live(
-                f"ec2#{region}#{instance_type}#{os_name}",
-                region,
-                lambda: live.on_demand_usd(region, instance_type, os_name) if live else None,
-            )
-            if rate is None and os_name == "Linux":
-                usd = self._snapshot.ec2(region, instance_type)
-                if usd is not None:
-                    rate = self._rate(
-                        usd,
-                        RateSource.SNAPSHOT,
-                        region,
-                        self._snapshot.checked_on,
-                        self._snapshot.source,
-                    )
+            return self._override(override, region)
+        live = self._live
+        rate = self._cached_or_live(cache_key, region, lambda: ask(live) if live else None)
+        if rate is None:
+            usd = snapshot_usd()
+            if usd is not None:
+                rate = self._rate(
+                    usd,
+                    RateSource.SNAPSHOT,
+                    region,
+                    self._snapshot.checked_on,
+                    self._snapshot.source,
+                )
+        return rate
+
+    def on_demand(self, region: str, instance_type: str, platform: str) -> Rate | None:
+        """The on-demand list rate and the effective (discounted) rate beside it. The
+        snapshot is a Linux price list: another OS without a live price is unknown."""
+        os_name = operating_system(platform)
+        rate = self._resolve(
+            self._config.prices.ec2.get(instance_type),
+            f"ec2#{region}#{instance_type}#{os_name}",
+            region,
+            lambda live: live.on_demand_usd(region, instance_type, os_name),
+            lambda: self._snapshot.ec2(region, instance_type) if os_name == "Linux" else None,
+        )
         if rate is None:
             return None
         discount = self._config.discount_for(instance_type)
@@ -199,47 +212,23 @@ class PriceBook:
 
     def s3_rate(self, region: str) -> Rate | None:
         """$/GB-month of S3 Standard (first tier), for checkpoint storage."""
-        override = self._config.prices.s3_gb_month
-        if override is not None:
-            return self._override(override, region)
-        live = self._live
-        rate = self._cached_or_live(
-            f"s3#{region}#standard", region, lambda: live.s3_usd(region) if live else None
+        return self._resolve(
+            self._config.prices.s3_gb_month,
+            f"s3#{region}#standard",
+            region,
+            lambda live: live.s3_usd(region),
+            lambda: self._snapshot.s3(region),
         )
-        if rate is None:
-            usd = self._snapshot.s3(region)
-            if usd is not None:
-                rate = self._rate(
-                    usd,
-                    RateSource.SNAPSHOT,
-                    region,
-                    self._snapshot.checked_on,
-                    self._snapshot.source,
-                )
-        return rate
 
     def volume_rate(self, region: str, volume_type: str) -> Rate | None:
         """$/GB-month of an EBS volume type."""
-        override = self._config.prices.ebs_gb_month.get(volume_type)
-        if override is not None:
-            return self._override(override, region)
-        live = self._live
-        rate = self._cached_or_live(
+        return self._resolve(
+            self._config.prices.ebs_gb_month.get(volume_type),
             f"ebs#{region}#{volume_type}",
             region,
-            lambda: live.ebs_usd(region, volume_type) if live else None,
+            lambda live: live.ebs_usd(region, volume_type),
+            lambda: self._snapshot.ebs(region, volume_type),
         )
-        if rate is None:
-            usd = self._snapshot.ebs(region, volume_type)
-            if usd is not None:
-                rate = self._rate(
-                    usd,
-                    RateSource.SNAPSHOT,
-                    region,
-                    self._snapshot.checked_on,
-                    self._snapshot.source,
-                )
-        return rate
 
 
 def steps_from_history(
