@@ -25,7 +25,9 @@ class ReportsBucket(Construct):
         self.access_logs = s3.Bucket(
             self,
             "AccessLogs",
-            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_PREFERRED,
+            # Log delivery by bucket policy, not ACLs (cdk.json feature flag
+            # serverAccessLogsUseBucketPolicy): ACLs stay disabled.
+            object_ownership=s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
             lifecycle_rules=[s3.LifecycleRule(expiration=Duration.days(365))],
             **common,  # type: ignore[arg-type]
         )
