@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from aws_lambda_powertools import Metrics
 from aws_lambda_powertools.metrics import MetricUnit, single_metric
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 # A run with nothing to count (most schedule runs) is normal, not worth a warning.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
@@ -26,6 +27,8 @@ def seconds(name: str, value: float) -> None:
 
 def spend(name: str, usd: Decimal, dimension: str, value: str) -> None:
     """A USD figure with one dimension (CloudWatch has no currency unit: "None")."""
+    if is_metrics_disabled():  # single_metric flushes on its own, whatever the setting
+        return
     with single_metric(
         name=name, unit=MetricUnit.NoUnit, value=float(usd), namespace=NAMESPACE
     ) as metric:

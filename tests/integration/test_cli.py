@@ -67,3 +67,21 @@ def test_api_errors_are_reported_not_raised(endpoint: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["jobs", "show", "nope", "--endpoint", endpoint]) == 1
     assert "HTTP 404" in capsys.readouterr().err
+
+
+def test_replay_json_stdout_is_one_json_document() -> None:
+    """As the product owner runs it: a fresh process, stdout must parse as JSON (logs and
+    metrics go elsewhere), for a scenario with whole days (the daily summary runs)."""
+    import os
+    import subprocess
+    import sys
+
+    scenario = Path(__file__).resolve().parents[1] / "scenarios" / "three_days.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("POWERTOOLS", "AWS_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "costtracker.cli", "replay", str(scenario), "--json"],
+        capture_output=True, text=True, env=env, timeout=300, check=True,
+    )
+    document = json.loads(done.stdout)
+    assert [s["date"] for s in document["daily_summaries"]] == [
+        "2026-11-01", "2026-11-02", "2026-11-03"]
