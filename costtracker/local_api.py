@@ -7,7 +7,6 @@ credentials: it trusts the loopback caller, and says so when it starts.
 
 from __future__ import annotations
 
-import json
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -95,7 +94,3 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
 
 def serve(host: str, port: int) -> ThreadingHTTPServer:
     return ThreadingHTTPServer((host, port), ApiRequestHandler)
-
-
-def pretty(body: str) -> str:
-    return json.dumps(json.loads(body), indent=2)

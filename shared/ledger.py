@@ -500,9 +500,3 @@ def checkpoint_key(bucket: str, key: str) -> dict[str, str]:
 def _checkpoint_of(item: dict[str, Any]) -> CheckpointObject:
     obj = CheckpointObject.model_validate_json(item["record"])
     return obj.model_copy(update={"version": int(item["version"])})
-
-
-def records_for_jobs(ledger: Ledger, job_ids: Sequence[str]) -> list[JobItems]:
-    """Job items for several jobs (one Query each)."""
-    found = (ledger.job_items(job_id) for job_id in job_ids)
-    return [items for items in found if items is not None]

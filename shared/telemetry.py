@@ -29,6 +29,7 @@ def spend(name: str, usd: Decimal, dimension: str, value: str) -> None:
     """A USD figure with one dimension (CloudWatch has no currency unit: "None")."""
     if is_metrics_disabled():  # single_metric flushes on its own, whatever the setting
         return
+    # EMF carries numbers as JSON floats: display only, no money is computed from it.
     with single_metric(
         name=name, unit=MetricUnit.NoUnit, value=float(usd), namespace=NAMESPACE
     ) as metric:
