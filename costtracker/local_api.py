@@ -12,6 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from costtracker.lambda_context import FakeLambdaContext
+
 
 def proxy_event(
     method: str, raw_path: str, headers: dict[str, str], body: str | None = None
@@ -39,15 +41,6 @@ def proxy_event(
             "identity": {"sourceIp": "127.0.0.1", "caller": "loopback", "userArn": None},
         },
     }
-
-
-class _LocalContext:
-    function_name = "job_cost_api"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:local:000000000000:function:job_cost_api"
-
-    def __init__(self) -> None:
-        self.aws_request_id = str(uuid.uuid4())
 
 
 class ApiRequestHandler(BaseHTTPRequestHandler):
@@ -85,8 +78,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode() if length else None
         event = proxy_event(method, self.path, dict(self.headers.items()), body)
-        context: Any = _LocalContext()
-        response = handler(event, context)
+        response = handler(event, FakeLambdaContext("job_cost_api"))  # type: ignore[arg-type]
         headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
         headers.setdefault("Content-Type", "application/json")
         self._send(int(response["statusCode"]), response.get("body") or "", headers)

@@ -12,16 +12,15 @@ import json
 import logging
 import os
 import sys
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 from costtracker.emulator import Emulator, function_environment, launch_instance, running_emulator
+from costtracker.lambda_context import FakeLambdaContext
 from costtracker.progress import Progress
 from costtracker.scenario import Scenario
 from shared import runtime
@@ -44,19 +43,6 @@ from shared.views import iso, job_summary
 Handler = Callable[[Any, Any], Any]
 # The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
 ALERT_KINDS = ("budget", "forecast", "idle", "input_bound", "no_metrics")
-
-
-@dataclass
-class FakeLambdaContext:
-    """Enough of the Lambda context for Powertools' logger."""
-
-    function_name: str
-    memory_limit_in_mb: int = 256
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-
-    @property
-    def invoked_function_arn(self) -> str:
-        return f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
 
 
 def load_handler(function: str) -> Handler:

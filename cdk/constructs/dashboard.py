@@ -24,6 +24,16 @@ def _ours(name: str, statistic: str = "Sum") -> cloudwatch.Metric:
     )
 
 
+def _spend_by(tag: str) -> cloudwatch.GraphWidget:
+    """Daily spend per value of a tag (the DailySpendUSD metrics of the daily summary)."""
+    search = f"SEARCH('{{{NAMESPACE},{tag}}} MetricName=\"DailySpendUSD\"', 'Maximum', 86400)"
+    return cloudwatch.GraphWidget(
+        title=f"Estimated daily spend by {tag} (USD)",
+        left=[cloudwatch.MathExpression(expression=search, label="", period=Duration.days(1))],
+        width=12,
+    )
+
+
 class TrackerDashboard(Construct):
     def __init__(
         self,
@@ -59,20 +69,6 @@ class TrackerDashboard(Construct):
                 right=[_ours("AlertsSent")],
                 width=12,
             ),
-            cloudwatch.GraphWidget(
-                title="Estimated daily spend by project (USD)",
-                left=[cloudwatch.MathExpression(
-                    expression=f"SEARCH('{{{NAMESPACE},project}} MetricName=\"DailySpendUSD\"', "
-                    "'Maximum', 86400)",
-                    label="", period=Duration.days(1))],
-                width=12,
-            ),
-            cloudwatch.GraphWidget(
-                title="Estimated daily spend by team (USD)",
-                left=[cloudwatch.MathExpression(
-                    expression=f"SEARCH('{{{NAMESPACE},team}} MetricName=\"DailySpendUSD\"', "
-                    "'Maximum', 86400)",
-                    label="", period=Duration.days(1))],
-                width=12,
-            ),
+            _spend_by("project"),
+            _spend_by("team"),
         )

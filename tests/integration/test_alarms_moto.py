@@ -10,6 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.alarms import CloudWatchAlarms, alarm_specs
 from shared.clock import FixedClock
@@ -45,11 +46,6 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         runtime.reset()
 
 
-class _Context:
-    function_name = "alarm_lifecycle"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:alarm_lifecycle"
-    aws_request_id = "req"
 
 
 def state_event(eid: str, iid: str, state: str, minutes: int = 0) -> dict[str, Any]:
@@ -65,8 +61,8 @@ def deliver(event: dict[str, Any]) -> dict[str, Any]:
     from functions.alarm_lifecycle.handler import handler as lifecycle
     from functions.instance_state.handler import handler as ledger
 
-    ledger(event, _Context())
-    result: dict[str, Any] = lifecycle(event, _Context())
+    ledger(event, FakeLambdaContext("test"))
+    result: dict[str, Any] = lifecycle(event, FakeLambdaContext("test"))
     return result
 
 

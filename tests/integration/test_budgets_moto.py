@@ -11,6 +11,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -30,11 +31,6 @@ CONFIG = LedgerConfig.model_validate({
 })
 
 
-class _Context:
-    function_name = "f"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
-    aws_request_id = "r"
 
 
 @pytest.fixture
@@ -73,7 +69,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
                      "detail-type": "EC2 Instance State-change Notification",
                      "account": "123456789012", "time": "2026-11-01T00:00:00Z",
                      "region": "us-east-1", "resources": [],
-                     "detail": {"instance-id": iid, "state": "running"}}, _Context())
+                     "detail": {"instance-id": iid, "state": "running"}}, FakeLambdaContext("test"))
         yield {"sqs": sqs, "queue": queue, "clock": clock}
         runtime.reset()
 
@@ -99,7 +95,7 @@ def api(method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int
 
     event = proxy_event(method, path, {"Content-Type": "application/json"},
                         json.dumps(body) if body is not None else None)
-    response = handler(event, _Context())  # type: ignore[arg-type]
+    response = handler(event, FakeLambdaContext("test"))  # type: ignore[arg-type]
     return response["statusCode"], json.loads(response["body"])
 
 

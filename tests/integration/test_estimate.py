@@ -8,6 +8,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
 from costtracker.replay import replay_session
 from costtracker.scenario import load_scenario
@@ -15,11 +16,6 @@ from costtracker.scenario import load_scenario
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "spot_checkpoints.json"
 
 
-class _Context:
-    function_name = "job_cost_api"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:local:0:function:job_cost_api"
-    aws_request_id = "r"
 
 
 def test_estimate_is_a_range_with_its_assumptions() -> None:
@@ -28,9 +24,9 @@ def test_estimate_is_a_range_with_its_assumptions() -> None:
     with replay_session(load_scenario(SCENARIO)) as replayer:
         replayer.run()
         response = handler(proxy_event(
-            "GET", "/jobs/gpt-spot/estimate?target_steps=3000", {}), _Context())
+            "GET", "/jobs/gpt-spot/estimate?target_steps=3000", {}), FakeLambdaContext("test"))
         bad = handler(proxy_event("GET", "/jobs/gpt-spot/estimate?target_steps=0", {}),
-                      _Context())
+                      FakeLambdaContext("test"))
     assert response["statusCode"] == 200, response["body"]
     body = json.loads(response["body"])
     hours = Decimal(1000) / (Decimal(1500) / (Decimal(130) / 60))

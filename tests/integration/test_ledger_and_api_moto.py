@@ -12,6 +12,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
@@ -62,15 +63,10 @@ def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "ll
         "detail": {"instance-id": aws["ids"][job], "state": state},
     }
     aws["clock"].advance_to(T0 + timedelta(seconds=seconds))
-    result: dict[str, Any] = handler(event, _Context())
+    result: dict[str, Any] = handler(event, FakeLambdaContext("test"))
     return str(result["result"])
 
 
-class _Context:
-    function_name = "test"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
-    aws_request_id = "req-1"
 
 
 def api(
@@ -87,7 +83,7 @@ def api(
                            "path": path, "resourcePath": path,
                            "identity": {"userArn": arn} if arn else {}},
     }
-    response = handler(event, _Context())
+    response = handler(event, FakeLambdaContext("test"))
     return response["statusCode"], json.loads(response["body"])
 
 
@@ -184,7 +180,7 @@ def test_day_boundary_and_backfill_handlers_run_on_schedule_events(aws: dict[str
     event = {"version": "0", "id": "s1", "detail-type": "Scheduled Event", "source": "aws.events",
              "account": "123456789012", "time": "2026-11-02T00:00:00Z", "region": "us-east-1",
              "resources": [], "detail": {}}
-    assert day_boundary(event, _Context()) == {"day": "2026-11-02", "jobs_marked": 1}
+    assert day_boundary(event, FakeLambdaContext("test")) == {"day": "2026-11-02", "jobs_marked": 1}
     ledger = DynamoDbLedger(aws["client"], TABLE)
     assert ledger.jobs_active_on(date(2026, 11, 2)) == ["llama"]
 

@@ -12,6 +12,7 @@ import pytest
 import requests
 from moto import mock_aws
 
+from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -64,8 +65,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
                      "detail-type": "EC2 Instance State-change Notification",
                      "account": "123456789012", "time": at, "region": "us-east-1",
                      "resources": [], "detail": {"instance-id": iid, "state": state}},
-                    type("C", (), {"function_name": "f", "memory_limit_in_mb": 256,
-                                   "invoked_function_arn": "arn", "aws_request_id": "r"})())
+                    FakeLambdaContext("test"))
         yield DynamoDbLedger(client, TABLE)
         runtime.reset()
 

@@ -10,6 +10,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -21,11 +22,6 @@ from shared.services.sweep import sweep_missed_events
 TABLE = "ledger-sweep"
 
 
-class _Context:
-    function_name = "f"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
-    aws_request_id = "r"
 
 
 @pytest.fixture
@@ -67,7 +63,8 @@ def test_stop_event_that_never_came_is_inferred_from_ec2(aws: dict[str, Any]) ->
     handler({"version": "0", "id": "r1", "source": "aws.ec2",
              "detail-type": "EC2 Instance State-change Notification", "account": "1",
              "time": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": "us-east-1",
-             "resources": [], "detail": {"instance-id": iid, "state": "running"}}, _Context())
+             "resources": [], "detail": {"instance-id": iid, "state": "running"}},
+            FakeLambdaContext("test"))
     aws["ec2"].stop_instances(InstanceIds=[iid])  # ... and its `stopped` event is lost
     result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert result.closed == [iid]
@@ -102,7 +99,8 @@ def test_terminated_instance_is_closed_as_terminated(aws: dict[str, Any]) -> Non
              "detail-type": "EC2 Instance State-change Notification", "account": "1",
              "time": (aws["clock"].now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "region": "us-east-1", "resources": [],
-             "detail": {"instance-id": iid, "state": "running"}}, _Context())
+             "detail": {"instance-id": iid, "state": "running"}},
+            FakeLambdaContext("test"))
     aws["ec2"].terminate_instances(InstanceIds=[iid])
     result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert result.closed == [iid]

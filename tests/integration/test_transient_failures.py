@@ -14,6 +14,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
+from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -22,11 +23,6 @@ T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-faults"
 
 
-class _Context:
-    function_name = "f"
-    memory_limit_in_mb = 256
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:f"
-    aws_request_id = "r"
 
 
 class Faults:
@@ -82,7 +78,8 @@ def deliver(iid: str, eid: str, minutes: int, state: str) -> dict[str, Any]:
     return handler({"version": "0", "id": eid, "source": "aws.ec2",
                     "detail-type": "EC2 Instance State-change Notification",
                     "account": "123456789012", "time": at, "region": "us-east-1",
-                    "resources": [], "detail": {"instance-id": iid, "state": state}}, _Context())
+                    "resources": [], "detail": {"instance-id": iid, "state": state}},
+            FakeLambdaContext("test"))
 
 
 def cost_now(minutes: int) -> Decimal:
@@ -159,7 +156,7 @@ def test_dlq_redrive_replays_parked_events_idempotently(aws: str) -> None:
     for _ in range(2):  # parked twice (two failed deliveries of one event)
         sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(event))
     sqs.send_message(QueueUrl=queue, MessageBody="not json")
-    result = redrive(sqs, queue, lambda e: handler(e, _Context()))
+    result = redrive(sqs, queue, lambda e: handler(e, FakeLambdaContext("test")))
     assert result.redriven == ["parked", "parked"] and len(result.failed) == 1
     deliver(aws, "stop", 10, "stopped")
     assert cost_now(60) == Decimal(6)  # 10 minutes at $36/h: counted once
