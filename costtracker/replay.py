@@ -36,7 +36,7 @@ from shared.event_patterns import (
     schedules,
 )
 from shared.reports import DirectoryReportStore
-from shared.services.jobs import get_job_cost, jobs_active_between
+from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.summaries import publish_summary, summaries_between
 from shared.views import iso, job_summary
 
@@ -108,6 +108,7 @@ class Replayer:
         start = min(times) if times else (scenario.until or datetime.now(UTC))
         self.clock = FixedClock(start)
         self.rejected: list[dict[str, str]] = []
+        self.warnings: list[dict[str, str]] = []
         self.unrouted: list[str] = []
         self.scheduled_runs: dict[str, int] = {}
         # A scheduled handler may say until when it has nothing to do if no event arrives
@@ -189,6 +190,15 @@ class Replayer:
             )
             return
         at = _event_time(event)
+        if at is not None and self.scenario.until is not None and at > utc(self.scenario.until):
+            self.warnings.append(
+                {
+                    "kind": "event_after_until",
+                    "detail": f"event {event.get('id')} at {iso(at)} is after until "
+                    f"{iso(utc(self.scenario.until))}: ignored",
+                }
+            )
+            return
         if at is not None:
             self.advance(at)
         routed = [name for name, pattern in self.rules.items() if matches(pattern, event)]
@@ -238,26 +248,27 @@ def report(replayer: Replayer, focus_dir: Path | None = None) -> dict[str, Any]:
     CSV and metadata, summary JSON and CSV) are written there as the stack writes to S3.
     """
     now = replayer.clock.now()
-    settings = runtime.current_settings()
+    deps = runtime.ledger_deps()
     alerts = collect_alerts(replayer.emulator)
     times = replayer.scenario.event_times()
     last_whole_day = now.date() - timedelta(days=1)
     summaries = []
     if times and min(times).date() <= last_whole_day:
-        for summary, rows in summaries_between(
-            runtime.ledger(), settings.config, min(times).date(), last_whole_day, now
-        ):
+        for summary, rows in summaries_between(deps, min(times).date(), last_whole_day, now):
             summaries.append(summary)
             if focus_dir is not None:
                 publish_summary(summary, rows, DirectoryReportStore(focus_dir), None)
     first_day: date = min(times).date() if times else now.date()
     jobs = []
-    for job_id in sorted(jobs_active_between(runtime.ledger(), first_day, now.date())):
-        jobs.append(job_summary(get_job_cost(runtime.ledger(), settings.config, job_id, now)))
+    rollups = all_rollups(deps.rollups)
+    for job_id in sorted(rollups):
+        if active_between(rollups[job_id], first_day, now.date(), now):
+            jobs.append(job_summary(get_job_cost(deps, job_id, now)))
     return {
         "as_of": iso(now),
         "jobs": jobs,
         "alerts": alerts["alerts"],
+        "warnings": replayer.warnings,
         "daily_summaries": summaries,
         "resolved_alerts": alerts["resolved"],
         "anomaly_alerts": alerts["anomalies"],
@@ -267,7 +278,9 @@ def report(replayer: Replayer, focus_dir: Path | None = None) -> dict[str, Any]:
         "rejected_events": list(
             {r["event_id"] + r["error"]: r for r in replayer.rejected}.values()
         ),
-        "unmatched_objects": [f"s3://{b}/{k}" for b, k in runtime.ledger().unmatched_objects()],
+        "unmatched_objects": [
+            f"s3://{b}/{k}" for b, k in runtime.checkpoint_store().unmatched_objects()
+        ],
         "unrouted_events": sorted(set(replayer.unrouted)),
         # How the replay ran (depends on arrival order, not on the ledger's results).
         "diagnostics": {

@@ -20,17 +20,22 @@ class _Model(BaseModel):
 class VolumeSpec(_Model):
     volume_id: str = ""
     size_gib: int = Field(ge=1, le=65536)
-    volume_type: str = "gp3"
+    volume_type: str = Field(default="gp3", min_length=1, max_length=32)
+    iops: int | None = Field(default=None, ge=0, le=1_000_000)
+    throughput: int | None = Field(default=None, ge=0, le=100_000)  # MB/s
 
 
 class InstanceSpec(_Model):
     instance_id: str = Field(pattern=r"^i-[0-9a-f]{8,17}$")
     instance_type: str
-    lifecycle: Literal["on-demand", "spot"] = "on-demand"
+    lifecycle: Literal["on-demand", "spot", "capacity-block"] = "on-demand"
     platform: str = "Linux/UNIX"
     availability_zone: str = ""
     tags: dict[str, str] = Field(default_factory=dict)
     volumes: list[VolumeSpec] = Field(default_factory=list)
+    account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    region: str | None = None
+    capacity_reservation_id: str = ""
 
 
 class Scenario(_Model):

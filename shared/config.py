@@ -7,7 +7,7 @@ environment variable; the functions validate it again lazily on first use.
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -16,6 +16,8 @@ from shared.access import AccessConfig
 from shared.budgets import Budget
 
 DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")
+# No hourly (or GB-month) price is above this: a larger figure is a typo.
+MAX_PRICE = Decimal(100_000)
 _TAG_KEY = re.compile(r"^[\w.:/=+\-@ ]{1,128}$")
 
 
@@ -66,22 +68,59 @@ class TrackingConfig(_Config):
         return False
 
 
+class SpotPricePoint(_Config):
+    """One price of a spot price history: ``usd`` holds from ``from`` until the next."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    from_: datetime = Field(alias="from")
+    usd: Decimal = Field(gt=0, le=MAX_PRICE)
+
+    @field_validator("from_")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        if value.tzinfo is None:
+            raise ValueError("a time with a zone, e.g. 2026-11-01T00:00:00Z")
+        return value.astimezone(UTC)
+
+
 class PriceOverrides(_Config):
     """Prices that win over every other source (CDK context or a replay scenario)."""
 
     ec2: dict[str, Decimal] = Field(default_factory=dict)
-    spot: dict[str, Decimal] = Field(default_factory=dict)
+    # A spot price per type: one price, or a history (each price from its time on).
+    spot: dict[str, Decimal | tuple[SpotPricePoint, ...]] = Field(default_factory=dict)
     ebs_gb_month: dict[str, Decimal] = Field(default_factory=dict)
-    s3_gb_month: Decimal | None = None
+    # Provisioned EBS performance, per volume type: $/IOPS-month and $/(MB/s)-month.
+    ebs_iops_month: dict[str, Decimal] = Field(default_factory=dict)
+    ebs_throughput_month: dict[str, Decimal] = Field(default_factory=dict)
+    s3_gb_month: Decimal | None = Field(default=None, gt=0, le=MAX_PRICE)
+    # SageMaker's own rates (ml.* types) and ML storage volumes.
+    sagemaker: dict[str, Decimal] = Field(default_factory=dict)
+    sagemaker_storage_gb_month: Decimal | None = Field(default=None, gt=0, le=MAX_PRICE)
     # When these prices were set (their "checked" date in every rate they give).
     as_of: date | None = None
 
-    @field_validator("ec2", "spot", "ebs_gb_month")
+    @field_validator(
+        "ec2", "ebs_gb_month", "ebs_iops_month", "ebs_throughput_month", "sagemaker"
+    )
     @classmethod
     def _positive(cls, prices: dict[str, Decimal]) -> dict[str, Decimal]:
         for key, price in prices.items():
-            if price <= 0:
-                raise ValueError(f"price for {key!r} must be positive, got {price}")
+            if not 0 < price <= MAX_PRICE:
+                raise ValueError(f"price for {key!r} must be above 0 and at most {MAX_PRICE}")
+        return prices
+
+    @field_validator("spot")
+    @classmethod
+    def _spot(
+        cls, prices: dict[str, Decimal | tuple[SpotPricePoint, ...]]
+    ) -> dict[str, Decimal | tuple[SpotPricePoint, ...]]:
+        for key, price in prices.items():
+            if isinstance(price, Decimal) and not 0 < price <= MAX_PRICE:
+                raise ValueError(f"spot price for {key!r} must be above 0 and at most {MAX_PRICE}")
+            if isinstance(price, tuple) and not price:
+                raise ValueError(f"spot price history for {key!r} is empty")
         return prices
 
 
@@ -93,6 +132,11 @@ class CheckpointConfig(_Config):
     key_pattern: str = r"^runs/(?P<job>[^/]+)/step-(?P<step>\d+)/"
     # A job tag giving tokens per step, for cost per million tokens.
     tokens_per_step_tag: str = "tokens-per-step"
+    # The file name of a step's completion marker (e.g. "_COMPLETE"): where set, a
+    # checkpoint counts (for rerun waste and auto-stop) only once its marker exists.
+    completion_marker: str | None = Field(default=None, min_length=1, max_length=255)
+    # Without a marker, a step is complete once nothing of it was written for this long.
+    quiet_minutes: int = Field(default=10, ge=1, le=1440)
 
     @field_validator("key_pattern")
     @classmethod

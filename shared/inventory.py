@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
-from shared.models import InstanceProfile, Volume
+from shared.domain.instance import InstanceProfile, Volume
 
 
 class InstanceNotFound(Exception):
@@ -49,6 +49,10 @@ def _state_of(instance: dict[str, Any]) -> Ec2State:
         launch_time=launch.astimezone(UTC) if isinstance(launch, datetime) else None,
         changed_at=changed,
     )
+
+
+def _lifecycle(value: str | None) -> Any:
+    return value if value in ("spot", "capacity-block") else "on-demand"
 
 
 class Ec2Inventory:
@@ -90,6 +94,8 @@ class Ec2Inventory:
                         volume_id=volume["VolumeId"],
                         size_gib=int(volume["Size"]),
                         volume_type=volume.get("VolumeType", "gp3"),
+                        iops=volume.get("Iops"),
+                        throughput=volume.get("Throughput"),
                     )
                 )
         return InstanceProfile(
@@ -98,7 +104,8 @@ class Ec2Inventory:
             region=region,
             account=account,
             availability_zone=instance.get("Placement", {}).get("AvailabilityZone", ""),
-            lifecycle="spot" if instance.get("InstanceLifecycle") == "spot" else "on-demand",
+            lifecycle=_lifecycle(instance.get("InstanceLifecycle")),
+            capacity_reservation_id=instance.get("CapacityReservationId", ""),
             platform=instance.get("PlatformDetails") or "Linux/UNIX",
             tags={t["Key"]: t["Value"] for t in instance.get("Tags", [])},
             volumes=tuple(sorted(volumes, key=lambda v: v.volume_id)),

@@ -7,6 +7,7 @@ segment stays unpriced and is filled in when a price appears.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -14,8 +15,14 @@ from functools import cache
 from importlib import resources
 from typing import Any, Protocol
 
-from shared.config import LedgerConfig
-from shared.models import InstanceProfile, Rate, RateSource, RateStep
+from shared.config import LedgerConfig, SpotPricePoint
+from shared.domain.accrual import MONTH_CLOCK, SECONDS_CLOCK, basic_clock
+from shared.domain.base import Rate, RateSource
+from shared.domain.instance import InstanceProfile, VolumeRates, provisioned_iops, provisioned_throughput
+from shared.domain.lifecycle import Span
+from shared.domain.rates import RatePin, SpotSeries
+
+logger = logging.getLogger("costtracker.pricing")
 
 # PlatformDetails (DescribeInstances) -> Price List "operatingSystem".
 _OPERATING_SYSTEMS = {
@@ -112,6 +119,7 @@ class PriceBook:
         self._live = live if config.live_prices else None
         self._snapshot = snapshot
         self._today = today
+        self._series: SeriesBook | None = None
 
     def _rate(
         self, list_usd: Decimal, source: RateSource, region: str, checked_on: date, note: str = ""
@@ -131,7 +139,11 @@ class PriceBook:
         if cached is not None and cached.checked_on >= fresh_after:
             return cached
         if self._live is not None:
-            usd = ask()
+            try:
+                usd = ask()
+            except Exception as exc:  # throttled, denied, down: the snapshot or unpriced
+                logger.warning("live price source failed", extra={"key": key, "error": str(exc)})
+                usd = None
             if usd is not None and usd > 0:
                 rate = self._rate(usd, RateSource.PRICE_API, region, self._today)
                 self._cache.put_price(key, rate)
@@ -186,29 +198,83 @@ class PriceBook:
             rate = rate.model_copy(update={"effective_usd": effective})
         return rate
 
-    def spot_steps(
-        self, profile: InstanceProfile, start: datetime, end: datetime
-    ) -> tuple[RateStep, ...]:
-        """The spot price in effect over [start, end], piecewise when history is known."""
-        override = self._config.prices.spot.get(profile.instance_type)
-        if override is not None:
-            return (RateStep(since=start, rate=self._override(override, profile.region)),)
-        if self._live is None or not profile.availability_zone:
-            return ()
-        product = _SPOT_PRODUCTS.get(profile.platform.lower(), profile.platform)
-        history = self._live.spot_history(
-            profile.availability_zone, profile.instance_type, product, start, end
+    # -- pins: how a span is priced ------------------------------------------------------
+    def _pin(self, rate: Rate) -> RatePin:
+        return RatePin(
+            rate=rate,
+            source=rate.source,
+            checked_on=rate.checked_on.isoformat(),
+            region=rate.region,
+            note=rate.note,
         )
-        return steps_from_history(history, start, profile.region, self._today)
 
-    def instance_steps(
-        self, profile: InstanceProfile, start: datetime, end: datetime | None, now: datetime
-    ) -> tuple[RateStep, ...]:
-        """Rate steps for one segment; empty when no source knows the price."""
+    def pin_for(self, profile: InstanceProfile, span: Span) -> RatePin | None:
+        """The rate a span is billed at, fixed when it opens; None when no source knows it."""
         if profile.lifecycle == "spot":
-            return self.spot_steps(profile, start, end or max(now, start))
+            return self._spot_pin(profile, span.start)
         rate = self.on_demand(profile.region, profile.instance_type, profile.platform)
-        return (RateStep(since=start, rate=rate),) if rate is not None else ()
+        return self._pin(rate) if rate is not None else None
+
+    def _spot_pin(self, profile: InstanceProfile, start: datetime) -> RatePin | None:
+        override = self._config.prices.spot.get(profile.instance_type)
+        if isinstance(override, Decimal):
+            return self._pin(self._override(override, profile.region))
+        series_id = self.series.series_for(profile)
+        if series_id is None or not self.series.covers(series_id, start):
+            return None
+        found = self.series.get(series_id)
+        return RatePin(
+            series=series_id,
+            series_start=self.series.integral(series_id, start),
+            source=found.source,
+            checked_on=found.checked_on,
+            region=profile.region,
+        )
+
+    @property
+    def series(self) -> SeriesBook:
+        if self._series is None:
+            self._series = SeriesBook(self._config, self._live, self._today)
+        return self._series
+
+    def clock(self, clock: str, at: datetime) -> Decimal:
+        """The value of an accrual clock at ``at`` (spot clocks read their series)."""
+        if clock in (SECONDS_CLOCK, MONTH_CLOCK):
+            return basic_clock(clock, at)
+        return self.series.integral(clock.removeprefix("spot:"), at)
+
+    def volume_rates(self, profile: InstanceProfile) -> tuple[VolumeRates, ...]:
+        out = []
+        for volume in profile.volumes:
+            iops = provisioned_iops(volume)
+            out.append(
+                VolumeRates(
+                    volume_id=volume.volume_id,
+                    size=self.volume_rate(profile.region, volume.volume_type),
+                    iops=self._perf_rate(profile.region, volume.volume_type, "iops")
+                    if iops
+                    else None,
+                    throughput=self._perf_rate(profile.region, volume.volume_type, "throughput")
+                    if provisioned_throughput(volume)
+                    else None,
+                )
+            )
+        return tuple(out)
+
+    def _perf_rate(self, region: str, volume_type: str, what: str) -> Rate | None:
+        """$/IOPS-month or $/(MB/s)-month of provisioned performance (configured or cached;
+        the bundled snapshot does not carry them)."""
+        prices = self._config.prices
+        override = (prices.ebs_iops_month if what == "iops" else prices.ebs_throughput_month).get(
+            volume_type
+        )
+        return self._resolve(
+            override,
+            f"ebs_{what}#{region}#{volume_type}",
+            region,
+            lambda live: None,
+            lambda: None,
+        )
 
     def s3_rate(self, region: str) -> Rate | None:
         """$/GB-month of S3 Standard (first tier), for checkpoint storage."""
@@ -231,30 +297,67 @@ class PriceBook:
         )
 
 
-def steps_from_history(
-    history: Sequence[tuple[datetime, Decimal]], start: datetime, region: str, checked_on: date
-) -> tuple[RateStep, ...]:
-    """Spot price history (any order) as steps from ``start``: the price in effect
-    at the start (the latest change at or before it), then each later change."""
-    ordered = sorted((at.astimezone(UTC), usd) for at, usd in history if usd > 0)
-    before = [entry for entry in ordered if entry[0] <= start]
-    after = [entry for entry in ordered if entry[0] > start]
-    if not before:
-        return ()  # the price at the segment's start is unknown
-    steps = [(start, before[-1][1]), *after]
-    return tuple(
-        RateStep(
-            since=at,
-            rate=Rate(
-                list_usd=usd,
-                effective_usd=usd,
-                source=RateSource.SPOT_HISTORY,
-                checked_on=checked_on,
-                region=region,
-            ),
+class SeriesBook:
+    """Spot price series: configured histories (``prices.spot`` as a list) and live ones
+    (EC2 spot price history, fetched once per market and run)."""
+
+    def __init__(self, config: LedgerConfig, live: LivePrices | None, today: date) -> None:
+        self._config = config
+        self._live = live
+        self._today = today
+        self._series: dict[str, SpotSeries] = {}
+
+    def series_for(self, profile: InstanceProfile) -> str | None:
+        override = self._config.prices.spot.get(profile.instance_type)
+        if isinstance(override, tuple):
+            return f"override:{profile.instance_type}"
+        if self._live is None or not profile.availability_zone:
+            return None
+        product = _SPOT_PRODUCTS.get(profile.platform.lower(), profile.platform)
+        return f"live:{profile.availability_zone}:{profile.instance_type}:{product}"
+
+    def get(self, series_id: str) -> SpotSeries:
+        found = self._series.get(series_id)
+        if found is None:
+            found = self._load(series_id)
+            self._series[series_id] = found
+        return found
+
+    def _load(self, series_id: str) -> SpotSeries:
+        kind, _, rest = series_id.partition(":")
+        as_of = (self._config.prices.as_of or self._today).isoformat()
+        if kind == "override":
+            history = self._config.prices.spot.get(rest)
+            points: tuple[SpotPricePoint, ...] = history if isinstance(history, tuple) else ()
+            return SpotSeries.build(
+                series_id, [(p.from_, p.usd) for p in points], RateSource.OVERRIDE, as_of, ""
+            )
+        zone, instance_type, product = rest.split(":", 2)
+        prices: list[tuple[datetime, Decimal]] = []
+        if self._live is not None:
+            end = datetime.combine(self._today, datetime.min.time(), tzinfo=UTC) + timedelta(days=1)
+            try:
+                prices = self._live.spot_history(
+                    zone, instance_type, product, end - timedelta(days=90), end
+                )
+            except Exception as exc:
+                logger.warning("spot price history failed", extra={"error": str(exc)})
+        return SpotSeries.build(
+            series_id,
+            [(at.astimezone(UTC), usd) for at, usd in prices],
+            RateSource.SPOT_HISTORY,
+            self._today.isoformat(),
+            zone[:-1],
         )
-        for at, usd in steps
-    )
+
+    def covers(self, series_id: str, at: datetime) -> bool:
+        return self.get(series_id).covers(at)
+
+    def integral(self, series_id: str, at: datetime) -> Decimal:
+        return self.get(series_id).integral(at)
+
+    def rate_at(self, series_id: str, at: datetime) -> Decimal:
+        return self.get(series_id).rate_at(at)
 
 
 class AwsLivePrices:

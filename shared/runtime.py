@@ -47,10 +47,32 @@ def current_settings() -> FunctionSettings:
 
 
 @cache
-def ledger() -> Any:
+def table() -> Any:
+    from shared.adapters.keys import INDEXES
+    from shared.adapters.table import DynamoTable
+
+    return DynamoTable(client("dynamodb"), settings().table_name, INDEXES)
+
+
+@cache
+def stores() -> Any:
+    """The record stores, kept for the container's life (they remember what they wrote)."""
+    from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+
+    t = table()
+    return InstanceStore(t), RollupStore(t), CheckpointStore(t)
+
+
+@cache
+def legacy_ledger() -> Any:
+    """Budgets, prices cache, summaries and reconciliations (records of their own)."""
     from shared.ledger import DynamoDbLedger
 
     return DynamoDbLedger(client("dynamodb"), settings().table_name)
+
+
+def ledger() -> Any:
+    return legacy_ledger()
 
 
 @cache
@@ -93,25 +115,34 @@ def ledger_deps() -> Any:
     """Dependencies of the ledger services; the price book's check date is today's."""
     from shared.inventory import Ec2Inventory
     from shared.pricing import AwsLivePrices, PriceBook, bundled_snapshot
-    from shared.services.instance_state import LedgerDeps
+    from shared.services.instances import LedgerDeps
 
     config = settings().config
     live = AwsLivePrices(client("pricing", PRICING_ENDPOINT_REGION), client("ec2"))
     now = _clock.now()
+    instances, rollups, _ = stores()
     return LedgerDeps(
-        ledger=ledger(),
+        table=table(),
+        instances=instances,
+        rollups=rollups,
         inventory=Ec2Inventory(client("ec2")),
-        prices=PriceBook(config, ledger(), live, bundled_snapshot(), now.date()),
+        prices=PriceBook(config, legacy_ledger(), live, bundled_snapshot(), now.date()),
         clock=_clock,
         config=config,
     )
+
+
+def checkpoint_store() -> Any:
+    return stores()[2]
 
 
 def reset() -> None:
     """Forget cached settings and clients (the environment changed)."""
     settings.cache_clear()
     client.cache_clear()
-    ledger.cache_clear()
+    legacy_ledger.cache_clear()
+    table.cache_clear()
+    stores.cache_clear()
     notifier.cache_clear()
     alarms.cache_clear()
     report_store.cache_clear()

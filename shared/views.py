@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from shared.costing import UNCONFIRMED_ITEMS
-from shared.models import JobCost
+from shared.domain.job import UNCONFIRMED_ITEMS, JobCost
 
 # Stored and reported to the nano-dollar; display rounds to cents.
 _PRECISION = Decimal("0.000000001")
@@ -32,6 +31,7 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
     return {
         "job_id": cost.job_id,
         "tags": dict(sorted(cost.tags.items())),
+        "accounts": list(cost.accounts),
         "status": cost.status,
         "cost_usd": {
             "total": money(cost.total_usd),
@@ -41,18 +41,27 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
             "wasted_rerun": money(cost.wasted_rerun_usd),
             "wasted_idle": money(cost.wasted_idle_usd),
         },
-        "list_cost_usd": {"instance": money(cost.instance_list_usd)},
+        "list_cost_usd": {
+            "total": money(cost.list_total_usd),
+            "instance": money(cost.instance_list_usd),
+            "ebs": money(cost.ebs_usd),
+            "checkpoint_storage": money(cost.checkpoint_storage_usd),
+            "wasted_rerun": money(cost.wasted_rerun_list_usd),
+            "wasted_idle": money(cost.wasted_idle_list_usd),
+        },
         "instance_seconds": cost.billed_seconds,
         "checkpoints": cost.checkpoints,
         "interruptions": cost.interruptions,
+        "complete": cost.complete,
         "unconfirmed": list(cost.unconfirmed),
+        "warnings": [{"kind": w.kind, "detail": w.detail} for w in cost.warnings],
         "estimated": True,
-        "complete": not cost.unpriced,
         "as_of": iso(cost.as_of),
         "started_at": iso(cost.started_at),
         "burn_rate_usd_per_hour": money(cost.burn_rate_usd_per_hour),
         "tag_conflicts": {k: list(v) for k, v in sorted(cost.tag_conflicts.items())},
         "price_sources": list(cost.price_sources),
+        "unpriced": list(cost.unpriced),
         "checkpoint_objects": cost.checkpoint_objects,
         "last_checkpoint_at": iso(cost.last_checkpoint_at),
         "last_checkpoint_step": cost.last_checkpoint_step,
@@ -72,111 +81,120 @@ def _maybe(value: Decimal | None) -> str | None:
     return money(value) if value is not None else None
 
 
+def _rate_view(cost: Any) -> list[dict[str, Any]]:
+    pin = cost.pin
+    if pin is None:
+        return []
+    view = {
+        "since": iso(cost.span.start),
+        "source": pin.source.value,
+        "checked_on": pin.checked_on,
+        "region": pin.region,
+    }
+    if pin.rate is not None:
+        view["list_usd_per_hour"] = money(pin.rate.list_usd)
+        view["effective_usd_per_hour"] = money(pin.rate.effective_usd)
+    else:
+        view["series"] = pin.series
+    return [view]
+
+
+def segment_view(cost: Any) -> dict[str, Any]:
+    closed = cost.span.end is not None
+    return {
+        "start": iso(cost.span.start),
+        "end": iso(cost.span.end),
+        "billed_seconds": cost.billed_seconds,
+        "state": "closed" if closed else "open",
+        "priced": cost.priced,
+        "cost_usd": money(cost.eff_num / 3600) if cost.eff_num is not None else None,
+        "list_cost_usd": money(cost.list_num / 3600) if cost.list_num is not None else None,
+        "inferred": cost.span.inferred,
+        "rates": _rate_view(cost),
+    }
+
+
 def job_detail(cost: JobCost) -> dict[str, Any]:
-    """The API's job breakdown: the summary plus per-instance segments and rates."""
+    """The API's job breakdown: the summary plus per-instance figures and recent segments."""
     detail = job_summary(cost)
     detail["unconfirmed_details"] = {
-        **{k: v for k, v in UNCONFIRMED_ITEMS.items()},
+        **dict(UNCONFIRMED_ITEMS),
         **{
-            f"unpriced:{u.kind}:{u.key}:{u.region}": (
-                f"no {u.kind} price for {u.key} in {u.region} yet; filled in when an override "
-                "or the Price List API provides one"
+            f"unpriced:{key}": (
+                f"no {key.split(':')[0]} price for {key.split(':')[1]} in {key.split(':')[2]} "
+                "yet; filled in when an override or the Price List API provides one"
             )
-            for u in cost.unpriced
+            for key in cost.unpriced
         },
     }
     detail["instances"] = [
         {
             "instance_id": i.instance_id,
             "instance_type": i.instance_type,
+            "account": i.account,
+            "region": i.region,
+            "lifecycle": i.lifecycle,
+            "inferred": i.inferred,
             "instance_usd": money(i.instance_usd),
             "ebs_usd": money(i.ebs_usd),
             "billed_seconds": i.billed_seconds,
             "running_since": iso(i.running_since),
-            "burn_rate_usd_per_hour": money(i.hourly_rate_usd),
-            "segments": [
-                {
-                    "start": iso(p.segment.start),
-                    "end": iso(p.segment.end),
-                    "billed_seconds": p.billed_seconds,
-                    "state": "open" if p.segment.end is None else "closed",
-                    "priced": p.priced,
-                    "cost_usd": money(p.effective_usd) if p.effective_usd is not None else None,
-                    "list_cost_usd": money(p.list_usd) if p.list_usd is not None else None,
-                    "rates": [
-                        {
-                            "since": iso(step.since),
-                            "list_usd_per_hour": money(step.rate.list_usd),
-                            "effective_usd_per_hour": money(step.rate.effective_usd),
-                            "source": step.rate.source.value,
-                            "checked_on": step.rate.checked_on.isoformat(),
-                            "region": step.rate.region,
-                        }
-                        for step in p.steps
-                    ],
-                }
-                for p in i.segments
-            ],
+            "burn_rate_usd_per_hour": money(i.burn_usd_per_hour),
+            "recent_segments": [segment_view(s) for s in i.segments],
         }
         for i in cost.instances
     ]
     return detail
 
 
-def job_line_items(cost: JobCost, items: Any, now: datetime) -> list[dict[str, Any]]:
-    """Segments, checkpoints, interruptions and idle periods, in time order."""
-    from shared.costing import idle_windows, object_spans
-
+def job_line_items(cost: JobCost, records: Any, now: datetime) -> list[dict[str, Any]]:
+    """Segments, checkpoint versions, interruptions and idle periods, in time order."""
     lines: list[dict[str, Any]] = []
-    for instance in cost.instances:
-        for priced in instance.segments:
-            lines.append(
-                {
-                    "kind": "segment",
-                    "at": iso(priced.segment.start),
-                    "instance_id": instance.instance_id,
-                    "instance_type": instance.instance_type,
-                    "start": iso(priced.segment.start),
-                    "end": iso(priced.segment.end),
-                    "billed_seconds": priced.billed_seconds,
-                    "cost_usd": money(priced.effective_usd)
-                    if priced.effective_usd is not None
-                    else None,
-                    "priced": priced.priced,
-                }
-            )
-    for record in items.instances:
-        for notice in record.spot_notices:
-            lines.append(
-                {
-                    "kind": "interruption" if notice.is_interruption else "rebalance",
-                    "at": iso(notice.at),
-                    "instance_id": record.instance_id,
-                    "action": notice.action,
-                }
-            )
-        for lo, hi in idle_windows(record, now):
-            lines.append(
-                {
-                    "kind": "idle",
-                    "at": iso(lo),
-                    "instance_id": record.instance_id,
-                    "start": iso(lo),
-                    "end": iso(hi),
-                }
-            )
-    for obj in items.checkpoints:
-        for span in object_spans(obj):
-            lines.append(
-                {
-                    "kind": "checkpoint",
-                    "at": iso(span.start),
-                    "step": obj.step,
-                    "object": f"s3://{obj.bucket}/{obj.key}",
-                    "size_bytes": span.size_bytes,
-                    "deleted_at": iso(span.end),
-                }
-            )
+    types = {i.instance_id: i.instance_type for i in cost.instances}
+    for segment in records.all_segments():
+        lines.append(
+            {
+                "kind": "segment",
+                "at": iso(segment.span.start),
+                "instance_id": segment.instance_id,
+                "instance_type": types.get(segment.instance_id),
+                **segment_view(segment),
+            }
+        )
+    for instance_id, notice in records.notices:
+        lines.append(
+            {
+                "kind": "interruption",
+                "at": iso(notice.at),
+                "instance_id": instance_id,
+                "action": notice.action,
+            }
+        )
+    episodes = list(records.idle) + [(h.instance_id, e) for h in records.heads for e in h.idle]
+    for instance_id, episode in {(i, e.segment_key, e.start): (i, e) for i, e in episodes}.values():
+        lines.append(
+            {
+                "kind": "idle",
+                "at": iso(episode.start),
+                "instance_id": instance_id,
+                "start": iso(episode.start),
+                "end": iso(episode.end),
+            }
+        )
+    versions = [(h, v) for h in records.checkpoints for v in h.versions] + [
+        (h, v) for h, _, v in records.versions if h is not None
+    ]
+    for head, version in {(id(h), v.write_event_id): (h, v) for h, v in versions}.values():
+        lines.append(
+            {
+                "kind": "checkpoint",
+                "at": iso(version.start),
+                "step": head.step,
+                "object": f"s3://{head.bucket}/{head.key}",
+                "size_bytes": version.size_bytes,
+                "deleted_at": iso(version.end),
+            }
+        )
     return sorted(lines, key=lambda line: (line["at"] or "", line["kind"]))
 
 
@@ -189,19 +207,12 @@ def _family(instance_type: str) -> str:
     return "CPU"
 
 
-def compare_jobs(costs: list[JobCost], instances: list[Any], tokens_tag: str) -> dict[str, Any]:
+def compare_jobs(costs: list[JobCost]) -> dict[str, Any]:
     """Jobs side by side; ``notes`` says what is not comparable and why."""
     rows = []
     tokens: dict[str, int | None] = {}
-    for cost, records in zip(costs, instances, strict=True):
-        per_step = next(
-            (
-                int(r.profile.tags[tokens_tag])
-                for r in records
-                if r.profile.tags.get(tokens_tag, "").isdigit()
-            ),
-            None,
-        )
+    for cost in costs:
+        per_step = cost.tokens_per_step
         tokens[cost.job_id] = per_step
         hours = Decimal(cost.billed_seconds) / 3600
         rows.append(
@@ -226,7 +237,7 @@ def compare_jobs(costs: list[JobCost], instances: list[Any], tokens_tag: str) ->
                 "wasted_idle_usd": money(cost.wasted_idle_usd),
                 "warmup_seconds": cost.warmup_seconds,
                 "warmup_usd": money(cost.warmup_usd) if cost.warmup_usd is not None else None,
-                "complete": not cost.unpriced,
+                "complete": cost.complete,
             }
         )
     notes = []
@@ -266,10 +277,10 @@ def estimate_to_finish(
     if burn == 0:  # stopped: what its instances cost per hour when they last ran
         burn = sum(
             (
-                p.steps[-1].rate.effective_usd
+                p.pin.rate.effective_usd
                 for i in cost.instances
                 for p in i.segments[-1:]
-                if p.steps
+                if p.pin is not None and p.pin.rate is not None
             ),
             Decimal(0),
         )

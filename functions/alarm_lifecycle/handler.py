@@ -29,6 +29,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         instance_id=parsed.detail.instance_id,
         state=parsed.detail.state,
         region=parsed.region,
+        account=parsed.account,
     )
     logger.info("alarm lifecycle", extra={"result": result})
     return {"result": result, "instance_id": parsed.detail.instance_id}

@@ -22,21 +22,16 @@ logger = Logger(service="costtracker")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, AlarmStateChangeEvent, logger)
     logger.append_keys(event_id=parsed.id, alarm=parsed.detail.alarm_name)
-    metric = parsed.single_metric()
-    if metric is None:
-        logger.debug("not a single-metric alarm: ignored")
-        return asdict(AlarmOutcome("ignored"))
     outcome = record_alarm_change(
         runtime.ledger_deps(),
         runtime.notifier(),
         runtime.stopper(),
         event_id=parsed.id,
-        namespace=metric.namespace,
-        metric=metric.name,
-        dimensions=metric.dimensions,
+        alarm_name=parsed.detail.alarm_name,
         state=parsed.detail.state.value,
         state_at=parsed.detail.state.timestamp,
         region=parsed.region,
+        account=parsed.account,
     )
     logger.info("alarm state", extra=asdict(outcome))
     count("EventsProcessed")

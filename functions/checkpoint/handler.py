@@ -32,7 +32,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     logger.append_keys(event_id=parsed.id)
     outcome = record_object_event(
         runtime.ledger_deps(),
+        runtime.checkpoint_store(),
         event_id=parsed.id,
+        account=parsed.account,
         at=parsed.time,
         region=parsed.region,
         bucket=detail.bucket.name,

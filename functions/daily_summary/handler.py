@@ -31,7 +31,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         d: Decimal(s["total_usd"])
         for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
     }
-    summary, rows = summarize_day(ledger, runtime.current_settings().config, day, now, history)
+    summary, rows = summarize_day(runtime.ledger_deps(), day, now, history)
     ledger.put_summary(day, summary)
     keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier())
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -11,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared import runtime
 from shared.edge import parse_event
 from shared.events import InstanceStateChangeEvent
-from shared.services.instance_state import record_state_change
+from shared.services.instances import record_state_change
 from shared.telemetry import count, metrics
 
 logger = Logger(service="costtracker")
@@ -29,9 +28,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         instance_id=parsed.detail.instance_id,
         state=parsed.detail.state,
         region=parsed.region,
+        account=parsed.account,
     )
     logger.info("state change", extra={"result": outcome.result, "state": parsed.detail.state})
     count("EventsProcessed")
     if outcome.result == "duplicate":
         count("EventsDuplicate")
-    return asdict(outcome)
+    return outcome.answer()

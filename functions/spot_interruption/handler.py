@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from aws_lambda_powertools import Logger
@@ -11,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared import runtime
 from shared.edge import parse_event
 from shared.events import RebalanceRecommendationEvent, SpotInterruptionEvent
-from shared.services.instance_state import record_spot_notice
+from shared.services.instances import record_spot_notice
 from shared.telemetry import metrics
 
 logger = Logger(service="costtracker")
@@ -26,10 +25,12 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     ):
         rebalance = parse_event(event, RebalanceRecommendationEvent, logger)
         event_id, at, region = rebalance.id, rebalance.time, rebalance.region
+        account = rebalance.account
         instance_id, action = rebalance.detail.instance_id, "rebalance"
     else:
         warning = parse_event(event, SpotInterruptionEvent, logger)
         event_id, at, region = warning.id, warning.time, warning.region
+        account = warning.account
         instance_id, action = warning.detail.instance_id, warning.detail.instance_action
     logger.append_keys(event_id=event_id, instance_id=instance_id)
     outcome = record_spot_notice(
@@ -39,6 +40,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         instance_id=instance_id,
         action=action,
         region=region,
+        account=account,
     )
     logger.info("spot notice", extra={"result": outcome.result, "action": action})
-    return asdict(outcome)
+    return outcome.answer()

@@ -1,30 +1,40 @@
-"""S3 checkpoint writes and deletions into the job's ledger (one write per event).
+"""S3 checkpoint writes and deletions into the job's ledger: one transaction per event
+(object head, the version it ended, the step's marker, the job's rollup).
 
 Keys arrive URL-encoded; they are decoded before the job pattern is applied.
-Objects in a checkpoint bucket that name no job are remembered in the
-`unmatched` report, never dropped silently.
+Objects in a checkpoint bucket that name no job are kept in the ``unmatched``
+report, never dropped. A checkpoint of a job with no instance makes a job with
+storage cost only.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import unquote_plus
 
-from aws_lambda_powertools import Logger
-
+from shared.adapters.ledger_store import CheckpointStore, RollupChange, UnitOfWork
+from shared.adapters.table import ConditionFailed
 from shared.clock import utc
-from shared.ledger import VersionConflict
-from shared.models import CheckpointObject, ObjectDelete, ObjectWrite
-from shared.services.instance_state import MAX_ATTEMPTS, ConcurrentUpdates, LedgerDeps
+from shared.domain.checkpoint import (
+    CheckpointHead,
+    ObjectEvent,
+    apply_object_event,
+    is_very_late,
+    object_accrual,
+    seen,
+)
+from shared.domain.clocks import day_start
+from shared.services.instances import MAX_ATTEMPTS, ConcurrentUpdates, LedgerDeps
 
-logger = Logger(service="costtracker", child=True)
+logger = logging.getLogger("costtracker.checkpoints")
 
 
 @dataclass(frozen=True)
 class CheckpointOutcome:
-    """``applied``, ``duplicate`` or ``unmatched``; ``orphan_delete`` for a deletion of an
-    object whose write was never seen (yet)."""
+    """``applied``, ``duplicate``, ``unmatched`` or ``ignored``; ``orphan_delete`` for a
+    deletion of an object whose write was never seen (yet)."""
 
     result: str
     bucket: str
@@ -36,10 +46,12 @@ class CheckpointOutcome:
 
 def record_object_event(
     deps: LedgerDeps,
+    store: CheckpointStore,
     *,
     event_id: str,
     at: datetime,
     region: str,
+    account: str,
     bucket: str,
     raw_key: str,
     size_bytes: int | None,
@@ -47,46 +59,96 @@ def record_object_event(
 ) -> CheckpointOutcome:
     """Apply an Object Created (``size_bytes`` given) or Object Deleted (None) event."""
     key = unquote_plus(raw_key)
-    matched = deps.config.checkpoint.match(bucket, key)
+    config = deps.config.checkpoint
+    matched = config.match(bucket, key)
+    at = utc(at)
     if matched is None:
         logger.warning(
             "object names no job: counted as unmatched",
             extra={"event_id": event_id, "bucket": bucket, "key": key},
         )
-        deps.ledger.record_unmatched(bucket, key, event_id, utc(at))
+        deps.table.transact([store.unmatched(bucket, key, event_id, at)])
         return CheckpointOutcome("unmatched", bucket, key)
     job_id, step = matched
+    marker = bool(config.completion_marker) and key.rsplit("/", 1)[-1] == config.completion_marker
+    event = ObjectEvent(event_id=event_id, at=at, size_bytes=size_bytes, sequencer=sequencer)
+    now = deps.clock.now()
     for _ in range(MAX_ATTEMPTS):
-        current = deps.ledger.get_checkpoint(bucket, key)
+        current = store.head(job_id, account, bucket, key)
         if current is None:
-            obj = CheckpointObject(bucket=bucket, key=key, job_id=job_id, step=step, region=region)
+            head = CheckpointHead(
+                bucket=bucket,
+                key=key,
+                job_id=job_id,
+                account=account,
+                region=region,
+                step=step,
+                marker=marker,
+                rate=deps.prices.s3_rate(region),
+            )
             expected = None
         else:
-            obj, expected = current, current.version
-        seen = {w.event_id for w in obj.writes} | {d.event_id for d in obj.deletes}
-        if event_id in seen:
+            head, expected = current, current.version
+        if seen(head, event_id):
             return CheckpointOutcome("duplicate", bucket, key, job_id, step)
-        if size_bytes is None:
-            obj = obj.model_copy(
-                update={
-                    "deletes": (
-                        *obj.deletes,
-                        ObjectDelete(event_id=event_id, at=utc(at), sequencer=sequencer),
-                    )
-                }
+        if is_very_late(head, event):
+            logger.warning(
+                "object event older than every event kept for the object: not billed",
+                extra={"event_id": event_id, "bucket": bucket, "key": key},
             )
-        else:
-            write = ObjectWrite(
-                event_id=event_id, at=utc(at), size_bytes=size_bytes, sequencer=sequencer
+            return CheckpointOutcome("ignored", bucket, key, job_id, step)
+        change = apply_object_event(head, event)
+        uow = UnitOfWork(deps.table)
+        head_op = store.put_head(change.head, expected)
+        uow.add(head_op)
+        for version in change.write:
+            uow.add(store.sealed_version(change.head, version))
+        for version in change.void:
+            uow.add(store.sealed_version(change.head, version, void=True))
+        step_key = head.step_key
+        step_op = None
+        counted = False
+        if event.is_write:
+            new_step = store.step_marker(job_id, step_key) is None
+            step_op = store.step_update(
+                job_id,
+                step_key,
+                at.isoformat(),
+                new_object=current is None,
+                complete_at=at.isoformat() if marker else None,
             )
-            obj = obj.model_copy(update={"writes": (*obj.writes, write)})
-        if obj.rate is None:
-            obj = obj.model_copy(update={"rate": deps.prices.s3_rate(region)})
+            uow.add(step_op)
+            counted = marker if config.completion_marker else new_step
+        delta = object_accrual(change.head)
+        if current is not None:
+            delta = delta.minus(object_accrual(current))
+        rollup = RollupChange(job_id=job_id, account=account, delta=delta)
+        if counted:
+            rollup.counters["checkpoints"] = 1
+        if event.is_write:
+            rollup.at_least["last_checkpoint_at"] = at.isoformat()
+            if step is not None:
+                rollup.at_least["last_checkpoint_step"] = f"{step:020d}"
+        rollup.at_least["last_event_at"] = at.isoformat()
+        rollup.at_most["first_event_at"] = at.isoformat()
+        if head.rate is not None:
+            rollup.add_strings["price_sources"] = {head.rate.provenance}
+        if at < day_start(now):
+            rollup.counters["late_events"] = 1
+        rollup_op = deps.rollups.update(rollup)
+        uow.add(rollup_op)
         try:
-            deps.ledger.save_checkpoint(obj, expected)
-        except VersionConflict:
+            uow.commit()
+        except ConditionFailed:
+            store.forget(job_id, account, bucket, key, step_key)
+            deps.rollups.forget(job_id, account)
             continue
-        orphan = size_bytes is None and not obj.writes
+        store.remember(head_op)
+        if step_op is not None:
+            store.remember_step(job_id, step_key, step_op)
+        if rollup_op is not None:
+            deps.rollups.remember(rollup_op)
+        orphan = size_bytes is None and change.head.writes == 0
         if orphan:
             logger.warning(
                 "deletion of a checkpoint object never seen written",

@@ -15,15 +15,15 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from shared.config import LedgerConfig
-from shared.costing import job_day_breakdown, job_tags
-from shared.focus import FOCUS_METADATA, focus_rows, to_csv
-from shared.ledger import JobItems, Ledger
+from shared.domain.day_split import KINDS, job_between
+from shared.domain.job import _tags
+from shared.focus import FOCUS_METADATA, to_csv
+from shared.services.instances import LedgerDeps
+from shared.services.job_view import active_between, all_rollups, load_job
 from shared.notify import Alert, Notifier
 from shared.reports import ReportStore
 from shared.views import cents, iso, money
 
-KINDS = ("instance", "ebs", "checkpoint_storage", "wasted_rerun", "wasted_idle")
 
 
 def day_bounds(day: date) -> tuple[datetime, datetime]:
@@ -32,50 +32,54 @@ def day_bounds(day: date) -> tuple[datetime, datetime]:
 
 
 def summarize_day(
-    ledger: Ledger,
-    config: LedgerConfig,
+    deps: LedgerDeps,
     day: date,
     now: datetime,
     previous_totals: dict[date, Decimal] | None = None,
+    rollups: dict[str, list[dict[str, Any]]] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The summary of one UTC day and its FOCUS rows, as the ledger knows them at ``now``."""
+    config = deps.config
     start, end = day_bounds(day)
-    grouping = config.tracking.grouping_tag_keys
     by_job: dict[str, Decimal] = {}
     by_tag: dict[str, dict[str, Decimal]] = {}
     sums = dict.fromkeys(KINDS, Decimal(0))
     untagged = missing_grouping = Decimal(0)
     untagged_instances: list[str] = []
     compliance: list[dict[str, Any]] = []
+    incomplete: list[str] = []
     rows: list[dict[str, Any]] = []
-    for job_id in sorted(ledger.jobs_active_on(day)):
-        items: JobItems | None = ledger.job_items(job_id)
-        if items is None or not items.instances:
+    jobs = rollups if rollups is not None else all_rollups(deps.rollups)
+    for job_id in sorted(jobs):
+        if not active_between(jobs[job_id], day, day, now):
             continue
-        breakdown = job_day_breakdown(items.instances, items.checkpoints, start, end, now)
+        records = load_job(deps.table, deps.rollups, job_id, since=start)
+        if records is None:
+            continue
+        breakdown, priced = job_between(records, start, end, now, deps.prices.series)
         total = breakdown["total"]
+        if not total and priced:
+            continue
         for kind in KINDS:
             sums[kind] += breakdown[kind]
         by_job[job_id] = total
-        tags, _ = job_tags(items.instances, grouping)
+        if not priced:
+            incomplete.append(job_id)
+        tags, _ = _tags(records.rollups)
         for key, value in tags.items():
             bucket = by_tag.setdefault(key, {})
             bucket[value] = bucket.get(value, Decimal(0)) + total
         if job_id.startswith("untagged:"):
             untagged += total
-            untagged_instances += [r.instance_id for r in items.instances]
+            untagged_instances += [h.instance_id for h in records.heads]
         elif not tags:
             missing_grouping += total
-        for record in items.instances:
-            missing = [k for k in config.summary.required_tags if k not in record.profile.tags]
+        for head in records.heads:
+            missing = [k for k in config.summary.required_tags if k not in head.profile.tags]
             if missing:
                 compliance.append(
-                    {"instance_id": record.instance_id, "job_id": job_id, "missing": missing}
+                    {"instance_id": head.instance_id, "job_id": job_id, "missing": missing}
                 )
-        account = next((r.profile.account for r in items.instances if r.profile.account), "")
-        rows += focus_rows(
-            job_id, items.instances, items.checkpoints, start, now, account or "unknown"
-        )
     total = sum(by_job.values(), Decimal(0))
     history = previous_totals or {}
     yesterday = history.get(day - timedelta(days=1))
@@ -87,6 +91,8 @@ def summarize_day(
             k: {v: money(x) for v, x in sorted(vals.items())} for k, vals in sorted(by_tag.items())
         },
         "untagged_usd": money(untagged),
+        "complete": not incomplete,
+        "incomplete_jobs": incomplete,
         "missing_grouping_tags_usd": money(missing_grouping),
         **{f"{kind}_usd": money(value) for kind, value in sums.items()},
         "by_job": {job: money(value) for job, value in sorted(by_job.items())},
@@ -105,14 +111,15 @@ def summarize_day(
 
 
 def summaries_between(
-    ledger: Ledger, config: LedgerConfig, first: date, last: date, now: datetime
+    deps: LedgerDeps, first: date, last: date, now: datetime
 ) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Summaries of consecutive days, each compared with the days before it."""
     totals: dict[date, Decimal] = {}
     out = []
+    rollups = all_rollups(deps.rollups)
     for n in range((last - first).days + 1):
         day = first + timedelta(days=n)
-        summary, rows = summarize_day(ledger, config, day, now, totals)
+        summary, rows = summarize_day(deps, day, now, totals, rollups)
         totals[day] = Decimal(summary["total_usd"])
         out.append((summary, rows))
     return out

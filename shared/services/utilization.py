@@ -1,26 +1,30 @@
 """Accelerator utilization: alarm lifecycle, alarm-state classification, team alerts,
 and checkpoint-safe auto-stop.
 
-An alarm is read by its configuration (metric namespace and name, and the instance
-dimension), not its name, so a renamed alarm or someone else's alarm on the same
-metric counts; alarms on other metrics, and instances we do not track, are ignored.
+Only the tracker's own alarms speak for idleness: they are read by their names
+(``<prefix><instance-id>-accelerator-low`` / ``-cpu-low``). Anyone else's alarm, even
+on the same metric and instance, never makes an instance idle and never stops it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+import re
+from datetime import datetime, timedelta
+from decimal import Decimal
 from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
-from shared.alarms import AlarmManager, alarm_specs, instance_of_alarm
+from shared.alarms import AlarmManager, alarm_specs
 from shared.clock import utc
-from shared.costing import classify, condition_runs, fold_segments, instance_cost
+from shared.domain.idle import AlarmChange, Signal, classify, condition_runs
+from shared.domain.instance import Change, InstanceHead, refold
+from shared.domain.lifecycle import Transition, fold
+from shared.events import INSTANCE_ID_PATTERN
 from shared.inventory import InstanceNotFound
-from shared.models import AlarmTransition, InstanceRecord, Transition
 from shared.notify import Alert, Notifier
-from shared.services.instance_state import LedgerDeps, update_instance
+from shared.services.instances import LedgerDeps, _apply_to_instance
 from shared.views import cents, iso
 
 logger = Logger(service="costtracker", child=True)
@@ -61,28 +65,35 @@ def sync_alarms(
     instance_id: str,
     state: str,
     region: str,
+    account: str,
 ) -> str:
     """Make the instance's alarms while it runs, remove them once it has stopped.
 
-    Decided on the instance's whole known history plus this event, so a late
+    Decided on what the ledger knows of the instance plus this event, so a late
     ``running`` after ``terminated`` does not resurrect alarms.
     """
-    current = deps.ledger.get_instance(instance_id)
-    if current == "untracked":
-        return "untracked"
-    if isinstance(current, InstanceRecord):
-        record = current
-    else:
-        profile = deps.inventory.describe(instance_id, region)
+    pointer = deps.instances.pointer(account, instance_id)
+    head: InstanceHead | None = None
+    if pointer is not None:
+        if pointer.job_id is None:
+            return "untracked"
+        head = deps.instances.head(pointer.job_id, account, instance_id)
+    if head is None:
+        try:
+            profile = deps.inventory.describe(instance_id, region)
+        except InstanceNotFound:
+            return "untracked"
         if deps.config.tracking.job_of(instance_id, profile.instance_type, profile.tags) is None:
             return "untracked"
-        record = InstanceRecord(profile=profile, job_id="")
-    specs = alarm_specs(deps.config.utilization, instance_id, record.profile.instance_type)
+        head = InstanceHead(profile=profile, job_id="")
+    specs = alarm_specs(deps.config.utilization, instance_id, head.profile.instance_type)
     if not specs:
         return "no_accelerator"
-    transitions = (*record.transitions, Transition(event_id=event_id, at=utc(at), state=state))
-    running = any(s.end is None for s in fold_segments(instance_id, transitions))
-    if running:
+    transition = Transition(event_id=event_id, at=utc(at), state=state)  # type: ignore[arg-type]
+    folded = fold(
+        (*head.window, transition), head.notices, head.floor_open, head.terminated_at
+    )
+    if folded.open is not None:
         alarms.ensure(specs, deps.config.utilization)
         return "created"
     alarms.delete([s.name for s in specs])
@@ -92,15 +103,28 @@ def sync_alarms(
 def sweep_alarms(deps: LedgerDeps, alarms: AlarmManager) -> list[str]:
     """Delete our alarms whose instance is not running in the ledger (missed stop events)."""
     prefix = deps.config.utilization.alarm_prefix
-    running = {r.instance_id for r in deps.ledger.open_instances()}  # one Query, paged
+    running = {h.instance_id for h in deps.instances.open_heads()}  # one Query, paged
     orphans = []
     for name in alarms.managed(prefix):
-        instance_id = instance_of_alarm(name, prefix)
-        if instance_id is not None and instance_id not in running:
+        parsed = alarm_of_name(name, prefix)
+        if parsed is not None and parsed[0] not in running:
             orphans.append(name)
     if orphans:
         alarms.delete(orphans)
     return orphans
+
+
+def alarm_of_name(name: str, prefix: str) -> tuple[str, Signal] | None:
+    """(instance id, signal) of one of the tracker's own alarms; None for anyone else's."""
+    if not name.startswith(prefix):
+        return None
+    rest = name[len(prefix) :]
+    for suffix, signal in (("-accelerator-low", "accelerator"), ("-cpu-low", "cpu")):
+        if rest.endswith(suffix):
+            instance_id = rest[: -len(suffix)]
+            if re.fullmatch(INSTANCE_ID_PATTERN, instance_id):
+                return instance_id, signal  # type: ignore[return-value]
+    return None
 
 
 # -- alarm state changes -------------------------------------------------------------
@@ -112,50 +136,47 @@ def record_alarm_change(
     stopper: InstanceStopper | None,
     *,
     event_id: str,
-    namespace: str,
-    metric: str,
-    dimensions: dict[str, str],
+    alarm_name: str,
     state: str,
     state_at: datetime,
     region: str,
+    account: str,
 ) -> AlarmOutcome:
-    """Keep the alarm transition on the instance record; alert when its condition changes."""
-    utilization = deps.config.utilization
-    signal = utilization.signal_of(namespace, metric)
-    instance_id = dimensions.get(utilization.dimension_for(namespace, metric))
-    if signal is None or not instance_id:
-        logger.debug(
-            "alarm on a metric we do not read", extra={"event_id": event_id, "metric": metric}
-        )
+    """Keep a change of one of the tracker's own alarms on the instance's head; alert
+    when the instance's condition changes. Anyone else's alarm is ignored: it never
+    makes an instance idle and never stops anything."""
+    parsed = alarm_of_name(alarm_name, deps.config.utilization.alarm_prefix)
+    if parsed is None:
+        logger.debug("not one of our alarms", extra={"event_id": event_id, "alarm": alarm_name})
         return AlarmOutcome("ignored")
-    transition = AlarmTransition(
-        event_id=event_id,
-        at=utc(state_at),
-        signal=signal,
-        state=state,
-    )
+    instance_id, signal = parsed
+    change = AlarmChange(event_id=event_id, at=utc(state_at), signal=signal, state=state)  # type: ignore[arg-type]
 
-    def change(record: InstanceRecord, now: datetime) -> tuple[InstanceRecord, set[date]]:
-        transitions = (*record.alarm_transitions, transition)
-        return record.model_copy(update={"alarm_transitions": transitions}), set()
-
-    try:
-        outcome, updated = update_instance(deps, instance_id, region, event_id, change)
-    except InstanceNotFound:
-        logger.debug(
-            "alarm for an instance EC2 does not know",
-            extra={"event_id": event_id, "instance_id": instance_id},
+    def apply(head: InstanceHead) -> Change | None:
+        return refold(
+            head,
+            head.window,
+            head.notices,
+            deps.prices.pin_for,
+            deps.prices.series,
+            alarms=(*head.alarms, change),
         )
-        return AlarmOutcome("ignored", instance_id)
+
+    outcome = _apply_to_instance(
+        deps,
+        account=account,
+        instance_id=instance_id,
+        region=region,
+        event_id=event_id,
+        event_at=change.at,
+        change_head=apply,
+        create=False,
+    )
+    updated = outcome.head
     if updated is None:
-        if outcome.result == "untracked":
-            logger.debug(
-                "alarm for an instance we do not track",
-                extra={"event_id": event_id, "instance_id": instance_id},
-            )
-            return AlarmOutcome("ignored", instance_id)
         return AlarmOutcome(outcome.result, instance_id, outcome.job_id)
-    condition, since = classify(updated)
+    running_since = updated.open_segment.span.start if updated.open_segment else None
+    condition, since = classify(updated.alarms, running_since)
     sent = _alert_on_change(deps, notifier, updated)
     auto_stop = None
     if condition == "idle" and since is not None:
@@ -163,49 +184,42 @@ def record_alarm_change(
     return AlarmOutcome("applied", instance_id, updated.job_id, condition, sent, auto_stop)
 
 
-def _checkpoint_writes(deps: LedgerDeps, job_id: str) -> list[datetime]:
-    items = deps.ledger.job_items(job_id)
-    if items is None:
-        return []
-    return sorted(w.at for obj in items.checkpoints for w in obj.writes)
+def _last_checkpoint_at(deps: LedgerDeps, job_id: str) -> datetime | None:
+    values = [str(r.get("last_checkpoint_at", "")) for r in deps.rollups.of_job(job_id)]
+    best = max(values, default="")
+    return datetime.fromisoformat(best) if best else None
 
 
 def _alert_on_change(
-    deps: LedgerDeps, notifier: Notifier, record: InstanceRecord
+    deps: LedgerDeps, notifier: Notifier, head: InstanceHead
 ) -> tuple[str, ...]:
-    """Alert once per condition episode (idle, input-bound, no metrics) and once when it
-    resolves to busy, walking the history by event time: a late event still yields the
-    same episodes, and duplicates are claimed away."""
+    """Alert once per condition episode (idle, input-bound, no metrics) of the current
+    run and once when it resolves to busy, walking the run's alarms by event time."""
     now = deps.clock.now()
-    runs = condition_runs(record)
+    running_since = head.open_segment.span.start if head.open_segment else None
+    runs = condition_runs(head.alarms, running_since)
     sent: list[str] = []
-    window = timedelta(minutes=deps.config.utilization.window_minutes)
-    checkpoints: list[datetime] | None = None
+    expires = now + timedelta(days=400)
     for n, (condition, since) in enumerate(runs):
         if condition not in ALERT_KINDS:
             continue
-        if condition == "idle":
-            if checkpoints is None:
-                checkpoints = _checkpoint_writes(deps, record.job_id)
-            if any(since - window <= at <= since for at in checkpoints):
-                logger.info(
-                    "low utilization during checkpoint progress: not idle",
-                    extra={"instance_id": record.instance_id},
-                )
-                continue
-        expires = now + timedelta(days=30)
-        if deps.ledger.claim_once(
-            f"alert#{record.instance_id}#{condition}#{since.isoformat()}", expires
-        ):
-            notifier.send(_condition_alert(record, condition, since, now))
+        if runtime_claim(f"alert#{head.instance_id}#{condition}#{since.isoformat()}", expires):
+            notifier.send(_condition_alert(deps, head, condition, since, now))
             sent.append(condition)
         resolved = n + 1 < len(runs) and runs[n + 1][0] == "busy"
-        if resolved and deps.ledger.claim_once(
-            f"resolved#{record.instance_id}#{condition}#{since.isoformat()}", expires
+        if resolved and runtime_claim(
+            f"resolved#{head.instance_id}#{condition}#{since.isoformat()}", expires
         ):
-            notifier.send(_resolved_alert(record, condition, now))
+            notifier.send(_resolved_alert(head, condition, now))
             sent.append(f"{condition}_resolved")
     return tuple(sent)
+
+
+def runtime_claim(key: str, expires: datetime) -> bool:
+    from shared import runtime
+
+    claimed: bool = runtime.legacy_ledger().claim_once(key, expires)
+    return claimed
 
 
 _ADVICE = {
@@ -219,13 +233,13 @@ _ADVICE = {
 }
 
 
-def _attributes(record: InstanceRecord, kind: str, now: datetime, severity: str) -> dict[str, str]:
-    tags = record.profile.tags
+def _attributes(head: InstanceHead, kind: str, now: datetime, severity: str) -> dict[str, str]:
+    tags = head.profile.tags
     return {
         "kind": kind,
         "severity": severity,
-        "job_id": record.job_id,
-        "instance_id": record.instance_id,
+        "job_id": head.job_id,
+        "instance_id": head.instance_id,
         "team": tags.get("team", ""),
         "project": tags.get("project", ""),
         "cost-center": tags.get("cost-center", ""),
@@ -233,27 +247,36 @@ def _attributes(record: InstanceRecord, kind: str, now: datetime, severity: str)
     }
 
 
-def _condition_alert(record: InstanceRecord, kind: str, since: datetime, now: datetime) -> Alert:
-    cost = instance_cost(record, now)
+def _condition_alert(
+    deps: LedgerDeps, head: InstanceHead, kind: str, since: datetime, now: datetime
+) -> Alert:
+    from shared.domain import accrual as acc
+    from shared.domain.instance import head_accrual
+
+    cost = head_accrual(head).value(acc.INSTANCE, now, deps.prices.clock)
+    rate = Decimal(0)
+    segment = head.open_segment
+    if segment is not None and segment.pin is not None and segment.pin.rate is not None:
+        rate = segment.pin.rate.effective_usd
     label = {"idle": "Idle", "input_bound": "Input-bound", "no_metrics": "No metrics"}[kind]
-    profile = record.profile
+    profile = head.profile
     subject = (
-        f"{label}: {profile.instance_type} {profile.instance_id} of job {record.job_id} "
+        f"{label}: {profile.instance_type} {profile.instance_id} of job {head.job_id} "
         f"since {since:%H:%M} UTC"
     )
     message = (
         f"{label} since {iso(since)}: instance {profile.instance_id} "
-        f"({profile.instance_type}) of job {record.job_id}.\n"
-        f"Burning {cents(cost.hourly_rate_usd)}/h; instance cost so far "
-        f"{cents(cost.instance_usd)}.\n{_ADVICE[kind]}"
+        f"({profile.instance_type}) of job {head.job_id}.\n"
+        f"Burning {cents(rate)}/h; instance cost so far "
+        f"{cents(cost)}.\n{_ADVICE[kind]}"
     )
     severity = "warning" if kind != "no_metrics" else "info"
-    return Alert("team", kind, subject, message, _attributes(record, kind, now, severity))
+    return Alert("team", kind, subject, message, _attributes(head, kind, now, severity))
 
 
-def _resolved_alert(record: InstanceRecord, kind: str, now: datetime) -> Alert:
-    subject = f"Resolved: {kind.replace('_', '-')} on {record.instance_id} of job {record.job_id}"
-    attributes = _attributes(record, "resolved", now, "info") | {"resolves": kind}
+def _resolved_alert(head: InstanceHead, kind: str, now: datetime) -> Alert:
+    subject = f"Resolved: {kind.replace('_', '-')} on {head.instance_id} of job {head.job_id}"
+    attributes = _attributes(head, "resolved", now, "info") | {"resolves": kind}
     return Alert(
         "team",
         "resolved",
@@ -267,31 +290,33 @@ def _resolved_alert(record: InstanceRecord, kind: str, now: datetime) -> Alert:
 
 
 def consider_auto_stop(
-    deps: LedgerDeps, stopper: InstanceStopper | None, record: InstanceRecord, idle_since: datetime
+    deps: LedgerDeps, stopper: InstanceStopper | None, head: InstanceHead, idle_since: datetime
 ) -> str:
     """Stop an idle instance only if it opted in, and only once a checkpoint newer than
     the idle start exists (or the job declares it writes none). Dry-run stops nothing."""
     config = deps.config.auto_stop
-    tags = record.profile.tags
-    if not config.enabled or tags.get(config.tag_key, "").lower() != "true":
+    tags = head.profile.tags
+    if not config.enabled or tags.get(config.tag_key, "") != "true":
         return "not_allowed"
-    no_checkpoints = tags.get(config.no_checkpoints_tag_key, "").lower() == "true"
-    fresh = any(at > idle_since for at in _checkpoint_writes(deps, record.job_id))
+    no_checkpoints = tags.get(config.no_checkpoints_tag_key, "") == "true"
+    last = _last_checkpoint_at(deps, head.job_id)
+    fresh = last is not None and last > idle_since
     if not (no_checkpoints or fresh):
         return "waiting_for_checkpoint"
     if config.dry_run or stopper is None:
-        logger.info("auto-stop (dry run): would stop", extra={"instance_id": record.instance_id})
+        logger.info("auto-stop (dry run): would stop", extra={"instance_id": head.instance_id})
         return "would_stop"
-    stopper.stop(record.instance_id)
-    logger.info("auto-stop: stopped idle instance", extra={"instance_id": record.instance_id})
+    stopper.stop(head.instance_id)
+    logger.info("auto-stop: stopped idle instance", extra={"instance_id": head.instance_id})
     return "stopped"
 
 
 def sweep_auto_stop(deps: LedgerDeps, stopper: InstanceStopper | None) -> dict[str, str]:
     """Hourly: re-consider idle, opted-in instances still waiting for a checkpoint."""
     decisions = {}
-    for record in deps.ledger.open_instances():
-        condition, since = classify(record)
+    for head in deps.instances.open_heads():
+        running_since = head.open_segment.span.start if head.open_segment else None
+        condition, since = classify(head.alarms, running_since)
         if condition == "idle" and since is not None:
-            decisions[record.instance_id] = consider_auto_stop(deps, stopper, record, since)
+            decisions[head.instance_id] = consider_auto_stop(deps, stopper, head, since)
     return decisions

@@ -1,0 +1,89 @@
+"""Key layout of the ledger table (one table, every record keyed with its account).
+
+| record | pk | sk |
+|---|---|---|
+| instance pointer (event path: instance -> job) | INST#<account>#<instance> | PTR |
+| instance head (bounded) | JOB#<job> | H#I#<account>#<instance> |
+| checkpoint object head (bounded) | JOB#<job> | H#C#<account>#<bucket>/<key> |
+| sealed segment / idle episode / object version | JOB#<job> | E#<end>#S|I|V#... |
+| interruption notice | JOB#<job> | N#<time>#<account>#<instance>#<event> |
+| checkpoint step marker | JOB#<job> | K#<step> |
+| job rollup (one per job and account) | ROLLUPS | <job>#<account> |
+| cached price | PRICE#<kind>#<region>#<key> | PRICE |
+| spot price series point | SPOT#<series> | <time> |
+| budget / budget history | BUDGETS | <id> ; BUDGET#<id> | H#<time>#<n> |
+| alert outbox | OUTBOX | <alert_id> (+ pending-index while unsent) |
+| capacity reservation | RES#<account>#<id> | HEAD |
+| training job (SageMaker) | JOB#<job> | H#T#<account>#<name> |
+| daily summary / reconciliation | SUMMARY#<date> / RECONCILIATION#<date> | SUMMARY / RECONCILIATION |
+| unmatched checkpoint object | UNMATCHED | <bucket>/<key> |
+
+A job's records share its partition, so a job is one Query (sealed records are
+sorted by their end, so a day's records are one range); rollups share one
+partition, so the job list and every budget read them in one Query.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+
+def part(value: str) -> str:
+    """A value safe inside a key: '#' separates parts, so it (and '%') are escaped."""
+    return value.replace("%", "%25").replace("#", "%23")
+
+
+def unpart(value: str) -> str:
+    return value.replace("%23", "#").replace("%25", "%")
+
+
+def iso(at: datetime) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def pointer(account: str, instance_id: str) -> tuple[str, str]:
+    return (f"INST#{account}#{instance_id}", "PTR")
+
+
+def job_pk(job_id: str) -> str:
+    return f"JOB#{part(job_id)}"
+
+
+def instance_head_sk(account: str, instance_id: str) -> str:
+    return f"H#I#{account}#{instance_id}"
+
+
+def checkpoint_head_sk(account: str, bucket: str, key: str) -> str:
+    return f"H#C#{account}#{part(bucket)}/{part(key)}"
+
+
+def sealed_sk(end: datetime, kind: str, *rest: str) -> str:
+    return f"E#{iso(end)}#{kind}#" + "#".join(part(r) for r in rest)
+
+
+def notice_sk(at: datetime, account: str, instance_id: str, event_id: str) -> str:
+    return f"N#{iso(at)}#{account}#{instance_id}#{part(event_id)}"
+
+
+def step_sk(step: str) -> str:
+    return f"K#{part(step)}"
+
+
+ROLLUPS = "ROLLUPS"
+
+
+def rollup_sk(job_id: str, account: str) -> str:
+    return f"{part(job_id)}#{account}"
+
+
+def job_of_rollup_sk(sk: str) -> tuple[str, str]:
+    job, _, account = sk.rpartition("#")
+    return unpart(job), account
+
+
+OPEN_INDEX = "open-index"
+UNPRICED_INDEX = "unpriced-index"
+INDEXES: dict[str, tuple[str, str]] = {
+    OPEN_INDEX: ("gsi_open_pk", "gsi_open_sk"),
+    UNPRICED_INDEX: ("gsi_unpriced_pk", "gsi_unpriced_sk"),
+}

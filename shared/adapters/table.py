@@ -1,0 +1,364 @@
+"""The ledger table behind one small interface, with a DynamoDB and an in-memory version.
+
+Stores (one per kind of record) build operations; a unit of work hands them to
+``Table.transact`` so an event's writes land together or not at all. Conditions
+are the few the ledger needs: an item absent, a version equal, a value below
+(for "raise to at least") or above (for "lower to at most").
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol
+
+Item = dict[str, Any]
+Key = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class Absent:
+    """The item does not exist."""
+
+
+@dataclass(frozen=True)
+class VersionIs:
+    value: int
+
+
+@dataclass(frozen=True)
+class Below:
+    """``name`` is absent or below ``value`` (so setting it raises it)."""
+
+    name: str
+    value: Any
+
+
+@dataclass(frozen=True)
+class Above:
+    """``name`` is absent or above ``value`` (so setting it lowers it)."""
+
+    name: str
+    value: Any
+
+
+Condition = Absent | VersionIs | Below | Above
+
+
+@dataclass
+class Put:
+    item: Item
+    conditions: Sequence[Condition] = ()
+
+    @property
+    def key(self) -> Key:
+        return (self.item["pk"], self.item["sk"])
+
+
+@dataclass
+class Update:
+    pk: str
+    sk: str
+    add: dict[str, Any] = field(default_factory=dict)  # numbers, or sets of strings
+    set: dict[str, Any] = field(default_factory=dict)
+    set_if_absent: dict[str, Any] = field(default_factory=dict)
+    conditions: Sequence[Condition] = ()
+
+    @property
+    def key(self) -> Key:
+        return (self.pk, self.sk)
+
+
+Operation = Put | Update
+
+
+class ConditionFailed(Exception):
+    """One operation's condition did not hold; nothing of the transaction was written."""
+
+    def __init__(self, key: Key) -> None:
+        super().__init__(f"condition failed on {key}")
+        self.key = key
+
+
+class Table(Protocol):
+    def get(self, pk: str, sk: str) -> Item | None: ...
+
+    def transact(self, operations: Sequence[Operation]) -> None: ...
+
+    def query(
+        self,
+        pk: str,
+        *,
+        begins_with: str | None = None,
+        sk_from: str | None = None,
+        sk_to: str | None = None,
+        index: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[Item]: ...
+
+    def batch_get(self, keys: Sequence[Key]) -> list[Item]: ...
+
+
+# -- in memory -------------------------------------------------------------------------
+
+
+def _holds(condition: Condition, item: Item | None) -> bool:
+    if isinstance(condition, Absent):
+        return item is None
+    if isinstance(condition, VersionIs):
+        return item is not None and item.get("version") == condition.value
+    if isinstance(condition, Below):
+        return item is None or condition.name not in item or item[condition.name] < condition.value
+    return item is None or condition.name not in item or item[condition.name] > condition.value
+
+
+def apply_update(current: Item | None, op: Update) -> Item:
+    item: Item = copy.deepcopy(current) if current is not None else {"pk": op.pk, "sk": op.sk}
+    for name, value in op.set_if_absent.items():
+        item.setdefault(name, copy.deepcopy(value))
+    for name, value in op.set.items():
+        item[name] = copy.deepcopy(value)
+    for name, value in op.add.items():
+        if isinstance(value, set):
+            item[name] = set(item.get(name, set())) | value
+        else:
+            item[name] = Decimal(item.get(name, 0)) + Decimal(value)
+    return item
+
+
+class MemoryTable:
+    """``Table`` in a dict, with the same conditions and index rules (the twin)."""
+
+    def __init__(self, indexes: Mapping[str, tuple[str, str]] | None = None) -> None:
+        self.items: dict[Key, Item] = {}
+        self.indexes = dict(indexes or {})
+        self.calls: dict[str, int] = {}
+
+    def _count(self, name: str) -> None:
+        self.calls[name] = self.calls.get(name, 0) + 1
+
+    def get(self, pk: str, sk: str) -> Item | None:
+        self._count("get")
+        item = self.items.get((pk, sk))
+        return copy.deepcopy(item) if item is not None else None
+
+    def transact(self, operations: Sequence[Operation]) -> None:
+        self._count("transact")
+        keys = [op.key for op in operations]
+        if len(set(keys)) != len(keys):
+            raise ValueError("a transaction may touch an item once")
+        for op in operations:
+            current = self.items.get(op.key)
+            for condition in op.conditions:
+                if not _holds(condition, current):
+                    raise ConditionFailed(op.key)
+        for op in operations:
+            if isinstance(op, Put):
+                self.items[op.key] = copy.deepcopy(op.item)
+            else:
+                self.items[op.key] = apply_update(self.items.get(op.key), op)
+
+    def query(
+        self,
+        pk: str,
+        *,
+        begins_with: str | None = None,
+        sk_from: str | None = None,
+        sk_to: str | None = None,
+        index: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[Item]:
+        self._count("query")
+        pk_name, sk_name = self.indexes[index] if index else ("pk", "sk")
+        found = [
+            item
+            for item in self.items.values()
+            if item.get(pk_name) == pk
+            and sk_name in item
+            and (begins_with is None or str(item[sk_name]).startswith(begins_with))
+            and (sk_from is None or item[sk_name] >= sk_from)
+            and (sk_to is None or item[sk_name] <= sk_to)
+        ]
+        found.sort(key=lambda i: i[sk_name], reverse=descending)
+        for item in found[:limit] if limit else found:
+            yield copy.deepcopy(item)
+
+    def batch_get(self, keys: Sequence[Key]) -> list[Item]:
+        self._count("batch_get")
+        return [copy.deepcopy(self.items[k]) for k in keys if k in self.items]
+
+
+# -- DynamoDB ----------------------------------------------------------------------------
+
+
+class DynamoTable:
+    """``Table`` over one DynamoDB table (low-level client, so boto3's resource layer
+    is never imported)."""
+
+    def __init__(self, client: Any, table_name: str, indexes: Mapping[str, tuple[str, str]]) -> None:
+        from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+        self._client = client
+        self._table = table_name
+        self._indexes = dict(indexes)
+        self._ser = TypeSerializer()
+        self._de = TypeDeserializer()
+
+    def _to(self, item: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: self._ser.serialize(v) for k, v in item.items()}
+
+    def _from(self, item: Mapping[str, Any]) -> Item:
+        return {k: self._de.deserialize(v) for k, v in item.items()}
+
+    def get(self, pk: str, sk: str) -> Item | None:
+        response = self._client.get_item(
+            TableName=self._table, Key=self._to({"pk": pk, "sk": sk}), ConsistentRead=True
+        )
+        return self._from(response["Item"]) if "Item" in response else None
+
+    def _expression(self, op: Operation) -> dict[str, Any]:
+        names: dict[str, str] = {}
+        values: dict[str, Any] = {}
+
+        def name(n: str) -> str:
+            placeholder = f"#n{len(names)}"
+            names[placeholder] = n
+            return placeholder
+
+        def value(v: Any) -> str:
+            placeholder = f":v{len(values)}"
+            values[placeholder] = v
+            return placeholder
+
+        parts: list[str] = []
+        for condition in op.conditions:
+            if isinstance(condition, Absent):
+                parts.append(f"attribute_not_exists({name('pk')})")
+            elif isinstance(condition, VersionIs):
+                parts.append(f"{name('version')} = {value(condition.value)}")
+            elif isinstance(condition, Below):
+                n = name(condition.name)
+                parts.append(f"(attribute_not_exists({n}) OR {n} < {value(condition.value)})")
+            else:
+                n = name(condition.name)
+                parts.append(f"(attribute_not_exists({n}) OR {n} > {value(condition.value)})")
+        out: dict[str, Any] = {"TableName": self._table}
+        if isinstance(op, Update):
+            sets = [f"{name(k)} = {value(v)}" for k, v in op.set.items()]
+            sets += [
+                f"{(n := name(k))} = if_not_exists({n}, {value(v)})"
+                for k, v in op.set_if_absent.items()
+            ]
+            adds = [f"{name(k)} {value(v)}" for k, v in op.add.items()]
+            expression = []
+            if sets:
+                expression.append("SET " + ", ".join(sets))
+            if adds:
+                expression.append("ADD " + ", ".join(adds))
+            out["Key"] = self._to({"pk": op.pk, "sk": op.sk})
+            out["UpdateExpression"] = " ".join(expression)
+        else:
+            out["Item"] = self._to(op.item)
+        if parts:
+            out["ConditionExpression"] = " AND ".join(parts)
+        if names:
+            out["ExpressionAttributeNames"] = names
+        if values:
+            out["ExpressionAttributeValues"] = self._to(values)
+        return out
+
+    def transact(self, operations: Sequence[Operation]) -> None:
+        if not operations:
+            return
+        client = self._client
+        try:
+            if len(operations) == 1:
+                op = operations[0]
+                request = self._expression(op)
+                if isinstance(op, Put):
+                    client.put_item(**request)
+                else:
+                    client.update_item(**request)
+                return
+            client.transact_write_items(
+                TransactItems=[
+                    {("Put" if isinstance(op, Put) else "Update"): self._expression(op)}
+                    for op in operations
+                ]
+            )
+        except client.exceptions.ConditionalCheckFailedException as exc:
+            raise ConditionFailed(operations[0].key) from exc
+        except client.exceptions.TransactionCanceledException as exc:
+            reasons = exc.response.get("CancellationReasons", [])
+            for op, reason in zip(operations, reasons, strict=False):
+                if reason.get("Code") == "ConditionalCheckFailed":
+                    raise ConditionFailed(op.key) from exc
+            raise
+
+    def query(
+        self,
+        pk: str,
+        *,
+        begins_with: str | None = None,
+        sk_from: str | None = None,
+        sk_to: str | None = None,
+        index: str | None = None,
+        descending: bool = False,
+        limit: int | None = None,
+    ) -> Iterator[Item]:
+        pk_name, sk_name = self._indexes[index] if index else ("pk", "sk")
+        names = {"#pk": pk_name, "#sk": sk_name}
+        values: dict[str, Any] = {":pk": pk}
+        condition = "#pk = :pk"
+        if begins_with is not None:
+            condition += " AND begins_with(#sk, :pre)"
+            values[":pre"] = begins_with
+        elif sk_from is not None and sk_to is not None:
+            condition += " AND #sk BETWEEN :lo AND :hi"
+            values[":lo"], values[":hi"] = sk_from, sk_to
+        elif sk_from is not None:
+            condition += " AND #sk >= :lo"
+            values[":lo"] = sk_from
+        elif sk_to is not None:
+            condition += " AND #sk <= :hi"
+            values[":hi"] = sk_to
+        else:
+            del names["#sk"]
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": condition,
+            "ExpressionAttributeNames": names,
+            "ExpressionAttributeValues": self._to(values),
+            "ScanIndexForward": not descending,
+        }
+        if index:
+            kwargs["IndexName"] = index
+        returned = 0
+        while True:
+            if limit:
+                kwargs["Limit"] = limit - returned
+            page = self._client.query(**kwargs)
+            for raw in page.get("Items", []):
+                yield self._from(raw)
+                returned += 1
+            if (limit and returned >= limit) or "LastEvaluatedKey" not in page:
+                return
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def batch_get(self, keys: Sequence[Key]) -> list[Item]:
+        found: list[Item] = []
+        for start in range(0, len(keys), 100):
+            request: dict[str, Any] = {
+                self._table: {
+                    "Keys": [self._to({"pk": pk, "sk": sk}) for pk, sk in keys[start : start + 100]]
+                }
+            }
+            while request:
+                response = self._client.batch_get_item(RequestItems=request)
+                found += [self._from(i) for i in response.get("Responses", {}).get(self._table, [])]
+                request = response.get("UnprocessedKeys") or {}
+        return found

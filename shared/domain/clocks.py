@@ -1,0 +1,67 @@
+"""Clocks that turn accrual into exact integer arithmetic.
+
+Money accrues per second (instances) or per second prorated over calendar
+months (EBS, S3). Both become exact when measured on integer clocks:
+
+- the seconds clock counts whole seconds since 2020-01-01 UTC;
+- the month clock advances ``MONTH_UNITS`` per calendar month, and the same
+  whole number of units per second within a month (every month length in days
+  divides 377,580), so ``units / MONTH_UNITS`` is the exact month fraction.
+
+A cost is then ``(rate x clock difference) / denominator`` with no rounding
+until the very end.
+"""
+
+from __future__ import annotations
+
+import calendar
+from datetime import UTC, datetime, timedelta
+
+EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
+_LCM_DAYS = 377_580  # lcm(28, 29, 30, 31)
+MONTH_UNITS = _LCM_DAYS * 86_400
+SECONDS_PER_HOUR = 3600
+
+
+def ceil_second(at: datetime) -> datetime:
+    """``at`` rounded up to a whole second: a started second is billed whole."""
+    at = at.astimezone(UTC)
+    if at.microsecond:
+        return at.replace(microsecond=0) + timedelta(seconds=1)
+    return at
+
+
+def seconds_clock(at: datetime) -> int:
+    """Whole seconds since the epoch (``at`` rounded up to a whole second)."""
+    delta = ceil_second(at) - EPOCH
+    return delta.days * 86_400 + delta.seconds
+
+
+def month_start(at: datetime) -> datetime:
+    at = at.astimezone(UTC)
+    return datetime(at.year, at.month, 1, tzinfo=UTC)
+
+
+def next_month_start(at: datetime) -> datetime:
+    days = calendar.monthrange(at.year, at.month)[1]
+    return month_start(at) + timedelta(days=days)
+
+
+def month_clock(at: datetime) -> int:
+    """Calendar-month clock: ``MONTH_UNITS`` per month, uniform within each month."""
+    at = ceil_second(at)
+    start = month_start(at)
+    months = (at.year - EPOCH.year) * 12 + (at.month - EPOCH.month)
+    days = calendar.monthrange(at.year, at.month)[1]
+    into = (at - start).days * 86_400 + (at - start).seconds
+    return months * MONTH_UNITS + into * (_LCM_DAYS // days)
+
+
+def whole_seconds(start: datetime, end: datetime) -> int:
+    """Elapsed whole seconds (0 when ``end`` is not after ``start``)."""
+    return max(0, seconds_clock(end) - seconds_clock(start))
+
+
+def day_start(at: datetime) -> datetime:
+    at = at.astimezone(UTC)
+    return datetime(at.year, at.month, at.day, tzinfo=UTC)

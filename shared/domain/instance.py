@@ -1,0 +1,367 @@
+"""An instance's head record: bounded, whatever its history (SPEC rules 1-3).
+
+The head keeps what EC2 told us once (profile), the last ``WINDOW`` transitions
+by event time (enough to place late and duplicate events), the fold state at
+the window's floor, the priced segments of the window, and the fixed totals of
+the segments that left it (each also kept as a sealed segment record). Its size
+does not grow with the number of starts and stops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Literal
+
+from pydantic import Field
+
+from shared.domain import accrual as acc
+from shared.domain.accrual import Accrual
+from shared.domain.base import Frozen, Rate
+from shared.domain.clocks import MONTH_UNITS, month_clock
+from shared.domain.idle import (
+    MAX_ALARM_CHANGES,
+    AlarmChange,
+    IdleEpisode,
+    episode_accrual,
+    episodes,
+    ordered_changes,
+)
+from shared.domain.lifecycle import (
+    Notice,
+    OpenSpan,
+    OrderKey,
+    Span,
+    Transition,
+    fold,
+    ordered,
+)
+from shared.domain.segments import SegmentCost, SeriesReader, price_span, segment_accrual, unpriced_component
+
+WINDOW = 24
+MAX_NOTICES = 16
+MAX_WARNINGS = 20
+HOURLY_PLATFORMS: tuple[str, ...] = ("suse",)
+Lifecycle = Literal["on-demand", "spot", "capacity-block"]
+
+
+class Volume(Frozen):
+    volume_id: str
+    size_gib: int = Field(ge=0)
+    volume_type: str = "gp3"
+    iops: int | None = Field(default=None, ge=0)
+    throughput: int | None = Field(default=None, ge=0)  # MB/s
+
+
+class InstanceProfile(Frozen):
+    """What DescribeInstances told us once (or what the events say, when EC2 could not)."""
+
+    instance_id: str
+    instance_type: str
+    region: str
+    account: str = ""
+    availability_zone: str = ""
+    lifecycle: Lifecycle = "on-demand"
+    platform: str = "Linux/UNIX"
+    tags: dict[str, str] = Field(default_factory=dict)
+    volumes: tuple[Volume, ...] = ()
+    capacity_reservation_id: str = ""
+
+    @property
+    def hourly_billing(self) -> bool:
+        return any(name in self.platform.lower() for name in HOURLY_PLATFORMS)
+
+    def unpriced_key(self) -> str:
+        kind = "spot" if self.lifecycle == "spot" else "ec2"
+        return f"{kind}:{self.instance_type}:{self.region}"
+
+
+class VolumeRates(Frozen):
+    """$/month rates of one volume: size ($/GB-month), IOPS and throughput (provisioned)."""
+
+    volume_id: str
+    size: Rate | None = None
+    iops: Rate | None = None
+    throughput: Rate | None = None
+
+
+class Warning_(Frozen):
+    kind: str
+    detail: str
+
+
+class InstanceHead(Frozen):
+    profile: InstanceProfile
+    job_id: str
+    # The profile came from the events alone (EC2 could not describe the instance).
+    inferred: bool = False
+    version: int = 0
+    window: tuple[Transition, ...] = ()
+    floor: OrderKey | None = None  # order key of the newest transition dropped from the window
+    floor_open: OpenSpan | None = None
+    terminated_at: datetime | None = None
+    notices: tuple[Notice, ...] = ()
+    segments: tuple[SegmentCost, ...] = ()
+    # Fixed totals of the segments that left the window (accrual attributes).
+    sealed: dict[str, Decimal] = Field(default_factory=dict)
+    sealed_count: int = 0
+    first_running_at: datetime | None = None
+    last_running_at: datetime | None = None
+    volume_rates: tuple[VolumeRates, ...] = ()
+    interruptions: int = 0
+    rebalances: int = 0
+    last_warning_at: datetime | None = None
+    warnings: tuple[Warning_, ...] = ()
+    # The tracker's own utilization alarms (recent changes) and the idle episodes of the
+    # window's segments.
+    alarms: tuple[AlarmChange, ...] = ()
+    idle: tuple[IdleEpisode, ...] = ()
+
+    @property
+    def instance_id(self) -> str:
+        return self.profile.instance_id
+
+    @property
+    def account(self) -> str:
+        return self.profile.account
+
+    @property
+    def open_segment(self) -> SegmentCost | None:
+        return next((s for s in self.segments if s.span.end is None), None)
+
+    @property
+    def terminated(self) -> bool:
+        return self.terminated_at is not None
+
+
+@dataclass
+class Change:
+    """What applying an event did to a head: the new head and the segment records to
+    write (new or changed closed segments) or to void (segments that no longer exist)."""
+
+    head: InstanceHead
+    write: list[SegmentCost] = field(default_factory=list)
+    void: list[SegmentCost] = field(default_factory=list)
+    warnings: list[Warning_] = field(default_factory=list)
+    # Interruption warnings to keep as records of their own (rerun windows read them).
+    seal_notices: list[Notice] = field(default_factory=list)
+    idle_write: list[IdleEpisode] = field(default_factory=list)
+    idle_void: list[IdleEpisode] = field(default_factory=list)
+
+
+def _add_warning(head_warnings: Sequence[Warning_], new: Sequence[Warning_]) -> tuple[Warning_, ...]:
+    out = list(head_warnings)
+    for w in new:
+        if w not in out:
+            out.append(w)
+    return tuple(out[-MAX_WARNINGS:])
+
+
+def refold(
+    head: InstanceHead,
+    window: Sequence[Transition],
+    notices: Sequence[Notice],
+    pin_for: Callable[[InstanceProfile, Span], object],
+    series: SeriesReader | None,
+    alarms: Sequence[AlarmChange] | None = None,
+) -> Change:
+    """Fold the window anew from its floor state and price what changed."""
+    result = fold(window, notices, head.floor_open, head.terminated_at)
+    old = {s.span.key: s for s in head.segments}
+    segments: list[SegmentCost] = []
+    write: list[SegmentCost] = []
+    for span in result.spans:
+        previous = old.get(span.key)
+        if previous is not None and previous.span == span:
+            segments.append(previous)
+            continue
+        pin = previous.pin if previous is not None else pin_for(head.profile, span)
+        cost = price_span(
+            head.instance_id,
+            span,
+            pin,  # type: ignore[arg-type]
+            series,
+            hourly=head.profile.hourly_billing,
+            unpriced_key=head.profile.unpriced_key(),
+        )
+        segments.append(cost)
+        if cost.closed:
+            write.append(cost)
+    keys = {s.span.key for s in segments}
+    void = [s for k, s in old.items() if k not in keys and s.closed]
+    warnings = [
+        Warning_(
+            kind="event_after_terminated",
+            detail=f"{t.state} at {t.at.isoformat()} ({t.event_id}) after {head.instance_id} "
+            "was terminated: billed nothing",
+        )
+        for t in result.after_terminated
+    ]
+    alarm_changes = tuple(ordered_changes(head.alarms if alarms is None else alarms))
+    new_idle = episodes(segments, alarm_changes, series)
+    old_idle = {(e.segment_key, e.start): e for e in head.idle}
+    idle_write = [
+        e for e in new_idle if e.end is not None and old_idle.get((e.segment_key, e.start)) != e
+    ]
+    new_keys = {(e.segment_key, e.start) for e in new_idle}
+    idle_void = [e for k, e in old_idle.items() if k not in new_keys and e.end is not None]
+    starts = [s.span.start for s in segments]
+    first = min([*starts, *([head.first_running_at] if head.first_running_at else [])], default=None)
+    last = max([*starts, *([head.last_running_at] if head.last_running_at else [])], default=None)
+    new_head = head.model_copy(
+        update={
+            "window": tuple(ordered(window)),
+            "notices": tuple(sorted(notices, key=lambda n: (n.at, n.event_id)))[-MAX_NOTICES:],
+            "segments": tuple(segments),
+            "terminated_at": result.terminated_at,
+            "first_running_at": first,
+            "last_running_at": last,
+            "warnings": _add_warning(head.warnings, warnings),
+            "alarms": alarm_changes[-MAX_ALARM_CHANGES:],
+            "idle": new_idle,
+        }
+    )
+    change = Change(new_head, write, void, warnings, idle_write=idle_write, idle_void=idle_void)
+    return _slide(change)
+
+
+def _slide(change: Change) -> Change:
+    """Keep the window bounded: the oldest transitions move below the floor; segments
+    that closed before the new floor leave the head (their sealed records stay)."""
+    head = change.head
+    if len(head.window) <= WINDOW:
+        return change
+    window = list(head.window)
+    dropped, kept = window[: len(window) - WINDOW], window[len(window) - WINDOW :]
+    below = fold(dropped, head.notices, head.floor_open, head.terminated_at)
+    floor = dropped[-1].order
+    keep_keys = {t.event_id for t in kept}
+    if below.open is not None:
+        keep_keys.add(below.open.start_event_id)
+    sealed = Accrual()
+    sealed.add(acc.from_attributes(head.sealed))
+    remaining: list[SegmentCost] = []
+    moved = 0
+    gone: set[str] = set()
+    for seg in head.segments:
+        if seg.closed and seg.span.end_event_id not in keep_keys and seg.span.key not in keep_keys:
+            sealed.add(segment_accrual(seg))
+            gone.add(seg.span.key)
+            moved += 1
+        else:
+            remaining.append(seg)
+    idle = []
+    for episode in head.idle:
+        if episode.segment_key in gone:
+            sealed.add(episode_accrual(episode))
+        else:
+            idle.append(episode)
+    earliest = min((s.span.start for s in remaining), default=None)
+    alarms = tuple(a for a in head.alarms if earliest is None or a.at >= earliest)
+    change.head = head.model_copy(
+        update={
+            "window": tuple(kept),
+            "floor": floor,
+            "floor_open": below.open,
+            "terminated_at": below.terminated_at or head.terminated_at,
+            "segments": tuple(remaining),
+            "sealed": acc.to_attributes(sealed),
+            "sealed_count": head.sealed_count + moved,
+            "idle": tuple(idle),
+            "alarms": alarms,
+        }
+    )
+    return change
+
+
+def is_very_late(head: InstanceHead, transition: Transition) -> bool:
+    return head.floor is not None and transition.order <= head.floor
+
+
+def seen(head: InstanceHead, event_id: str) -> bool:
+    return (
+        any(t.event_id == event_id for t in head.window)
+        or any(n.event_id == event_id for n in head.notices)
+        or any(a.event_id == event_id for a in head.alarms)
+    )
+
+
+# -- EBS (rule 3) --------------------------------------------------------------------
+
+GP3_FREE_IOPS = 3000
+GP3_FREE_THROUGHPUT = 125
+
+
+def provisioned_iops(volume: Volume) -> int | None:
+    """IOPS charged per month: all of them for io1/io2, those above 3,000 for gp3;
+    None for io1/io2 without a figure (that part stays unconfirmed)."""
+    if volume.volume_type in ("io1", "io2"):
+        return volume.iops
+    if volume.volume_type == "gp3":
+        return max(0, (volume.iops or GP3_FREE_IOPS) - GP3_FREE_IOPS)
+    return 0
+
+
+def provisioned_throughput(volume: Volume) -> int:
+    if volume.volume_type == "gp3":
+        return max(0, (volume.throughput or GP3_FREE_THROUGHPUT) - GP3_FREE_THROUGHPUT)
+    return 0
+
+
+def ebs_accrual(head: InstanceHead) -> Accrual:
+    """Each volume accrues from the instance's first ``running`` until ``terminated``,
+    stopped time included, prorated per second over calendar months."""
+    out = Accrual()
+    start = head.first_running_at
+    if start is None:
+        return out
+    region = head.profile.region
+    rates = {r.volume_id: r for r in head.volume_rates}
+    weight = Decimal(0)
+    for volume in head.profile.volumes:
+        rate = rates.get(volume.volume_id, VolumeRates(volume_id=volume.volume_id))
+        if rate.size is None:
+            out.fixed(unpriced_component(f"ebs:{volume.volume_type}:{region}"), "s", 1, 1)
+        else:
+            weight += rate.size.effective_usd * volume.size_gib
+        iops = provisioned_iops(volume)
+        if iops is None or (iops and rate.iops is None):
+            out.fixed(f"unconfirmed:ebs_iops:{volume.volume_type}:{region}", "s", 1, 1)
+        elif iops and rate.iops is not None:
+            weight += rate.iops.effective_usd * iops
+        throughput = provisioned_throughput(volume)
+        if throughput and rate.throughput is None:
+            out.fixed(f"unconfirmed:ebs_throughput:{volume.volume_type}:{region}", "s", 1, 1)
+        elif throughput and rate.throughput is not None:
+            weight += rate.throughput.effective_usd * throughput
+    if not weight:
+        return out
+    begin = month_clock(start)
+    if head.terminated_at is not None:
+        end = month_clock(max(head.terminated_at, start))
+        out.fixed(acc.EBS, acc.MONTH_CLOCK, MONTH_UNITS, weight * (end - begin))
+    else:
+        out.linear(acc.EBS, acc.MONTH_CLOCK, MONTH_UNITS, weight, begin)
+    return out
+
+
+def head_accrual(head: InstanceHead) -> Accrual:
+    """Everything the instance contributes to its job (idle comes from ``idle``)."""
+    out = Accrual().add(acc.from_attributes(head.sealed))
+    for seg in head.segments:
+        out.add(segment_accrual(seg))
+    for episode in head.idle:
+        out.add(episode_accrual(episode))
+    out.add(ebs_accrual(head))
+    out.fixed("n_instances", "s", 1, 1)
+    if head.open_segment is not None:
+        out.fixed("n_running", "s", 1, 1)
+    if head.terminated:
+        out.fixed("n_terminated", "s", 1, 1)
+    if head.interruptions:
+        out.fixed("n_interruptions", "s", 1, head.interruptions)
+    if head.rebalances:
+        out.fixed("n_rebalances", "s", 1, head.rebalances)
+    return out

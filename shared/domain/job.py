@@ -1,0 +1,245 @@
+"""A job's cost at a moment (SPEC rules 5-9), from its records: instance and checkpoint
+heads, its rollups, and the sealed records a question needs (rerun windows, day splits).
+
+Totals come from the rollups (the sum of every record's accrual); rerun waste
+(rule 5) is computed over the job's segments inside its interruption windows.
+Everything is accrued to ``now`` (the clock is passed in).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from shared.domain import accrual as acc
+from shared.domain.accrual import Accrual
+from shared.domain.base import Frozen
+from shared.domain.checkpoint import CheckpointHead, Version
+from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.idle import IdleEpisode
+from shared.domain.instance import InstanceHead, Warning_
+from shared.domain.lifecycle import Notice
+from shared.domain.segments import SegmentCost, SeriesReader, cost_inside
+from shared.domain.tags import tokens_per_step
+
+ClockFn = Callable[[str, datetime], Decimal]
+Status = Literal["running", "stopped", "interrupted", "complete"]
+
+# Charges the events cannot see, and how each will be confirmed (rule 7).
+UNCONFIRMED_ITEMS: dict[str, str] = {
+    "data_transfer": "Cost Explorer (by the job tag) or Data Exports (by resource) once the "
+    "bill for the day is final",
+    "cloudwatch": "Cost Explorer (AmazonCloudWatch) by tag, once the bill for the day is final",
+}
+
+
+@dataclass
+class JobRecords:
+    """What the ledger holds for one job (sealed records only where loaded)."""
+
+    job_id: str
+    rollups: list[dict[str, Any]] = field(default_factory=list)
+    heads: list[InstanceHead] = field(default_factory=list)
+    checkpoints: list[CheckpointHead] = field(default_factory=list)
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    notices: list[tuple[str, Notice]] = field(default_factory=list)  # (instance id, notice)
+    segments: list[SegmentCost] = field(default_factory=list)  # sealed, loaded range
+    versions: list[tuple[CheckpointHead | None, dict[str, Any], Version]] = field(
+        default_factory=list
+    )
+    idle: list[tuple[str, IdleEpisode]] = field(default_factory=list)
+    loaded_since: datetime | None = None  # sealed records ending at or after this are here
+
+    def accrual(self) -> Accrual:
+        return acc.total(acc.from_attributes(r) for r in self.rollups)
+
+    def all_segments(self) -> list[SegmentCost]:
+        """Loaded sealed segments and the heads' window segments, each once."""
+        seen: dict[tuple[str, str], SegmentCost] = {}
+        for seg in self.segments:
+            seen[(seg.instance_id, seg.span.key)] = seg
+        for head in self.heads:
+            for seg in head.segments:
+                seen[(head.instance_id, seg.span.key)] = seg
+        return sorted(seen.values(), key=lambda s: (s.span.start, s.instance_id))
+
+
+class InstanceSummary(Frozen):
+    instance_id: str
+    instance_type: str
+    account: str
+    region: str
+    lifecycle: str
+    instance_usd: Decimal
+    instance_list_usd: Decimal
+    ebs_usd: Decimal
+    billed_seconds: int
+    running_since: datetime | None
+    burn_usd_per_hour: Decimal
+    terminated: bool
+    inferred: bool
+    segments: tuple[SegmentCost, ...]
+
+
+class JobCost(Frozen):
+    job_id: str
+    as_of: datetime
+    tags: dict[str, str]
+    tag_conflicts: dict[str, tuple[str, ...]]
+    accounts: tuple[str, ...]
+    status: Status
+    instances: tuple[InstanceSummary, ...]
+    instance_usd: Decimal
+    instance_list_usd: Decimal
+    ebs_usd: Decimal
+    checkpoint_storage_usd: Decimal
+    wasted_rerun_usd: Decimal
+    wasted_rerun_list_usd: Decimal
+    wasted_idle_usd: Decimal
+    wasted_idle_list_usd: Decimal
+    burn_rate_usd_per_hour: Decimal
+    billed_seconds: int
+    started_at: datetime | None
+    unconfirmed: tuple[str, ...]
+    unpriced: tuple[str, ...]  # "kind:type:region"
+    price_sources: tuple[str, ...]
+    warnings: tuple[Warning_, ...]
+    checkpoints: int = 0
+    checkpoint_objects: int = 0
+    last_checkpoint_at: datetime | None = None
+    last_checkpoint_step: int | None = None
+    interruptions: int = 0
+    rebalance_recommendations: int = 0
+    spend_at_risk_usd: Decimal = Decimal(0)
+    cost_per_1k_steps_usd: Decimal | None = None
+    steps_per_hour: Decimal | None = None
+    cost_per_million_tokens_usd: Decimal | None = None
+    tokens_per_step: int | None = None
+    checkpoint_cadence_seconds: int | None = None
+    idle_seconds: int = 0
+    warmup_seconds: int | None = None
+    warmup_usd: Decimal | None = None
+
+    @property
+    def total_usd(self) -> Decimal:
+        return self.instance_usd + self.ebs_usd + self.checkpoint_storage_usd
+
+    @property
+    def list_total_usd(self) -> Decimal:
+        return self.instance_list_usd + self.ebs_usd + self.checkpoint_storage_usd
+
+    @property
+    def complete(self) -> bool:
+        return not self.unpriced
+
+
+def _parse(value: Any) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(str(value)).astimezone(UTC)
+
+
+def merge_windows(windows: Sequence[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
+    merged: list[tuple[datetime, datetime]] = []
+    for start, end in sorted(w for w in windows if w[0] < w[1]):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def checkpoint_marks(steps: Sequence[dict[str, Any]], marker: bool) -> list[tuple[datetime, str]]:
+    """(time, step) of each checkpoint: a step is complete at its latest write (or at its
+    marker's write, where a completion marker is configured)."""
+    out = []
+    for item in steps:
+        at = _parse(item.get("complete_at") if marker else item.get("last_write"))
+        if at is not None:
+            out.append((at, str(item.get("step", ""))))
+    return sorted(out)
+
+
+def last_write_before(steps: Sequence[dict[str, Any]], at: datetime, marker: bool) -> datetime | None:
+    candidates = []
+    for item in steps:
+        names = ("complete_at",) if marker else ("last_write", "first_write")
+        for name in names:
+            value = _parse(item.get(name))
+            if value is not None and value <= at:
+                candidates.append(value)
+    return max(candidates, default=None)
+
+
+def rerun_windows(
+    records: JobRecords, now: datetime, marker: bool
+) -> list[tuple[datetime, datetime]]:
+    """Rule 5: per interruption warning, [last checkpoint write before it (job start if
+    none), end of the interrupted segment (now if it runs)], merged."""
+    segments = records.all_segments()
+    starts = [s.span.start for s in segments]
+    job_start = min(starts, default=None)
+    windows = []
+    for instance_id, notice in records.notices:
+        segment = next(
+            (
+                s
+                for s in segments
+                if s.instance_id == instance_id
+                and s.span.start <= notice.at
+                and (s.span.end is None or notice.at <= s.span.end)
+            ),
+            None,
+        )
+        if segment is None:
+            continue
+        start = last_write_before(records.steps, notice.at, marker) or job_start or segment.span.start
+        windows.append((start, segment.span.end if segment.span.end is not None else now))
+    return merge_windows(windows)
+
+
+def cost_in_windows(
+    segments: Sequence[SegmentCost],
+    windows: Sequence[tuple[datetime, datetime]],
+    series: SeriesReader | None,
+    *,
+    list_price: bool,
+) -> Decimal:
+    total = Decimal(0)
+    for seg in segments:
+        for lo, hi in windows:
+            total += cost_inside(seg, lo, hi, series, list_price=list_price)
+    return total
+
+
+def _tags(rollups: Sequence[dict[str, Any]]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    first = min(rollups, key=lambda r: str(r.get("tags_from", "~")), default=None)
+    tags = dict(first.get("tags") or {}) if first else {}
+    seen: dict[str, set[str]] = {}
+    for rollup in rollups:
+        for entry in rollup.get("tag_values", set()) or set():
+            key, _, value = str(entry).partition("=")
+            seen.setdefault(key, set()).add(value)
+    conflicts = {
+        k: tuple([tags[k], *sorted(v - {tags[k]})]) if k in tags else tuple(sorted(v))
+        for k, v in seen.items()
+        if len(v) > 1
+    }
+    return tags, conflicts
+
+
+def status_of(a: Accrual, rollups: Sequence[dict[str, Any]], now: datetime) -> Status:
+    last_warning = max((str(r.get("last_warning_at", "")) for r in rollups), default="")
+    last_running = max((str(r.get("last_running_at", "")) for r in rollups), default="")
+    running = a.value("n_running", now) > 0
+    instances = a.value("n_instances", now)
+    if last_warning and last_warning >= last_running:
+        return "interrupted"
+    if running:
+        return "running"
+    if instances and a.value("n_terminated", now) >= instances:
+        return "complete"
+    return "stopped"

@@ -1,0 +1,195 @@
+"""Turning a job's records into its ``JobCost`` (the figures every view shows)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from shared.domain import accrual as acc
+from shared.domain.accrual import Accrual
+from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.instance import Warning_, ebs_accrual, head_accrual
+from shared.domain.job import (
+    UNCONFIRMED_ITEMS,
+    ClockFn,
+    InstanceSummary,
+    JobCost,
+    JobRecords,
+    _parse,
+    _tags,
+    checkpoint_marks,
+    cost_in_windows,
+    rerun_windows,
+    status_of,
+)
+from shared.domain.segments import UNPRICED_PREFIX, SeriesReader, cost_inside
+from shared.domain.tags import tokens_per_step
+
+
+def _instance_summary(head, now: datetime, clock: ClockFn, series: SeriesReader | None) -> InstanceSummary:  # type: ignore[no-untyped-def]
+    accrual = head_accrual(head)
+    open_segment = head.open_segment
+    burn = Decimal(0)
+    if open_segment is not None and open_segment.pin is not None:
+        pin = open_segment.pin
+        if pin.rate is not None:
+            burn = pin.rate.effective_usd
+        elif series is not None and pin.series is not None:
+            burn = series.rate_at(pin.series, now)
+    return InstanceSummary(
+        instance_id=head.instance_id,
+        instance_type=head.profile.instance_type,
+        account=head.account,
+        region=head.profile.region,
+        lifecycle=head.profile.lifecycle,
+        instance_usd=accrual.value(acc.INSTANCE, now, clock),
+        instance_list_usd=accrual.value(acc.INSTANCE_LIST, now, clock),
+        ebs_usd=ebs_accrual(head).value(acc.EBS, now, clock),
+        billed_seconds=int(accrual.value(acc.SECONDS, now, clock)),
+        running_since=open_segment.span.start if open_segment else None,
+        burn_usd_per_hour=burn,
+        terminated=head.terminated,
+        inferred=head.inferred,
+        segments=head.segments,
+    )
+
+
+def _keys_with_prefix(a: Accrual, prefix: str, now: datetime) -> list[str]:
+    components = {comp for (comp, _, _) in a.terms}
+    return sorted(
+        c.removeprefix(prefix)
+        for c in components
+        if c.startswith(prefix) and a.value(c, now) > 0
+    )
+
+
+def job_cost(
+    records: JobRecords,
+    now: datetime,
+    clock: ClockFn,
+    series: SeriesReader | None,
+    *,
+    marker: bool = False,
+    tokens_tag: str = "tokens-per-step",
+) -> JobCost:
+    a = records.accrual()
+    value = lambda component: a.value(component, now, clock)  # noqa: E731
+    instances = tuple(
+        _instance_summary(h, now, clock, series)
+        for h in sorted(records.heads, key=lambda h: (h.account, h.instance_id))
+    )
+    tags, conflicts = _tags(records.rollups)
+    segments = records.all_segments()
+    windows = rerun_windows(records, now, marker)
+    rerun = cost_in_windows(segments, windows, series, list_price=False)
+    rerun_list = cost_in_windows(segments, windows, series, list_price=True)
+    starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
+    started_at = _parse(min(starts)) if starts else None
+    marks = checkpoint_marks(records.steps, marker)
+    last_checkpoint_at = marks[-1][0] if marks else None
+    risk_from = last_checkpoint_at or started_at
+    spend_at_risk = Decimal(0)
+    if risk_from is not None:
+        spend_at_risk = sum(
+            (cost_inside(s, risk_from, now, series, list_price=False) for s in segments),
+            Decimal(0),
+        )
+    instance_usd = value(acc.INSTANCE)
+    ebs_usd = value(acc.EBS)
+    storage_usd = value(acc.STORAGE)
+    total = instance_usd + ebs_usd + storage_usd
+    numbered = [(at, int(step)) for at, step in marks if step.isdigit()]
+    steps_max = max((s for _, s in numbered), default=None)
+    cost_per_1k = total * 1000 / steps_max if steps_max else None
+    steps_per_hour = None
+    if len(numbered) >= 2 and numbered[-1][0] > numbered[0][0]:
+        hours = Decimal(whole_seconds(numbered[0][0], numbered[-1][0])) / SECONDS_PER_HOUR
+        steps_per_hour = Decimal(numbered[-1][1] - numbered[0][1]) / hours
+    cadence = None
+    if len(marks) >= 2:
+        cadence = whole_seconds(marks[0][0], marks[-1][0]) // (len(marks) - 1)
+    tokens = next(
+        (
+            t
+            for h in records.heads
+            if (t := tokens_per_step(h.profile.tags.get(tokens_tag))) is not None
+        ),
+        None,
+    )
+    per_million = total * 1_000_000 / (steps_max * tokens) if steps_max and tokens else None
+    unpriced = tuple(_keys_with_prefix(a, UNPRICED_PREFIX, now))
+    unconfirmed_extra = _keys_with_prefix(a, "unconfirmed:", now)
+    sources: set[str] = set()
+    for rollup in records.rollups:
+        sources |= {str(s) for s in rollup.get("price_sources", set()) or set()}
+    warnings: list[Warning_] = []
+    for head in records.heads:
+        for w in head.warnings:
+            if w not in warnings:
+                warnings.append(w)
+    for key, values in sorted(conflicts.items()):
+        warnings.append(
+            Warning_(
+                kind="tag_conflict",
+                detail=f"instances of {records.job_id} disagree on {key}: "
+                f"{', '.join(values)}; kept {values[0]!r} (the instance that ran first)",
+            )
+        )
+    busy = [
+        c.at for h in records.heads for c in h.alarms if c.signal == "accelerator" and c.state == "OK"
+    ]
+    warmup_seconds = warmup_usd = None
+    if busy and started_at is not None and min(busy) >= started_at:
+        warmup_seconds = whole_seconds(started_at, min(busy))
+        warmup_usd = sum(
+            (cost_inside(s, started_at, min(busy), series, list_price=False) for s in segments),
+            Decimal(0),
+        )
+    last_step = [str(r.get("last_checkpoint_step", "")) for r in records.rollups]
+    return JobCost(
+        job_id=records.job_id,
+        as_of=now,
+        tags=tags,
+        tag_conflicts=conflicts,
+        accounts=tuple(sorted({str(r.get("account", "")) for r in records.rollups})),
+        status=status_of(a, records.rollups, now),
+        instances=instances,
+        instance_usd=instance_usd,
+        instance_list_usd=value(acc.INSTANCE_LIST),
+        ebs_usd=ebs_usd,
+        checkpoint_storage_usd=storage_usd,
+        wasted_rerun_usd=rerun,
+        wasted_rerun_list_usd=rerun_list,
+        wasted_idle_usd=value(acc.IDLE),
+        wasted_idle_list_usd=value(acc.IDLE_LIST),
+        burn_rate_usd_per_hour=sum((i.burn_usd_per_hour for i in instances), Decimal(0)),
+        billed_seconds=int(value(acc.SECONDS)),
+        started_at=started_at,
+        unconfirmed=(
+            *UNCONFIRMED_ITEMS,
+            *(f"unpriced:{u}" for u in unpriced),
+            *unconfirmed_extra,
+        ),
+        unpriced=unpriced,
+        price_sources=tuple(sorted(sources)),
+        warnings=tuple(warnings),
+        checkpoints=int(value("checkpoints")) if False else int(sum(
+            (Decimal(str(r.get("checkpoints", 0))) for r in records.rollups), Decimal(0)
+        )),
+        checkpoint_objects=int(value("n_objects")),
+        last_checkpoint_at=last_checkpoint_at,
+        last_checkpoint_step=steps_max if steps_max is not None else (
+            int(max(last_step)) if any(last_step) else None
+        ),
+        interruptions=int(value("n_interruptions")),
+        rebalance_recommendations=int(value("n_rebalances")),
+        spend_at_risk_usd=spend_at_risk,
+        cost_per_1k_steps_usd=cost_per_1k,
+        steps_per_hour=steps_per_hour,
+        cost_per_million_tokens_usd=per_million,
+        tokens_per_step=tokens,
+        checkpoint_cadence_seconds=cadence,
+        idle_seconds=int(value("idle_seconds")),
+        warmup_seconds=warmup_seconds,
+        warmup_usd=warmup_usd,
+    )

@@ -1,0 +1,121 @@
+"""Reading jobs: one job's records (two Queries: its rollups, its partition) and the
+list of all jobs (one Query of the rollups, however many days or jobs)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import date, datetime
+from typing import TYPE_CHECKING, Any
+
+from shared.adapters import keys
+from shared.adapters.ledger_store import RollupStore, checkpoint_of, head_of
+from shared.adapters.table import Table
+from shared.domain.checkpoint import Version
+from shared.domain.idle import IdleEpisode
+from shared.domain.job import JobCost, JobRecords, _parse
+from shared.domain.job_cost import job_cost
+from shared.domain.lifecycle import Notice
+from shared.domain.segments import SegmentCost
+
+if TYPE_CHECKING:
+    from shared.services.instances import LedgerDeps
+
+
+class JobNotFound(Exception):
+    pass
+
+
+def load_job(
+    table: Table, rollups: RollupStore, job_id: str, *, since: datetime | None = None, full: bool = True
+) -> JobRecords | None:
+    """A job's records. ``full``: also every sealed record its cost questions need (rerun
+    windows, spend at risk, and ``since`` on); otherwise heads and rollups only."""
+    records = JobRecords(job_id=job_id, rollups=rollups.of_job(job_id))
+    pk = keys.job_pk(job_id)
+    for item in table.query(pk, sk_from="F"):
+        kind = item.get("kind")
+        if kind == "instance":
+            records.heads.append(head_of(item))
+        elif kind == "checkpoint":
+            records.checkpoints.append(checkpoint_of(item))
+        elif kind == "step":
+            records.steps.append(item)
+        elif kind == "notice":
+            records.notices.append((str(item["instance_id"]), Notice.model_validate_json(item["record"])))
+    if not records.rollups and not records.heads and not records.checkpoints:
+        return None
+    if not full:
+        return records
+    starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
+    first = _parse(min(starts)) if starts else None
+    wanted = [since] if since is not None else []
+    if records.notices or not records.steps:
+        wanted.append(first)  # rerun windows may reach back to the job's start
+    else:
+        last = max((str(s.get("last_write", "")) for s in records.steps), default="")
+        wanted.append(_parse(last) or first)
+    bounds = [w for w in wanted if w is not None]
+    if bounds:
+        load_sealed(table, records, min(bounds))
+    return records
+
+
+def load_sealed(table: Table, records: JobRecords, since: datetime) -> None:
+    """Sealed records (segments, versions, idle episodes) ending at or after ``since``."""
+    pk = keys.job_pk(records.job_id)
+    heads = {(c.account, f"s3://{c.bucket}/{c.key}"): c for c in records.checkpoints}
+    for item in table.query(pk, sk_from=f"E#{keys.iso(since)}", sk_to="E#~"):
+        if item.get("void"):
+            continue
+        kind = item.get("kind")
+        if kind == "segment":
+            records.segments.append(SegmentCost.model_validate_json(item["record"]))
+        elif kind == "version":
+            head = heads.get((str(item.get("account", "")), str(item.get("object", ""))))
+            records.versions.append((head, item, Version.model_validate_json(item["record"])))
+        elif kind == "idle":
+            records.idle.append((str(item["instance_id"]), IdleEpisode.model_validate_json(item["record"])))
+    records.loaded_since = since
+
+
+def all_rollups(rollups: RollupStore) -> dict[str, list[dict[str, Any]]]:
+    """Every job's rollups (one Query), by job."""
+    jobs: dict[str, list[dict[str, Any]]] = {}
+    for item in rollups.all():
+        jobs.setdefault(str(item["job_id"]), []).append(item)
+    return jobs
+
+
+def active_between(rollups: Iterable[dict[str, Any]], first: date, last: date, now: datetime) -> bool:
+    """Whether a job (its rollups) accrued anything between two UTC days."""
+    from shared.domain import accrual as acc
+
+    starts = [str(r.get("first_event_at", "")) for r in rollups if r.get("first_event_at")]
+    if not starts:
+        return False
+    begin = _parse(min(starts))
+    assert begin is not None
+    accrual = acc.total(acc.from_attributes(r) for r in rollups)
+    ends = [str(r.get("last_event_at", "")) for r in rollups if r.get("last_event_at")]
+    end = now if accrual.is_open() else (_parse(max(ends)) or begin)
+    return begin.date() <= last and end.date() >= first
+
+
+def get_job_cost(deps: LedgerDeps, job_id: str, now: datetime, since: datetime | None = None) -> JobCost:
+    """One job's cost accrued to ``now`` (JobNotFound when the ledger has nothing of it)."""
+    records = load_job(deps.table, deps.rollups, job_id, since=since)
+    if records is None:
+        raise JobNotFound(job_id)
+    return cost_of(deps, records, now)
+
+
+def cost_of(deps: LedgerDeps, records: JobRecords, now: datetime) -> JobCost:
+    config = deps.config
+    return job_cost(
+        records,
+        now,
+        deps.prices.clock,
+        deps.prices.series,
+        marker=bool(config.checkpoint.completion_marker),
+        tokens_tag=config.checkpoint.tokens_per_step_tag,
+    )

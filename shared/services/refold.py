@@ -1,0 +1,71 @@
+"""Events older than an instance head's window: read back the sealed segments they may
+change, fold them all again, and let the window shrink back."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from shared.adapters import keys
+from shared.adapters.ledger_store import head_of  # noqa: F401  (kept for symmetry)
+from shared.domain import accrual as acc
+from shared.domain.instance import Change, InstanceHead, refold
+from shared.domain.lifecycle import Transition
+from shared.domain.segments import SegmentCost, segment_accrual
+
+if TYPE_CHECKING:
+    from shared.services.instances import LedgerDeps
+
+
+def _transitions_of(cost: SegmentCost) -> list[Transition]:
+    span = cost.span
+    out = [Transition(event_id=span.start_event_id, at=span.start, state="running")]
+    if span.end is not None and span.end_event_id and span.end_state:
+        out.append(
+            Transition(event_id=span.end_event_id, at=span.end, state=span.end_state)  # type: ignore[arg-type]
+        )
+    return out
+
+
+def widen_and_refold(deps: LedgerDeps, head: InstanceHead, transition: Transition) -> Change:
+    items = deps.table.query(
+        keys.job_pk(head.job_id), sk_from=f"E#{keys.iso(transition.at)}", sk_to="E#~"
+    )
+    in_window = {s.span.key for s in head.segments}
+    restored: list[SegmentCost] = []
+    for item in items:
+        if item.get("kind") != "segment" or item.get("void"):
+            continue
+        if item.get("instance_id") != head.instance_id or item.get("account") != head.account:
+            continue
+        cost = SegmentCost.model_validate_json(item["record"])
+        if cost.span.key not in in_window:
+            restored.append(cost)
+    sealed = acc.from_attributes(head.sealed)
+    for cost in restored:
+        sealed.add(segment_accrual(cost), -1)
+    segments = sorted([*restored, *head.segments], key=lambda s: s.span.start)
+    window = list(head.window)
+    known = {t.event_id for t in window}
+    for cost in segments:
+        for t in _transitions_of(cost):
+            if t.event_id not in known:
+                window.append(t)
+                known.add(t.event_id)
+    terminated = head.terminated_at
+    if terminated is not None and not any(t.state == "terminated" for t in window):
+        window.append(
+            Transition(event_id=f"terminated@{keys.iso(terminated)}", at=terminated, state="terminated")
+        )
+    widened = head.model_copy(
+        update={
+            "segments": tuple(segments),
+            "sealed": acc.to_attributes(sealed),
+            "sealed_count": max(0, head.sealed_count - len(restored)),
+            "floor": None,
+            "floor_open": None,
+            "terminated_at": None,
+        }
+    )
+    return refold(
+        widened, (*window, transition), head.notices, deps.prices.pin_for, deps.prices.series
+    )
