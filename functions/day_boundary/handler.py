@@ -22,8 +22,6 @@ logger = Logger(service="costtracker")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, ScheduledEvent, logger)
     day = utc(parsed.time).date()
-    marked = mark_running_jobs_active(
-        runtime.ledger(), day, runtime.current_settings().config.tracking.grouping_tag_keys
-    )
+    marked = mark_running_jobs_active(runtime.ledger_deps(), day)
     logger.info("day boundary", extra={"day": day.isoformat(), "jobs_marked": marked})
     return {"day": day.isoformat(), "jobs_marked": marked}

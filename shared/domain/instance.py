@@ -101,6 +101,7 @@ class InstanceHead(Frozen):
     window: tuple[Transition, ...] = ()
     floor: OrderKey | None = None  # order key of the newest transition dropped from the window
     floor_open: OpenSpan | None = None
+    floor_terminated: datetime | None = None  # a ``terminated`` below the floor
     terminated_at: datetime | None = None
     notices: tuple[Notice, ...] = ()
     segments: tuple[SegmentCost, ...] = ()
@@ -168,7 +169,7 @@ def refold(
     alarms: Sequence[AlarmChange] | None = None,
 ) -> Change:
     """Fold the window anew from its floor state and price what changed."""
-    result = fold(window, notices, head.floor_open, head.terminated_at)
+    result = fold(window, notices, head.floor_open, head.floor_terminated)
     old = {s.span.key: s for s in head.segments}
     segments: list[SegmentCost] = []
     write: list[SegmentCost] = []
@@ -235,7 +236,7 @@ def _slide(change: Change) -> Change:
         return change
     window = list(head.window)
     dropped, kept = window[: len(window) - WINDOW], window[len(window) - WINDOW :]
-    below = fold(dropped, head.notices, head.floor_open, head.terminated_at)
+    below = fold(dropped, head.notices, head.floor_open, head.floor_terminated)
     floor = dropped[-1].order
     keep_keys = {t.event_id for t in kept}
     if below.open is not None:
@@ -265,7 +266,7 @@ def _slide(change: Change) -> Change:
             "window": tuple(kept),
             "floor": floor,
             "floor_open": below.open,
-            "terminated_at": below.terminated_at or head.terminated_at,
+            "floor_terminated": below.terminated_at or head.floor_terminated,
             "segments": tuple(remaining),
             "sealed": acc.to_attributes(sealed),
             "sealed_count": head.sealed_count + moved,

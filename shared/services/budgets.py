@@ -10,15 +10,18 @@ once, even with concurrent runs: a conditional write claims it first.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from shared.budgets import Budget, period_bounds
 from shared.config import LedgerConfig
-from shared.costing import job_tags, spend_between
-from shared.ledger import JobItems, Ledger
+from shared.domain import accrual as acc
+from shared.domain.day_split import job_between
+from shared.domain.job import _tags
 from shared.notify import Alert, Notifier
-from shared.services.jobs import jobs_active_between
+from shared.services.instances import LedgerDeps
+from shared.services.job_view import all_rollups, load_job
 from shared.views import cents, iso
 
 HOUR = timedelta(hours=1)
@@ -26,7 +29,7 @@ CLAIM_TTL = timedelta(days=400)
 
 
 def effective_budgets(
-    ledger: Ledger, config: LedgerConfig, stored_budgets: dict[str, Budget | None] | None = None
+    ledger: Any, config: LedgerConfig, stored_budgets: dict[str, Budget | None] | None = None
 ) -> list[Budget]:
     """Context budgets, overridden (or removed) by the ones set through the API."""
     budgets = {b.budget_id: b for b in config.budgets}
@@ -42,15 +45,52 @@ def effective_budgets(
 
 @dataclass
 class JobCache:
-    """Job items read once per evaluation run, shared by every budget."""
+    """Every job's rollups, read once per evaluation run (one Query) and shared by every
+    budget; a job's spend at a past moment is computed once per run."""
 
-    ledger: Ledger
-    items: dict[str, JobItems | None] = field(default_factory=dict)
+    deps: LedgerDeps
+    rollups: dict[str, list[dict[str, Any]]] | None = None
+    _at: dict[tuple[str, datetime], Decimal] = field(default_factory=dict)
 
-    def get(self, job_id: str) -> JobItems | None:
-        if job_id not in self.items:
-            self.items[job_id] = self.ledger.job_items(job_id)
-        return self.items[job_id]
+    def jobs(self) -> dict[str, list[dict[str, Any]]]:
+        if self.rollups is None:
+            self.rollups = all_rollups(self.deps.rollups)
+        return self.rollups
+
+    def spend_at(self, job_id: str, at: datetime, now: datetime) -> Decimal:
+        """The job's total accrued up to ``at`` (<= now), as known at ``now``."""
+        key = (job_id, at)
+        if key not in self._at:
+            self._at[key] = _spend_at(self.deps, job_id, self.jobs()[job_id], at, now)
+        return self._at[key]
+
+
+def _total(accrual: acc.Accrual, at: datetime, clock: Any) -> Decimal:
+    return (
+        accrual.value(acc.INSTANCE, at, clock)
+        + accrual.value(acc.EBS, at, clock)
+        + accrual.value(acc.STORAGE, at, clock)
+    )
+
+
+def _spend_at(
+    deps: LedgerDeps, job_id: str, rollups: list[dict[str, Any]], at: datetime, now: datetime
+) -> Decimal:
+    """J(at): from the rollups' formula when nothing happened to the job after ``at``
+    (the formula then holds back to ``at``); else the job's total now less what its
+    records accrued inside (at, now] (one Query of its partition)."""
+    firsts = [str(r.get("first_event_at", "")) for r in rollups if r.get("first_event_at")]
+    if firsts and datetime.fromisoformat(min(firsts)) >= at:
+        return Decimal(0)
+    lasts = [str(r.get("last_event_at", "")) for r in rollups if r.get("last_event_at")]
+    accrual = acc.total(acc.from_attributes(r) for r in rollups)
+    if not lasts or datetime.fromisoformat(max(lasts)) < at:
+        return _total(accrual, at, deps.prices.clock)
+    records = load_job(deps.table, deps.rollups, job_id, since=at)
+    if records is None:
+        return Decimal(0)
+    inside, _ = job_between(records, at, now, now, deps.prices.series)
+    return _total(accrual, now, deps.prices.clock) - inside["total"]
 
 
 @dataclass(frozen=True)
@@ -71,84 +111,40 @@ class BudgetStatus:
         return self.spend * 100 / self.budget.amount_usd
 
 
-def _candidates(ledger: Ledger, budget: Budget, first: date, last: date) -> list[str]:
+def in_scope(budget: Budget, job_id: str, rollups: list[dict[str, Any]], config: LedgerConfig) -> bool:
     scope = budget.scope
     if scope.job is not None:
-        return [scope.job]
-    for key in ("project", "team"):
-        if scope.tag and key in scope.tag:
-            return ledger.jobs_by_tag(key, scope.tag[key], first, last)
-    return jobs_active_between(ledger, max(first, last - timedelta(days=92)), last)
-
-
-def _in_scope(budget: Budget, items: JobItems, config: LedgerConfig) -> bool:
-    if budget.scope.job is not None or budget.scope.account:
+        return job_id == scope.job
+    if scope.account:
         return True
-    tags, _ = job_tags(items.instances, config.tracking.grouping_tag_keys)
-    job_tag_values = {
-        key: value
-        for r in items.instances
-        for key, value in r.profile.tags.items()
-        if key in config.tracking.job_tag_keys
-    }
-    merged = {**job_tag_values, **tags}
-    return all(merged.get(k) == v for k, v in (budget.scope.tag or {}).items())
-
-
-def _expected_end(items: JobItems, tag: str) -> datetime | None:
-    starts = [t.at for r in items.instances for t in r.transitions if t.state == "running"]
-    for record in items.instances:
-        value = record.profile.tags.get(tag, "").strip()
-        try:
-            hours = Decimal(value)
-        except ArithmeticError:
-            continue
-        if hours > 0 and starts:
-            return min(starts) + timedelta(seconds=float(hours * 3600))
-    return None
+    tags, _ = _tags(rollups)
+    job_keys = {k: job_id for k in config.tracking.job_tag_keys}
+    merged = {**job_keys, **tags}
+    return all(merged.get(k) == v for k, v in (scope.tag or {}).items())
 
 
 def budget_status(
-    ledger: Ledger, config: LedgerConfig, budget: Budget, now: datetime, cache: JobCache
+    deps: LedgerDeps, config: LedgerConfig, budget: Budget, now: datetime, cache: JobCache
 ) -> BudgetStatus:
     start, end, key = period_bounds(budget, now)
-    first = start.date()
-    jobs = []
-    for job_id in _candidates(ledger, budget, first, now.date()):
-        items = cache.get(job_id)
-        if items is not None and items.instances and _in_scope(budget, items, config):
-            jobs.append(items)
-    spend_by_job = {
-        items.job_id: spend_between(items.instances, items.checkpoints, start, now, now)
-        for items in jobs
-    }
-    spend = sum(spend_by_job.values(), Decimal(0))
+    clock = deps.prices.clock
+    spend_by_job: dict[str, Decimal] = {}
     ahead = now + HOUR
-    burn = (
-        sum(
-            (spend_between(i.instances, i.checkpoints, start, ahead, ahead) for i in jobs),
-            Decimal(0),
-        )
-        - spend
-    )
-    if end is not None:
-        horizon = end
-    else:
-        declared = [
-            e
-            for e in (_expected_end(i, config.budgeting.expected_duration_tag) for i in jobs)
-            if e is not None
-        ]
-        horizon = (
-            max([*declared, now])
-            if declared
-            else (now + timedelta(hours=config.budgeting.forecast_horizon_hours))
-        )
+    burn = Decimal(0)
+    open_formula = acc.Accrual()
+    for job_id, rollups in cache.jobs().items():
+        if not in_scope(budget, job_id, rollups, config):
+            continue
+        accrual = acc.total(acc.from_attributes(r) for r in rollups)
+        spent = _total(accrual, now, clock) - cache.spend_at(job_id, start, now)
+        if spent or accrual.is_open():
+            spend_by_job[job_id] = spent
+        burn += _total(accrual, ahead, clock) - _total(accrual, now, clock)
+        open_formula.add(accrual)
+    spend = sum(spend_by_job.values(), Decimal(0))
+    horizon = end if end is not None else now + timedelta(hours=config.budgeting.forecast_horizon_hours)
     horizon = max(horizon, now)
-    projected = sum(
-        (spend_between(i.instances, i.checkpoints, start, horizon, horizon) for i in jobs),
-        Decimal(0),
-    )
+    projected = spend + _total(open_formula, horizon, clock) - _total(open_formula, now, clock)
     crossing = None
     if spend < budget.amount_usd and burn > 0:
         hours = (budget.amount_usd - spend) / burn
@@ -194,18 +190,18 @@ def _next_change(status: BudgetStatus, now: datetime) -> datetime:
 
 
 def evaluate_budgets(
-    ledger: Ledger, config: LedgerConfig, notifier: Notifier, now: datetime
+    deps: LedgerDeps, ledger: Any, config: LedgerConfig, notifier: Notifier, now: datetime
 ) -> Evaluation:
     """Alert every threshold crossed and every forecast over budget, once each."""
     sent = []
-    cache = JobCache(ledger)
+    cache = JobCache(deps)
     next_midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
     budgets = effective_budgets(ledger, config)
     if not budgets:
         return Evaluation([], next_midnight, quiet_regardless_of_events=True)
     for budget in budgets:
-        status = budget_status(ledger, config, budget, now, cache)
+        status = budget_status(deps, config, budget, now, cache)
         quiet_until = min(quiet_until, _next_change(status, now))
         for threshold in budget.thresholds:
             if status.spend * 100 < budget.amount_usd * threshold:
@@ -286,7 +282,7 @@ def _forecast_alert(status: BudgetStatus, now: datetime) -> Alert:
 
 
 def day_spend(
-    ledger: Ledger,
+    deps: LedgerDeps,
     config: LedgerConfig,
     budget: Budget,
     day: date,
@@ -294,28 +290,27 @@ def day_spend(
     cache: JobCache,
 ) -> Decimal:
     start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    end = start + timedelta(days=1)
+    end = min(start + timedelta(days=1), now)
     total = Decimal(0)
-    for job_id in _candidates(ledger, budget, day, day):
-        items = cache.get(job_id)
-        if items is not None and items.instances and _in_scope(budget, items, config):
-            total += spend_between(items.instances, items.checkpoints, start, min(end, now), now)
+    for job_id, rollups in cache.jobs().items():
+        if in_scope(budget, job_id, rollups, config):
+            total += cache.spend_at(job_id, end, now) - cache.spend_at(job_id, start, now)
     return total
 
 
 def check_anomalies(
-    ledger: Ledger, config: LedgerConfig, notifier: Notifier, now: datetime
+    deps: LedgerDeps, ledger: Any, config: LedgerConfig, notifier: Notifier, now: datetime
 ) -> list[str]:
     """Once a day: yesterday's spend in each budget's scope against its trailing 7-day
     mean; above ``anomaly_multiple`` times it (with enough history) is an anomaly."""
     yesterday = now.date() - timedelta(days=1)
-    cache = JobCache(ledger)
+    cache = JobCache(deps)
     sent = []
     settings = config.budgeting
     for budget in effective_budgets(ledger, config):
-        spend = day_spend(ledger, config, budget, yesterday, now, cache)
+        spend = day_spend(deps, config, budget, yesterday, now, cache)
         history = [
-            day_spend(ledger, config, budget, yesterday - timedelta(days=n), now, cache)
+            day_spend(deps, config, budget, yesterday - timedelta(days=n), now, cache)
             for n in range(1, 8)
         ]
         # History starts at the scope's first day with spend within the trailing week.

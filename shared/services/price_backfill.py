@@ -1,7 +1,8 @@
 """Hourly: price what was unpriced, and tell admins, once a day per price, what is missing.
 
 A segment with no known rate keeps its seconds; the moment an override or the
-Price List knows the rate, this run fills it in and the job's cost is complete.
+Price List knows the rate, this run prices it (head, sealed record and the job's
+rollup in one transaction) and the job's cost is complete.
 """
 
 from __future__ import annotations
@@ -9,10 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import timedelta
 
-from shared.costing import instance_cost
-from shared.ledger import VersionConflict
+from shared.adapters import keys
+from shared.adapters.ledger_store import RollupChange, UnitOfWork, checkpoint_of, head_of
+from shared.adapters.table import ConditionFailed
+from shared.domain import accrual as acc
+from shared.domain.checkpoint import object_accrual
+from shared.domain.instance import InstanceHead, head_accrual
+from shared.domain.segments import SegmentCost, price_span, segment_accrual
 from shared.notify import Alert, Notifier
-from shared.services.instance_state import LedgerDeps, price_segments
+from shared.services.instances import LedgerDeps
 
 
 @dataclass(frozen=True)
@@ -22,54 +28,153 @@ class BackfillResult:
     alerted: tuple[str, ...]
 
 
+def _reprice(deps: LedgerDeps, head: InstanceHead, cost: SegmentCost) -> SegmentCost:
+    pin = deps.prices.pin_for(head.profile, cost.span)
+    if pin is None:
+        return cost
+    return price_span(
+        head.instance_id,
+        cost.span,
+        pin,
+        deps.prices.series,
+        hourly=head.profile.hourly_billing,
+        unpriced_key=head.profile.unpriced_key(),
+    )
+
+
+def _commit(deps: LedgerDeps, old: InstanceHead, new: InstanceHead, sealed: list[SegmentCost]) -> bool:
+    uow = UnitOfWork(deps.table)
+    head_op = deps.instances.put_head(new, old.version)
+    uow.add(head_op)
+    for cost in sealed:
+        uow.add(deps.instances.sealed_segment(new, cost))
+    delta = head_accrual(new).minus(head_accrual(old))
+    rollup = RollupChange(job_id=new.job_id, account=new.account, delta=delta)
+    rollup.add_strings["price_sources"] = {c.pin.provenance for c in sealed if c.pin} | {
+        s.pin.provenance for s in new.segments if s.pin
+    }
+    rollup_op = deps.rollups.update(rollup)
+    uow.add(rollup_op)
+    try:
+        uow.commit()
+    except ConditionFailed:
+        deps.instances.forget(new.job_id, new.account, new.instance_id)
+        deps.rollups.forget(new.job_id, new.account)
+        return False
+    deps.instances.remember(head_op)
+    if rollup_op is not None:
+        deps.rollups.remember(rollup_op)
+    return True
+
+
+def _backfill_head(deps: LedgerDeps, head: InstanceHead) -> bool:
+    segments = [s if s.priced else _reprice(deps, head, s) for s in head.segments]
+    rates = deps.prices.volume_rates(head.profile)
+    merged = tuple(
+        new if (old is None or old.size is None) else old
+        for new, old in zip(rates, [*head.volume_rates, *[None] * len(rates)], strict=False)
+    )
+    new = head.model_copy(update={"segments": tuple(segments), "volume_rates": merged})
+    if new == head:
+        return False
+    changed = [s for s, o in zip(segments, head.segments, strict=True) if s != o and s.closed]
+    return _commit(deps, head, new, changed)
+
+
+def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
+    cost = SegmentCost.model_validate_json(str(item["record"]))
+    pk = str(item["pk"])
+    head_item = deps.table.get(pk, keys.instance_head_sk(str(item["account"]), str(item["instance_id"])))
+    if head_item is None:
+        return False
+    head = head_of(head_item)
+    if any(s.span.key == cost.span.key for s in head.segments):
+        return False  # still in the window: priced with its head
+    priced = _reprice(deps, head, cost)
+    if not priced.priced:
+        return False
+    sealed = acc.from_attributes(head.sealed).add(segment_accrual(cost), -1).add(segment_accrual(priced))
+    new = head.model_copy(update={"sealed": acc.to_attributes(sealed)})
+    return _commit(deps, head, new, [priced])
+
+
+def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
+    head = checkpoint_of(item)  # type: ignore[arg-type]
+    rate = deps.prices.s3_rate(head.region)
+    if rate is None:
+        return False
+    # Sealed versions were counted unpriced one each; price the head's own versions and
+    # let the sealed ones be priced by their count (their fixed share was never known).
+    new = head.model_copy(update={"rate": rate, "sealed": {}})
+    store = deps_checkpoints()
+    uow = UnitOfWork(deps.table)
+    op = store.put_head(new, head.version)
+    uow.add(op)
+    delta = object_accrual(new).minus(object_accrual(head))
+    rollup_op = deps.rollups.update(RollupChange(job_id=head.job_id, account=head.account, delta=delta))
+    uow.add(rollup_op)
+    try:
+        uow.commit()
+    except ConditionFailed:
+        return False
+    store.remember(op)
+    if rollup_op is not None:
+        deps.rollups.remember(rollup_op)
+    return True
+
+
+def deps_checkpoints():  # type: ignore[no-untyped-def]
+    from shared import runtime
+
+    return runtime.checkpoint_store()
+
+
 def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
     now = deps.clock.now()
     repriced: list[str] = []
     missing: dict[str, list[str]] = {}
-    for record in deps.ledger.unpriced_instances():
-        updated = price_segments(record, deps.prices, now)
-        volume_rates = dict(updated.volume_rates)
-        for volume in record.profile.volumes:
-            if volume.volume_type not in volume_rates:
-                rate = deps.prices.volume_rate(record.profile.region, volume.volume_type)
-                if rate is not None:
-                    volume_rates[volume.volume_type] = rate
-        updated = updated.model_copy(update={"volume_rates": volume_rates})
-        if updated != record:
-            try:
-                deps.ledger.save_instance(updated, record.version)
-                repriced.append(record.instance_id)
-            except VersionConflict:
-                pass  # an event just rewrote it (and priced it); next run sees the result
-        for item in instance_cost(updated, now).unpriced:
-            missing.setdefault(f"{item.kind}:{item.key}:{item.region}", []).append(item.instance_id)
-    for obj in deps.ledger.unpriced_checkpoints():
-        rate = deps.prices.s3_rate(obj.region)
-        if rate is None:
-            missing.setdefault(f"s3:standard:{obj.region}", []).append(
-                f"s3://{obj.bucket}/{obj.key}"
-            )
-            continue
-        try:
-            deps.ledger.save_checkpoint(obj.model_copy(update={"rate": rate}), obj.version)
-            repriced.append(f"s3://{obj.bucket}/{obj.key}")
-        except VersionConflict:
-            pass
+    for item in deps.table.query("UNPRICED", index=keys.UNPRICED_INDEX):
+        kind = item.get("kind")
+        if kind == "instance":
+            head = head_of(item)
+            if _backfill_head(deps, head):
+                repriced.append(head.instance_id)
+                head = deps.instances.head(head.job_id, head.account, head.instance_id) or head
+            a = head_accrual(head)
+            for component in {c for (c, _, _) in a.terms if c.startswith("unpriced:")}:
+                if a.value(component, now) > 0:
+                    missing.setdefault(component.removeprefix("unpriced:"), []).append(head.instance_id)
+        elif kind == "segment" and not item.get("void"):
+            if _backfill_sealed(deps, item):
+                repriced.append(f"{item['instance_id']} (sealed)")
+        elif kind == "checkpoint":
+            head_c = checkpoint_of(item)
+            if _backfill_checkpoint(deps, item):
+                repriced.append(f"s3://{head_c.bucket}/{head_c.key}")
+            else:
+                missing.setdefault(f"s3:standard:{head_c.region}", []).append(
+                    f"s3://{head_c.bucket}/{head_c.key}"
+                )
     alerted = []
+    from shared import runtime
+
     for key, instances in sorted(missing.items()):
-        if not deps.ledger.claim_once(f"price-missing#{key}#{now.date()}", now + timedelta(days=2)):
+        if not runtime.legacy_ledger().claim_once(
+            f"price-missing#{key}#{now.date()}", now + timedelta(days=2)
+        ):
             continue
         kind, name, region = key.split(":")
         notifier.send(
             Alert(
                 audience="admin",
-                kind="price_missing",
+                kind="missing_price",
                 subject=f"No {kind} price for {name} in {region}",
                 message=(
                     f"No price is known for {kind} {name} in {region}. Affected: "
-                    f"{', '.join(sorted(instances))}. Their running time is kept and will be "
-                    "priced as soon as a price is configured (CDK context prices.*) or the "
-                    "Price List API lists one; until then their jobs report cost as incomplete."
+                    f"{', '.join(sorted(set(instances)))}. Their running time is kept and will "
+                    "be priced as soon as a price is configured (CDK context prices.*) or the "
+                    "Price List API lists one; until then their jobs show their cost as "
+                    "'at least' and incomplete."
                 ),
                 attributes={"severity": "warning", "region": region, "price_key": name},
             )

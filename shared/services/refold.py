@@ -51,7 +51,7 @@ def widen_and_refold(deps: LedgerDeps, head: InstanceHead, transition: Transitio
             if t.event_id not in known:
                 window.append(t)
                 known.add(t.event_id)
-    terminated = head.terminated_at
+    terminated = head.floor_terminated
     if terminated is not None and not any(t.state == "terminated" for t in window):
         window.append(
             Transition(event_id=f"terminated@{keys.iso(terminated)}", at=terminated, state="terminated")
@@ -63,7 +63,7 @@ def widen_and_refold(deps: LedgerDeps, head: InstanceHead, transition: Transitio
             "sealed_count": max(0, head.sealed_count - len(restored)),
             "floor": None,
             "floor_open": None,
-            "terminated_at": None,
+            "floor_terminated": None,
         }
     )
     return refold(

@@ -91,7 +91,7 @@ def sync_alarms(
         return "no_accelerator"
     transition = Transition(event_id=event_id, at=utc(at), state=state)  # type: ignore[arg-type]
     folded = fold(
-        (*head.window, transition), head.notices, head.floor_open, head.terminated_at
+        (*head.window, transition), head.notices, head.floor_open, head.floor_terminated
     )
     if folded.open is not None:
         alarms.ensure(specs, deps.config.utilization)
