@@ -11,6 +11,7 @@ from shared import runtime
 from shared.edge import parse_event
 from shared.events import InstanceStateChangeEvent
 from shared.services.instances import record_state_change
+from shared.services.utilization import alert_on_change
 from shared.telemetry import count, metrics
 
 logger = Logger(service="costtracker")
@@ -21,8 +22,9 @@ logger = Logger(service="costtracker")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, InstanceStateChangeEvent, logger)
     logger.append_keys(event_id=parsed.id, instance_id=parsed.detail.instance_id)
+    deps = runtime.ledger_deps()
     outcome = record_state_change(
-        runtime.ledger_deps(),
+        deps,
         event_id=parsed.id,
         at=parsed.time,
         instance_id=parsed.detail.instance_id,
@@ -30,6 +32,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         region=parsed.region,
         account=parsed.account,
     )
+    if outcome.head is not None and outcome.head.alarms:  # alarms that came before this event
+        alert_on_change(deps, runtime.notifier(), outcome.head)
     logger.info("state change", extra={"result": outcome.result, "state": parsed.detail.state})
     count("EventsProcessed")
     if outcome.result == "duplicate":

@@ -165,7 +165,7 @@ def _apply_to_instance(
     event_id: str,
     event_at: datetime,
     change_head: object,
-    create: bool = True,
+    create_inferred: bool = True,
 ) -> Outcome:
     """Read (or describe and create) the head, apply one change, write it all at once."""
     now = deps.clock.now()
@@ -173,10 +173,10 @@ def _apply_to_instance(
         uow = UnitOfWork(deps.table)
         pointer = deps.instances.pointer(account, instance_id)
         new_pointer = None
-        if pointer is None and not create:
-            return Outcome("ignored", instance_id, None, account, "instance never seen")
         if pointer is None:
             created, pointer = _new_head(deps, account, instance_id, region, now)
+            if created is not None and created.inferred and not create_inferred:
+                return Outcome("ignored", instance_id, None, account, "EC2 does not know it")
             new_pointer = pointer
             if created is None:
                 expires = int(now.timestamp()) + UNTRACKED_TTL_SECONDS

@@ -170,14 +170,14 @@ def record_alarm_change(
         event_id=event_id,
         event_at=change.at,
         change_head=apply,
-        create=False,
+        create_inferred=False,
     )
     updated = outcome.head
     if updated is None:
         return AlarmOutcome(outcome.result, instance_id, outcome.job_id)
     running_since = updated.open_segment.span.start if updated.open_segment else None
     condition, since = classify(updated.alarms, running_since)
-    sent = _alert_on_change(deps, notifier, updated)
+    sent = alert_on_change(deps, notifier, updated)
     auto_stop = None
     if condition == "idle" and since is not None:
         auto_stop = consider_auto_stop(deps, stopper, updated, since)
@@ -190,7 +190,7 @@ def _last_checkpoint_at(deps: LedgerDeps, job_id: str) -> datetime | None:
     return datetime.fromisoformat(best) if best else None
 
 
-def _alert_on_change(
+def alert_on_change(
     deps: LedgerDeps, notifier: Notifier, head: InstanceHead
 ) -> tuple[str, ...]:
     """Alert once per condition episode (idle, input-bound, no metrics) of the current

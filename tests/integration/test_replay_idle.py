@@ -10,11 +10,12 @@ llama-ft: trn1.32xlarge at $21.50/h, running 10:00 -> stopped 16:00 (21,600 s = 
   accelerator ALARM 14:30, CPU still ALARM       -> idle alert at 14:30, until the stop at
                                                     16:00 (5,400 s)
   wasted_idle = 8,400 s x 21.50 / 3600 = 50.166666667
-vit-train: p5.48xlarge at $55.04/h from 10:00, still running at 17:00 ($385.28); its
-  alarms were made by someone else under other names, read by their metrics:
+vit-train: p5.48xlarge at $55.04/h from 10:00, still running at 17:00 ($385.28):
   GPU ALARM 11:00, CPU ALARM 11:30 -> idle alert at 11:30, idle 11:30-17:00 = 19,800 s
   wasted_idle = 19,800 x 55.04 / 3600 = 302.72
-Ignored: an alarm on NetworkIn, and an alarm for an instance EC2 does not know.
+Ignored (SPEC: only the tracker's own alarms speak for idleness): two alarms others made on
+llama-ft's own metrics, in ALARM at 11:05 and 11:06 while it was busy; an alarm on
+NetworkIn, and an alarm for an instance EC2 does not know.
 """
 
 from __future__ import annotations

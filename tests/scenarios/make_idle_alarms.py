@@ -51,9 +51,12 @@ events = [
     alarm("a01", "2026-11-01T10:35:00Z", ours(T1, "accelerator"), "neuron", T1, "OK",
           "INSUFFICIENT_DATA"),
     alarm("a02", "2026-11-01T11:00:00Z", ours(T1, "cpu"), "cpu", T1, "OK", "INSUFFICIENT_DATA"),
-    # P1's alarms were made by someone else, under other names: read by their metric.
-    alarm("a03", "2026-11-01T11:00:00Z", "team-vision-gpu-quiet", "gpu", P1, "ALARM", "OK"),
-    alarm("a04", "2026-11-01T11:30:00Z", "team-vision-cpu-quiet", "cpu", P1, "ALARM", "OK"),
+    alarm("a03", "2026-11-01T11:00:00Z", ours(P1, "accelerator"), "gpu", P1, "ALARM", "OK"),
+    alarm("a04", "2026-11-01T11:30:00Z", ours(P1, "cpu"), "cpu", P1, "ALARM", "OK"),
+    # Someone else's alarms on the same metrics of T1 (a "GPU > 90 %" or "CPU > 80 %" alarm
+    # in ALARM means busy): never the tracker's word on idleness, ignored.
+    alarm("a03x", "2026-11-01T11:05:00Z", "team-nlp-neuron-quiet", "neuron", T1, "ALARM", "OK"),
+    alarm("a04x", "2026-11-01T11:06:00Z", "ServerCpuTooHigh", "cpu", T1, "ALARM", "OK"),
     alarm("a05", "2026-11-01T11:40:00Z", "p1-network", "net", P1, "ALARM", "OK"),  # ignored
     alarm("a06", "2026-11-01T11:45:00Z", "ghost-gpu", "gpu", GHOST, "ALARM", "OK"),  # ignored
     alarm("a07", "2026-11-01T12:00:00Z", ours(T1, "accelerator"), "neuron", T1, "ALARM", "OK"),
