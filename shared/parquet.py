@@ -21,12 +21,13 @@ import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from typing import Any, Literal
 
 Kind = Literal["string", "decimal", "double", "boolean", "int64", "timestamp"]
 Compression = Literal["none", "gzip"]
 MAGIC = b"PAR1"
+MAX_PRECISION = 38  # DECIMAL in 16 bytes, as Arrow's decimal128
 CREATED_BY = "costtracker parquet writer"
 
 # parquet.thrift enums
@@ -47,7 +48,7 @@ class Column:
     name: str
     kind: Kind
     nullable: bool = True
-    precision: int = 38  # decimal only
+    precision: int = MAX_PRECISION  # decimal only
     scale: int = 10  # decimal only
 
     @property
@@ -158,11 +159,16 @@ def _decimal_bytes(column: Column, value: Any) -> bytes:
     number = Decimal(value)
     if not number.is_finite():
         raise ParquetError(f"{column.name}: {value!r} is not a finite decimal")
-    unscaled = int(number.scaleb(column.scale).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
+    too_big = ParquetError(
+        f"{column.name}: {value} does not fit DECIMAL({column.precision},{column.scale})"
+    )
+    if number and number.adjusted() + column.scale >= column.precision:
+        raise too_big
+    with localcontext() as context:
+        context.prec = 2 * MAX_PRECISION  # room for any value, then the range check
+        unscaled = int(number.scaleb(column.scale).quantize(Decimal(1), rounding=ROUND_HALF_EVEN))
     if abs(unscaled) >= 10**column.precision:
-        raise ParquetError(
-            f"{column.name}: {value} does not fit DECIMAL({column.precision},{column.scale})"
-        )
+        raise too_big
     return unscaled.to_bytes(column.byte_width, "big", signed=True)
 
 

@@ -18,6 +18,7 @@ Sum 711.202086444 = the jobs' totals.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from datetime import timedelta
 from decimal import Decimal
@@ -159,3 +160,23 @@ def test_shuffled_and_duplicated_delivery_gives_the_same_summaries_and_files(
     assert any(p.suffix == ".parquet" for p in written)
     for relative in written:
         assert (tmp_path / relative).read_bytes() == (root / relative).read_bytes(), relative
+
+
+def test_the_deployed_daily_summary_writes_the_parquet_to_s3() -> None:
+    """The daily_summary function (run by the replay's schedule) puts the typed export in
+    the reports bucket beside the CSV."""
+    import pyarrow.parquet as pq
+
+    from costtracker.emulator import REPORT_BUCKET
+    from costtracker.replay import replay_session
+
+    scenario = Scenario.model_validate(scenario_dict("three_days.json"))
+    with replay_session(scenario) as replayer:
+        replayer.run()
+        s3 = replayer.emulator.client("s3")
+        keys = {o["Key"] for o in s3.list_objects_v2(Bucket=REPORT_BUCKET)["Contents"]}
+        assert {"focus/2026/11/02/focus-1.2.parquet", "focus/2026/11/02/focus-1.2.csv"} <= keys
+        got = s3.get_object(Bucket=REPORT_BUCKET, Key="focus/2026/11/02/focus-1.2.parquet")
+        assert got["ContentType"] == "application/vnd.apache.parquet"
+        rows = pq.read_table(io.BytesIO(got["Body"].read())).to_pylist()
+    assert rows and check_rows(rows) == []
