@@ -102,7 +102,6 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         print("costtracker summaries backfill: --from is after --to", file=sys.stderr)
         return 2
     ledger = runtime.ledger()
-    config = runtime.current_settings().config
     now = datetime.now(UTC)
     day = args.from_
     progress = Progress((args.to - args.from_).days + 1, "backfill")
@@ -111,7 +110,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             d: Decimal(s["total_usd"])
             for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
         }
-        summary, rows = summarize_day(ledger, config, day, now, history)
+        summary, rows = summarize_day(runtime.ledger_deps(), day, now, history)
         ledger.put_summary(day, summary)
         publish_summary(
             summary, rows, runtime.report_store(), runtime.notifier() if args.notify else None

@@ -34,12 +34,13 @@ class Ec2State:
     launch_time: datetime | None
     # When it last stopped, from StateTransitionReason ("User initiated (... GMT)").
     changed_at: datetime | None
+    account: str = ""
 
 
 _REASON_TIME = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (?:GMT|UTC)\)")
 
 
-def _state_of(instance: dict[str, Any]) -> Ec2State:
+def _state_of(instance: dict[str, Any], account: str = "") -> Ec2State:
     match = _REASON_TIME.search(instance.get("StateTransitionReason") or "")
     changed = datetime.strptime(match.group(1) + "+0000", "%Y-%m-%d %H:%M:%S%z") if match else None
     launch = instance.get("LaunchTime")
@@ -48,6 +49,7 @@ def _state_of(instance: dict[str, Any]) -> Ec2State:
         state=instance.get("State", {}).get("Name", ""),
         launch_time=launch.astimezone(UTC) if isinstance(launch, datetime) else None,
         changed_at=changed,
+        account=account,
     )
 
 
@@ -142,6 +144,9 @@ class Ec2Inventory:
                     iid = instance["InstanceId"]
                     owner = reservation.get("OwnerId", "")
                     out.append(
-                        (_state_of(instance), partial(self._profile, iid, instance, owner, region))
+                        (
+                            _state_of(instance, owner),
+                            partial(self._profile, iid, instance, owner, region),
+                        )
                     )
         return out

@@ -22,7 +22,9 @@ class Index:
 OPEN_INDEX = Index("open-index", "gsi_open_pk", "gsi_open_sk")
 UNPRICED_INDEX = Index("unpriced-index", "gsi_unpriced_pk", "gsi_unpriced_sk")
 
-INDEXES: tuple[Index, ...] = (OPEN_INDEX, UNPRICED_INDEX)
+ROLLUPS_INDEX = Index("rollups-index", "gsi_rollups_pk", "gsi_rollups_sk")
+
+INDEXES: tuple[Index, ...] = (OPEN_INDEX, UNPRICED_INDEX, ROLLUPS_INDEX)
 
 
 def create_table_request(table_name: str) -> dict[str, object]:

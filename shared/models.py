@@ -13,6 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.domain.base import Rate, RateSource
+from shared.domain.instance import InstanceProfile, Volume
+
 InstanceStateName = Literal[
     "pending", "running", "stopping", "stopped", "shutting-down", "terminated"
 ]
@@ -26,54 +29,11 @@ class Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class RateSource(StrEnum):
-    PRICE_API = "price_api"
-    SPOT_HISTORY = "spot_history"
-    OVERRIDE = "override"
-    SNAPSHOT = "snapshot"
-
-
-class Rate(Frozen):
-    """An hourly (or GB-month) price with where it came from and when it was checked."""
-
-    list_usd: Decimal
-    effective_usd: Decimal
-    source: RateSource
-    checked_on: date
-    region: str
-    note: str = ""
-
-
 class RateStep(Frozen):
     """A rate in effect from ``since`` on (spot prices change inside a segment)."""
 
     since: datetime
     rate: Rate
-
-
-class Volume(Frozen):
-    volume_id: str
-    size_gib: int = Field(ge=0)
-    volume_type: str = "gp3"
-
-
-class InstanceProfile(Frozen):
-    """What DescribeInstances told us once; cached with the instance record."""
-
-    instance_id: str
-    instance_type: str
-    region: str
-    account: str = ""
-    availability_zone: str = ""
-    lifecycle: Literal["on-demand", "spot"] = "on-demand"
-    platform: str = "Linux/UNIX"
-    tags: dict[str, str] = Field(default_factory=dict)
-    volumes: tuple[Volume, ...] = ()
-
-    @property
-    def hourly_billing(self) -> bool:
-        """SUSE (the one hourly EC2 platform today) rounds each segment up to whole hours."""
-        return any(name in self.platform.lower() for name in HOURLY_PLATFORMS)
 
 
 class Transition(Frozen):

@@ -27,11 +27,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from shared import runtime
 from shared.access import Caller, resolve_caller
 from shared.budgets import BUDGET_ID, Budget, BudgetScope
-from shared.costing import spend_between
-from shared.ledger import JobItems
-from shared.models import JobCost
+from shared.domain.job import JobRecords
+from shared.domain.job import JobCost
 from shared.services.budgets import JobCache, budget_status, effective_budgets
-from shared.services.jobs import cost_of_items, list_job_costs
+from shared.services.job_queries import list_jobs as query_jobs
+from shared.services.job_queries import readable_records, timeline
+from shared.services.job_view import cost_of
 from shared.views import (
     compare_jobs,
     estimate_to_finish,
@@ -112,22 +113,19 @@ def list_jobs(
     filters = {k: v for k, v in {"project": project, "team": team, "owner": owner}.items() if v}
     if not caller.sees_everything and team:
         filters[access.team_tag_key] = team
-    jobs = list_job_costs(
-        runtime.ledger(),
-        runtime.current_settings().config,
+    offset = _decode_token(next_token)
+    page, matched = query_jobs(
+        runtime.ledger_deps(),
         now,
         first=first,
         last=last,
         tag_filters=filters,
         status=status,
+        sort=sort,
+        offset=offset,
+        limit=limit,
     )
-    if sort == "cost":
-        jobs.sort(key=lambda j: (-j.total_usd, j.job_id))
-    else:
-        jobs.sort(key=lambda j: (j.started_at or now, j.job_id))
-    offset = _decode_token(next_token)
-    page = jobs[offset : offset + limit]
-    more = offset + limit < len(jobs)
+    more = offset + limit < matched
     return {
         "jobs": [job_summary(j) for j in page],
         "next_token": _encode_token(offset + limit) if more else None,
@@ -145,9 +143,8 @@ def get_job(job_id: Annotated[str, Path(min_length=1, max_length=256)]) -> dict[
 def _budget_view(budget: Budget, source: str, cache: JobCache | None = None) -> dict[str, Any]:
     now = runtime.clock().now()
     config = runtime.current_settings().config
-    status = budget_status(
-        runtime.ledger(), config, budget, now, cache or JobCache(runtime.ledger())
-    )
+    deps = runtime.ledger_deps()
+    status = budget_status(deps, config, budget, now, cache or JobCache(deps))
     return {
         **budget.model_dump(mode="json"),
         "source": source,
@@ -176,23 +173,23 @@ def _sources(stored: dict[str, Budget | None] | None = None) -> dict[str, str]:
     return sources
 
 
-def _readable_job(job_id: str) -> tuple[JobCost, JobItems]:
-    """A job the caller may read, with its items (one Query); else 403/404 as in
-    GET /jobs/{job_id}."""
+def _readable_job(job_id: str) -> tuple[JobCost, JobRecords]:
+    """A job the caller may read, with its records; else 403/404 as in GET /jobs/{job_id}."""
     caller = _caller()
     config = runtime.current_settings().config
     denied = ForbiddenError(
         f"job {job_id!r} is not visible to team {caller.team} (not your team's job, or none)"
     )
-    items = runtime.ledger().job_items(job_id)
-    if items is None or not items.instances:
+    deps = runtime.ledger_deps()
+    records = readable_records(deps, job_id)
+    if records is None:
         if not caller.sees_everything:
             raise denied
         raise NotFoundError(f"no job {job_id!r}")
-    cost = cost_of_items(items, config, runtime.clock().now())
+    cost = cost_of(deps, records, runtime.clock().now())
     if not caller.may_read(cost.tags, config.access.team_tag_key):
         raise denied
-    return cost, items
+    return cost, records
 
 
 @app.get("/jobs/<job_id>/items")
@@ -222,13 +219,10 @@ def job_timeline(
     cost, items = _readable_job(job_id)
     now = runtime.clock().now()
     start = cost.started_at or now
-    series = []
-    for n in range(points):
-        at = start + (now - start) * n / (points - 1)
-        usd = spend_between(
-            items.instances, items.checkpoints, start - timedelta(seconds=1), at, now
-        )
-        series.append({"at": iso(at), "total_usd": money(usd)})
+    series = [
+        {"at": iso(at), "total_usd": money(usd)}
+        for at, usd in timeline(runtime.ledger_deps(), items, start, now, points)
+    ]
     return {"job_id": job_id, "points": series}
 
 
@@ -254,11 +248,7 @@ def compare(jobs: Annotated[str, Query(min_length=1, max_length=800)]) -> dict[s
     if not 2 <= len(job_ids) <= 5:
         raise BadRequestError("jobs: give 2 to 5 comma-separated job ids")
     readable = [_readable_job(job_id) for job_id in job_ids]
-    return compare_jobs(
-        [cost for cost, _ in readable],
-        [items.instances for _, items in readable],
-        runtime.current_settings().config.checkpoint.tokens_per_step_tag,
-    )
+    return compare_jobs([cost for cost, _ in readable])
 
 
 @app.get("/prices")
@@ -300,7 +290,7 @@ def list_budgets() -> dict[str, Any]:
         if caller.sees_everything
         or (b.scope.tag or {}).get(config.access.team_tag_key) == caller.team
     ]
-    cache = JobCache(runtime.ledger())  # a job in several budgets is read once
+    cache = JobCache(runtime.ledger_deps())  # every job's rollups are read once
     return {"budgets": [_budget_view(b, sources.get(b.budget_id, "api"), cache) for b in budgets]}
 
 

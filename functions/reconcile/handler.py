@@ -25,7 +25,9 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if not config.reconcile.enabled:
         return {"enabled": False}
     bills = CostExplorerBills(runtime.client("ce", "us-east-1"))
-    results = reconcile_recent(runtime.ledger(), config, bills, utc(parsed.time))
+    results = reconcile_recent(
+        runtime.ledger_deps(), runtime.ledger(), config, bills, utc(parsed.time)
+    )
     days = {r["date"]: r["status"] for r in results}
     logger.info("reconciliation", extra={"days": days})
     return {"enabled": True, "days": days}

@@ -8,7 +8,7 @@
 | sealed segment / idle episode / object version | JOB#<job> | E#<end>#S|I|V#... |
 | interruption notice | JOB#<job> | N#<time>#<account>#<instance>#<event> |
 | checkpoint step marker | JOB#<job> | K#<step> |
-| job rollup (one per job and account) | ROLLUPS | <job>#<account> |
+| job rollup (one per job and account) | JOB#<job> | R#<account> (rollups-index: ROLLUPS / <job>#<account>) |
 | cached price | PRICE#<kind>#<region>#<key> | PRICE |
 | spot price series point | SPOT#<series> | <time> |
 | budget / budget history | BUDGETS | <id> ; BUDGET#<id> | H#<time>#<n> |
@@ -18,9 +18,10 @@
 | daily summary / reconciliation | SUMMARY#<date> / RECONCILIATION#<date> | SUMMARY / RECONCILIATION |
 | unmatched checkpoint object | UNMATCHED | <bucket>/<key> |
 
-A job's records share its partition, so a job is one Query (sealed records are
-sorted by their end, so a day's records are one range); rollups share one
-partition, so the job list and every budget read them in one Query.
+A job's records share its partition, so a job is one Query (heads, steps, notices and
+rollups sort after the sealed records, which are sorted by their end: a day's records
+are one range); the rollups-index holds every rollup under one key, so the job list
+and every budget read them in one Query.
 """
 
 from __future__ import annotations
@@ -72,18 +73,19 @@ def step_sk(step: str) -> str:
 ROLLUPS = "ROLLUPS"
 
 
-def rollup_sk(job_id: str, account: str) -> str:
+def rollup_sk(account: str) -> str:
+    return f"R#{account}"
+
+
+def rollup_index_sk(job_id: str, account: str) -> str:
     return f"{part(job_id)}#{account}"
-
-
-def job_of_rollup_sk(sk: str) -> tuple[str, str]:
-    job, _, account = sk.rpartition("#")
-    return unpart(job), account
 
 
 OPEN_INDEX = "open-index"
 UNPRICED_INDEX = "unpriced-index"
+ROLLUPS_INDEX = "rollups-index"
 INDEXES: dict[str, tuple[str, str]] = {
     OPEN_INDEX: ("gsi_open_pk", "gsi_open_sk"),
     UNPRICED_INDEX: ("gsi_unpriced_pk", "gsi_unpriced_sk"),
+    ROLLUPS_INDEX: ("gsi_rollups_pk", "gsi_rollups_sk"),
 }

@@ -205,7 +205,7 @@ class RollupStore:
     def cached(self, job_id: str, account: str) -> Item | None:
         key = (job_id, account)
         if key not in self._cache:
-            item = self.table.get(keys.ROLLUPS, keys.rollup_sk(job_id, account))
+            item = self.table.get(keys.job_pk(job_id), keys.rollup_sk(account))
             self._cache[key] = item or {}
         return self._cache[key] or None
 
@@ -239,25 +239,31 @@ class RollupStore:
         if not add and not sets and current:
             return None
         return Update(
-            keys.ROLLUPS,
-            keys.rollup_sk(change.job_id, change.account),
+            keys.job_pk(change.job_id),
+            keys.rollup_sk(change.account),
             add=add,
             set=sets,
-            set_if_absent={"job_id": change.job_id, "account": change.account, "kind": "rollup"},
+            set_if_absent={
+                "job_id": change.job_id,
+                "account": change.account,
+                "kind": "rollup",
+                "gsi_rollups_pk": keys.ROLLUPS,
+                "gsi_rollups_sk": keys.rollup_index_sk(change.job_id, change.account),
+            },
             conditions=conditions,
         )
 
     def remember(self, op: Update) -> None:
         from shared.adapters.table import apply_update
 
-        job_id, account = keys.job_of_rollup_sk(op.sk)
-        self._cache[(job_id, account)] = apply_update(self._cache.get((job_id, account)), op)
+        key = (str(op.set_if_absent["job_id"]), str(op.set_if_absent["account"]))
+        self._cache[key] = apply_update(self._cache.get(key) or None, op)
 
     def all(self) -> list[Item]:
-        return list(self.table.query(keys.ROLLUPS))
+        return list(self.table.query(keys.ROLLUPS, index=keys.ROLLUPS_INDEX))
 
     def of_job(self, job_id: str) -> list[Item]:
-        return list(self.table.query(keys.ROLLUPS, begins_with=f"{keys.part(job_id)}#"))
+        return list(self.table.query(keys.job_pk(job_id), begins_with="R#"))
 
 
 def rollup_accrual(item: Item) -> Accrual:

@@ -30,11 +30,13 @@ def load_job(
 ) -> JobRecords | None:
     """A job's records. ``full``: also every sealed record its cost questions need (rerun
     windows, spend at risk, and ``since`` on); otherwise heads and rollups only."""
-    records = JobRecords(job_id=job_id, rollups=rollups.of_job(job_id))
+    records = JobRecords(job_id=job_id)
     pk = keys.job_pk(job_id)
     for item in table.query(pk, sk_from="F"):
         kind = item.get("kind")
-        if kind == "instance":
+        if kind == "rollup":
+            records.rollups.append(item)
+        elif kind == "instance":
             records.heads.append(head_of(item))
         elif kind == "checkpoint":
             records.checkpoints.append(checkpoint_of(item))

@@ -13,8 +13,9 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from shared.config import LedgerConfig
-from shared.costing import job_day_breakdown
-from shared.ledger import Ledger
+from shared.domain.day_split import job_between
+from shared.services.instances import LedgerDeps
+from shared.services.job_view import active_between, all_rollups, load_job
 from shared.views import iso, money
 
 # Cost Explorer SERVICE values -> the part of our estimate they confirm.
@@ -83,8 +84,16 @@ def _pct(estimated: Decimal, billed: Decimal) -> str | None:
     return f"{(estimated - billed) * 100 / billed:.2f}" if billed else None
 
 
+def _estimate(deps: LedgerDeps, job_id: str, start: datetime, end: datetime, now: datetime) -> dict[str, Decimal]:
+    records = load_job(deps.table, deps.rollups, job_id, since=start)
+    if records is None:
+        return {k: Decimal(0) for k in ESTIMATED_KINDS}
+    inside, _ = job_between(records, start, end, now, deps.prices.series)
+    return inside
+
+
 def reconcile_day(
-    ledger: Ledger, config: LedgerConfig, bills: BillSource, day: date, now: datetime
+    deps: LedgerDeps, ledger: Any, config: LedgerConfig, bills: BillSource, day: date, now: datetime
 ) -> dict[str, Any]:
     """Compare one day's estimate with the bill; a final day is stored and never re-asked."""
     cached = ledger.get_reconciliations([day]).get(day)
@@ -95,13 +104,10 @@ def reconcile_day(
     end = start + timedelta(days=1)
     jobs: dict[str, Any] = {}
     total_estimated = total_billed = Decimal(0)
-    for job_id in sorted(set(ledger.jobs_active_on(day)) | set(billed.by_job)):
-        items = ledger.job_items(job_id)
-        estimate = (
-            job_day_breakdown(items.instances, items.checkpoints, start, end, now)
-            if items is not None and items.instances
-            else {k: Decimal(0) for k in ESTIMATED_KINDS}
-        )
+    rollups = all_rollups(deps.rollups)
+    active = {j for j, r in rollups.items() if active_between(r, day, day, now)}
+    for job_id in sorted(active | set(billed.by_job)):
+        estimate = _estimate(deps, job_id, start, end, now)
         bill = billed.by_job.get(job_id, {})
         estimated = sum((estimate[k] for k in ESTIMATED_KINDS), Decimal(0))
         confirmed = sum((bill.get(k, Decimal(0)) for k in ESTIMATED_KINDS), Decimal(0))
@@ -141,9 +147,9 @@ def reconcile_day(
 
 
 def reconcile_recent(
-    ledger: Ledger, config: LedgerConfig, bills: BillSource, now: datetime
+    deps: LedgerDeps, ledger: Any, config: LedgerConfig, bills: BillSource, now: datetime
 ) -> list[dict[str, Any]]:
     """Every day from ``settle_days`` ago back a week that is not yet confirmed."""
     newest = now.date() - timedelta(days=config.reconcile.settle_days)
     days = [newest - timedelta(days=n) for n in range(7)]
-    return [reconcile_day(ledger, config, bills, day, now) for day in reversed(days)]
+    return [reconcile_day(deps, ledger, config, bills, day, now) for day in reversed(days)]

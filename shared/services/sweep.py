@@ -5,26 +5,21 @@
   marked inferred;
 - a running tracked instance the ledger never heard of (or thinks stopped): a segment
   opened at its launch time, marked inferred.
+Each instance is handled on its own: one failure is logged and the sweep goes on.
 Inferred transitions fold like real ones; a real event that arrives later wins because
-its id differs and the fold keeps the first closing state by time.
+the fold keeps the first closing state by time.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
-from datetime import date, datetime
 
-from shared.costing import fold_segments
 from shared.inventory import Ec2Inventory
-from shared.models import InstanceRecord, Transition
-from shared.services.instance_state import (
-    LedgerDeps,
-    apply_transition,
-    days_to_mark,
-    update_instance,
-)
+from shared.services.instances import LedgerDeps, record_state_change
 from shared.views import iso
 
+logger = logging.getLogger("costtracker.sweep")
 CLOSED = {"stopping", "stopped", "shutting-down", "terminated"}
 
 
@@ -32,54 +27,58 @@ CLOSED = {"stopping", "stopped", "shutting-down", "terminated"}
 class SweepResult:
     closed: list[str] = field(default_factory=list)
     opened: list[str] = field(default_factory=list)
-
-
-def _inferred(deps: LedgerDeps, instance_id: str, region: str, transition: Transition) -> bool:
-    def change(record: InstanceRecord, now: datetime) -> tuple[InstanceRecord, set[date]]:
-        updated, segment = apply_transition(record, transition, now)
-        return updated, days_to_mark(updated, segment, transition.at.date(), now)
-
-    outcome, _ = update_instance(deps, instance_id, region, transition.event_id, change)
-    return outcome.result == "applied"
+    failed: list[str] = field(default_factory=list)
 
 
 def sweep_missed_events(deps: LedgerDeps, inventory: Ec2Inventory, region: str) -> SweepResult:
     now = deps.clock.now()
     result = SweepResult()
-    open_records = {r.instance_id: r for r in deps.ledger.open_instances()}
-    states = inventory.states(sorted(open_records))
-    for instance_id, record in open_records.items():
-        state = states.get(instance_id)
-        if state is not None and state.state not in CLOSED:
-            continue
-        name = state.state if state is not None else "terminated"
-        at = (state.changed_at if state is not None else None) or now
-        (segment,) = [s for s in fold_segments(instance_id, record.transitions) if s.end is None]
-        at = max(at, segment.start)
-        transition = Transition(
-            event_id=f"inferred:{instance_id}:{name}:{iso(at)}",
-            at=at,
-            state=name,
-            inferred=True,
-        )
-        if _inferred(deps, instance_id, record.profile.region, transition):
-            result.closed.append(instance_id)
+    open_heads = {h.instance_id: h for h in deps.instances.open_heads()}
+    states = inventory.states(sorted(open_heads))
+    for instance_id, head in open_heads.items():
+        try:
+            state = states.get(instance_id)
+            if state is not None and state.state not in CLOSED:
+                continue
+            segment = head.open_segment
+            if segment is None:
+                continue
+            name = state.state if state is not None else "terminated"
+            at = max((state.changed_at if state is not None else None) or now, segment.span.start)
+            outcome = record_state_change(
+                deps,
+                event_id=f"inferred:{instance_id}:{name}:{iso(at)}",
+                at=at,
+                instance_id=instance_id,
+                state=name,
+                region=head.profile.region,
+                account=head.account,
+                inferred=True,
+            )
+            if outcome.result == "applied":
+                result.closed.append(instance_id)
+        except Exception:
+            logger.exception("sweep failed for one instance", extra={"instance_id": instance_id})
+            result.failed.append(instance_id)
     for state, _ in inventory.running(region):
-        if state.instance_id in open_records or state.launch_time is None:
+        if state.instance_id in open_heads or state.launch_time is None:
             continue
-        current = deps.ledger.get_instance(state.instance_id)
-        if current == "untracked":
-            continue
-        if isinstance(current, InstanceRecord):
-            last = max((t.at for t in current.transitions), default=None)
-            if last is not None and last >= state.launch_time:
-                continue  # the ledger already knows this run (or a later event)
-        transition = Transition(
-            event_id=f"inferred:{state.instance_id}:running:{iso(state.launch_time)}",
-            at=state.launch_time,
-            state="running",
-            inferred=True,
-        )
-        if _inferred(deps, state.instance_id, region, transition):
-            result.opened.append(state.instance_id)
+        try:
+            outcome = record_state_change(
+                deps,
+                event_id=f"inferred:{state.instance_id}:running:{iso(state.launch_time)}",
+                at=state.launch_time,
+                instance_id=state.instance_id,
+                state="running",
+                region=region,
+                account=state.account,
+                inferred=True,
+            )
+            if outcome.result == "applied":
+                result.opened.append(state.instance_id)
+        except Exception:
+            logger.exception(
+                "sweep failed for one instance", extra={"instance_id": state.instance_id}
+            )
+            result.failed.append(state.instance_id)
     return result

@@ -85,7 +85,7 @@ def test_final_day_is_confirmed_with_differences_and_billed_unconfirmed_items(
     queue_ce(ce_result(False, [("llama", "Amazon Elastic Compute Cloud - Compute", "198.00"),
                                ("llama", "AWS Data Transfer", "1.50")]))
     bills = CostExplorerBills(boto3.client("ce", region_name="us-east-1"))
-    result = reconcile_day(aws, CONFIG, bills, DAY, NOW)
+    result = reconcile_day(runtime.ledger_deps(), aws, CONFIG, bills, DAY, NOW)
     job = result["jobs"]["llama"]
     assert (result["status"], job["status"]) == ("confirmed", "confirmed")
     assert Decimal(job["estimated_usd"]) == Decimal(200)
@@ -97,14 +97,14 @@ def test_final_day_is_confirmed_with_differences_and_billed_unconfirmed_items(
     calls: list[str] = []
     bills_client = boto3.client("ce", region_name="us-east-1")
     bills_client.meta.events.register("before-call.ce.*", lambda **kw: calls.append("ce"))
-    reconcile_day(aws, CONFIG, CostExplorerBills(bills_client), DAY, NOW)
+    reconcile_day(runtime.ledger_deps(), aws, CONFIG, CostExplorerBills(bills_client), DAY, NOW)
     assert calls == []
 
 
 def test_a_day_the_bill_does_not_have_yet_stays_estimated(aws: DynamoDbLedger) -> None:
     queue_ce(ce_result(True, [("llama", "Amazon Elastic Compute Cloud - Compute", "150")]))
     bills = CostExplorerBills(boto3.client("ce", region_name="us-east-1"))
-    result = reconcile_day(aws, CONFIG, bills, DAY, NOW)
+    result = reconcile_day(runtime.ledger_deps(), aws, CONFIG, bills, DAY, NOW)
     assert result["status"] == "estimated" and result["jobs"]["llama"]["status"] == "estimated"
     stored = aws.get_reconciliations([DAY])[DAY]
     assert stored["final"] is False
