@@ -51,15 +51,22 @@ def load_job(
     starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
     first = _parse(min(starts)) if starts else None
     wanted = [since] if since is not None else []
-    if records.notices or not records.steps:
+    if records.notices:
         wanted.append(first)  # rerun windows may reach back to the job's start
-    else:
+    if any(h.open_segment is not None for h in records.heads):
         last = max((str(s.get("last_write", "")) for s in records.steps), default="")
-        wanted.append(_parse(last) or first)
+        risk_from = _parse(last) or first  # spend at risk: since the last checkpoint
+        if risk_from is not None and not _heads_cover(records, risk_from):
+            wanted.append(risk_from)
     bounds = [w for w in wanted if w is not None]
     if bounds:
         load_sealed(table, records, min(bounds))
     return records
+
+
+def _heads_cover(records: JobRecords, since: datetime) -> bool:
+    """Whether the heads' windows still hold every segment that ran after ``since``."""
+    return all(h.floor is None or h.floor[0] <= since for h in records.heads)
 
 
 def load_sealed(table: Table, records: JobRecords, since: datetime) -> None:

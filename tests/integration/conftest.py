@@ -37,11 +37,22 @@ class CallCounter:
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str]] = []
+        self.items_written: list[int] = []  # items per DynamoDB write call
 
     def __call__(self, event_name: str, **kwargs: Any) -> None:
-        # event_name: before-call.<service>.<Operation>
-        _, service, operation = event_name.split(".", 2)
+        # event_name: before-call.<service>.<Operation> or before-parameter-build.<...>
+        stage, service, operation = event_name.split(".", 2)
+        if stage == "before-parameter-build":
+            if service == "dynamodb" and operation == "TransactWriteItems":
+                self.items_written.append(len(kwargs.get("params", {}).get("TransactItems", [])))
+            return
         self.calls.append((service, operation))
+        if service == "dynamodb" and operation in ("PutItem", "UpdateItem", "DeleteItem"):
+            self.items_written.append(1)
+
+    def clear(self) -> None:
+        self.calls.clear()
+        self.items_written.clear()
 
     def count(self, service: str, *operations: str) -> int:
         return sum(1 for s, o in self.calls if s == service and (not operations or o in operations))
@@ -54,5 +65,7 @@ def call_counter() -> Iterator[CallCounter]:
     counter = CallCounter()
     session = boto3._get_default_session()
     session.events.register("before-call.*.*", counter)
+    session.events.register("before-parameter-build.*.*", counter)
     yield counter
     session.events.unregister("before-call.*.*", counter)
+    session.events.unregister("before-parameter-build.*.*", counter)

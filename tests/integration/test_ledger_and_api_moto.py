@@ -16,7 +16,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
-from shared.ledger import DynamoDbLedger, VersionConflict
+from shared.ledger import DynamoDbLedger
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -87,21 +87,21 @@ def api(
     return response["statusCode"], json.loads(response["body"])
 
 
-def test_state_events_write_at_most_twice_and_never_scan(
+def test_state_events_write_at_most_three_items_together_and_never_scan(
     aws: dict[str, Any], call_counter: CallCounter
 ) -> None:
     assert send(aws, "e1", 0, "running") == "applied"
-    writes = call_counter.count("dynamodb", "PutItem", "UpdateItem", "BatchWriteItem",
-                                "TransactWriteItems", "DeleteItem")
-    assert writes == 2
+    # One transaction: the instance pointer, its head and the job's rollup.
+    assert call_counter.items_written == [3]
     assert call_counter.count("ec2", "DescribeInstances") == 1
-    call_counter.calls.clear()
+    call_counter.clear()
     assert send(aws, "e1", 0, "running") == "duplicate"
-    assert call_counter.count("dynamodb", "PutItem", "UpdateItem") == 0
-    assert call_counter.count("ec2") == 0  # the cached profile answers
-    call_counter.calls.clear()
+    assert call_counter.items_written == []
+    assert call_counter.count("ec2") == 0 and call_counter.count("dynamodb") == 0  # kept warm
+    call_counter.clear()
     assert send(aws, "e2", 5400, "stopped") == "applied"
-    assert call_counter.count("dynamodb", "PutItem", "UpdateItem") <= 2
+    # The head, the closed segment's record and the rollup, in one call.
+    assert call_counter.items_written == [3]
     assert call_counter.count("dynamodb", "Scan") == 0
 
 
@@ -110,13 +110,13 @@ def test_get_job_is_one_query_and_accrues_open_segments_to_now(
 ) -> None:
     send(aws, "e1", 0, "running")
     aws["clock"].advance_to(T0 + timedelta(hours=2))
-    call_counter.calls.clear()
+    call_counter.clear()
     status, body = api("/jobs/llama")
     assert status == 200
     assert call_counter.count("dynamodb") == 1 and call_counter.count("dynamodb", "Query") == 1
     assert Decimal(body["cost_usd"]["instance"]) == Decimal(43)  # 2 h x $21.50
     assert body["status"] == "running" and body["burn_rate_usd_per_hour"] == "21.500000000"
-    segment = body["instances"][0]["segments"][0]
+    segment = body["instances"][0]["recent_segments"][0]
     assert segment["state"] == "open" and segment["rates"][0]["source"] == "override"
 
 
@@ -153,36 +153,52 @@ def test_bad_requests_get_a_4xx_naming_the_problem(
     assert names in json.dumps(body)
 
 
-def test_versioned_save_refuses_a_stale_writer(aws: dict[str, Any]) -> None:
+def test_a_stale_writer_is_refused_and_nothing_of_its_transaction_lands(
+    aws: dict[str, Any],
+) -> None:
+    from shared.adapters.ledger_store import RollupChange, UnitOfWork
+    from shared.adapters.table import ConditionFailed
+    from shared.domain import accrual as acc
+
     send(aws, "e1", 0, "running")
-    ledger = DynamoDbLedger(aws["client"], TABLE)
-    record = ledger.get_instance(aws["ids"]["llama"])
-    assert not isinstance(record, str) and record is not None
-    ledger.save_instance(record, record.version)
-    with pytest.raises(VersionConflict):
-        ledger.save_instance(record, record.version)  # the version moved on
+    deps = runtime.ledger_deps()
+    head = deps.instances.head("llama", "123456789012", aws["ids"]["llama"])
+    assert head is not None
+    stale = deps.instances.put_head(head, head.version - 1)  # another writer moved it on
+    delta = acc.Accrual().fixed(acc.INSTANCE, "s", 3600, 3600 * 1000)
+    uow = UnitOfWork(deps.table)
+    uow.add(stale)
+    uow.add(deps.rollups.update(RollupChange("llama", "123456789012", delta)))
+    with pytest.raises(ConditionFailed):
+        uow.commit()
+    aws["clock"].advance_to(T0 + timedelta(hours=1))
+    _, body = api("/jobs/llama")
+    assert Decimal(body["cost_usd"]["instance"]) == Decimal("21.5")  # no $1,000 landed
 
 
-def test_access_patterns_answer_without_scan(aws: dict[str, Any]) -> None:
+def test_jobs_and_open_instances_answer_without_scan(aws: dict[str, Any]) -> None:
+    from shared.services.job_view import active_between, all_rollups
+
     send(aws, "e1", 0, "running")
-    ledger = DynamoDbLedger(aws["client"], TABLE)
-    assert ledger.jobs_active_on(date(2026, 11, 1)) == ["llama"]
-    assert ledger.jobs_by_tag("team", "nlp", date(2026, 11, 1), date(2026, 11, 1)) == ["llama"]
-    assert [r.job_id for r in ledger.open_instances()] == ["llama"]
-    assert list(ledger.unpriced_instances()) == []
-    assert ledger.claim_once("k", T0) and not ledger.claim_once("k", T0)
+    deps = runtime.ledger_deps()
+    rollups = all_rollups(deps.rollups)
+    assert list(rollups) == ["llama"]
+    assert active_between(rollups["llama"], date(2026, 11, 1), date(2026, 11, 1), T0)
+    assert [h.job_id for h in deps.instances.open_heads()] == ["llama"]
 
 
 def test_day_boundary_and_backfill_handlers_run_on_schedule_events(aws: dict[str, Any]) -> None:
     from functions.day_boundary.handler import handler as day_boundary
+    from shared.services.job_view import active_between, all_rollups
 
     send(aws, "e1", 0, "running")
     event = {"version": "0", "id": "s1", "detail-type": "Scheduled Event", "source": "aws.events",
              "account": "123456789012", "time": "2026-11-02T00:00:00Z", "region": "us-east-1",
              "resources": [], "detail": {}}
     assert day_boundary(event, FakeLambdaContext("test")) == {"day": "2026-11-02", "jobs_marked": 1}
-    ledger = DynamoDbLedger(aws["client"], TABLE)
-    assert ledger.jobs_active_on(date(2026, 11, 2)) == ["llama"]
+    rollups = all_rollups(runtime.ledger_deps().rollups)["llama"]
+    later = datetime(2026, 11, 2, 1, tzinfo=UTC)
+    assert active_between(rollups, date(2026, 11, 2), date(2026, 11, 2), later)
 
 
 def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, Any]) -> None:
@@ -190,7 +206,7 @@ def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, A
 
     send(aws, "e1", 0, "running")
     ledger = DynamoDbLedger(aws["client"], TABLE)
-    summary, _ = summarize_day(ledger, CONFIG, date(2026, 11, 1), T0 + timedelta(days=1))
+    summary, _ = summarize_day(runtime.ledger_deps(), date(2026, 11, 1), T0 + timedelta(days=1))
     ledger.put_summary(date(2026, 11, 1), summary)
     status, body = api("/summaries/2026-11-01")
     assert status == 200 and body["total_usd"] == summary["total_usd"]
@@ -287,15 +303,16 @@ def test_items_timeline_compare_and_prices(aws: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     ("path", "query", "most"),
     [
+        # the job's partition (its sealed records only when the question reaches them)
         ("/jobs/llama", None, 1),
-        ("/jobs/llama/items", None, 1),
-        ("/jobs/llama/timeline", {"points": "5"}, 1),
+        ("/jobs/llama/items", None, 2),
+        ("/jobs/llama/timeline", {"points": "5"}, 2),
         ("/jobs/llama/estimate", {"target_steps": "10"}, 1),
         ("/compare", {"jobs": "llama,vit"}, 2),
-        # a day-index Query per day of the range, then one Query per job listed
-        ("/jobs", {"from": "2026-11-01", "to": "2026-11-01", "limit": "1"}, 3),
+        # every rollup in one Query (whatever the range), then one Query per job listed
+        ("/jobs", {"from": "2026-11-01", "to": "2026-11-07", "limit": "1"}, 2),
         ("/jobs", {"team": "nlp"}, 2),
-        ("/budgets", None, 1),
+        ("/budgets", None, 2),
         ("/summaries", {"from": "2026-11-01", "to": "2026-11-03"}, 1),
         ("/summaries/2026-11-01", None, 1),
         ("/reconciliations/2026-11-01", None, 1),
