@@ -91,7 +91,8 @@ def _profile(deps: LedgerDeps, account: str, instance_id: str, region: str) -> t
             ),
             True,
         )
-    return profile.model_copy(update={"account": profile.account or account}), False
+    # The event's account keys every record of the instance (it is the one EC2 named).
+    return profile.model_copy(update={"account": account or profile.account}), False
 
 
 def _new_head(

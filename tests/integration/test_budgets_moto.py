@@ -76,7 +76,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
 def test_a_team_filter_policy_receives_only_that_teams_alerts(aws: dict[str, Any]) -> None:
     now = T0 + timedelta(hours=1)  # both teams at $20 of $10: both budgets alert
-    sent = evaluate_budgets(runtime.ledger(), CONFIG, runtime.notifier(), now).sent
+    sent = evaluate_budgets(
+        runtime.ledger_deps(), runtime.ledger(), CONFIG, runtime.notifier(), now
+    ).sent
     assert sorted(sent) == ["nlp:100", "vision:100"]
     messages = aws["sqs"].receive_message(QueueUrl=aws["queue"], MaxNumberOfMessages=10,
                                           MessageAttributeNames=["All"])["Messages"]

@@ -14,9 +14,8 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
-from shared.costing import fold_segments
+from shared.domain.instance import InstanceHead
 from shared.inventory import Ec2Inventory
-from shared.models import InstanceRecord
 from shared.services.sweep import sweep_missed_events
 
 TABLE = "ledger-sweep"
@@ -49,10 +48,13 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         runtime.reset()
 
 
-def record_of(instance_id: str) -> InstanceRecord:
-    record = runtime.ledger().get_instance(instance_id)
-    assert isinstance(record, InstanceRecord)
-    return record
+def record_of(instance_id: str, account: str = "123456789012") -> InstanceHead:
+    deps = runtime.ledger_deps()
+    pointer = deps.instances.pointer(account, instance_id)
+    assert pointer is not None and pointer.job_id is not None
+    head = deps.instances.head(pointer.job_id, account, instance_id)
+    assert head is not None
+    return head
 
 
 def test_stop_event_that_never_came_is_inferred_from_ec2(aws: dict[str, Any]) -> None:
@@ -61,7 +63,7 @@ def test_stop_event_that_never_came_is_inferred_from_ec2(aws: dict[str, Any]) ->
     iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
     started = aws["clock"].now() - timedelta(hours=2)
     handler({"version": "0", "id": "r1", "source": "aws.ec2",
-             "detail-type": "EC2 Instance State-change Notification", "account": "1",
+             "detail-type": "EC2 Instance State-change Notification", "account": "123456789012",
              "time": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": "us-east-1",
              "resources": [], "detail": {"instance-id": iid, "state": "running"}},
             FakeLambdaContext("test"))
@@ -69,9 +71,9 @@ def test_stop_event_that_never_came_is_inferred_from_ec2(aws: dict[str, Any]) ->
     result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert result.closed == [iid]
     record = record_of(iid)
-    (segment,) = fold_segments(iid, record.transitions)
-    assert segment.end is not None and segment.end_state == "stopped"
-    assert any(t.inferred for t in record.transitions)
+    (segment,) = record.segments
+    assert segment.span.end is not None and segment.span.end_state == "stopped"
+    assert segment.span.inferred and any(t.inferred for t in record.window)
     # Idempotent: the next sweep finds nothing to do.
     again = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert again.closed == [] and again.opened == []
@@ -84,9 +86,10 @@ def test_running_instance_never_heard_of_gets_an_inferred_segment(aws: dict[str,
     result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert result.opened == [iid]
     record = record_of(iid)
-    (segment,) = fold_segments(iid, record.transitions)
-    assert segment.end is None and record.transitions[0].inferred
-    assert runtime.ledger().get_instance(cpu) == "untracked"
+    (segment,) = record.segments
+    assert segment.span.end is None and record.window[0].inferred
+    pointer = runtime.ledger_deps().instances.pointer("123456789012", cpu)
+    assert pointer is not None and pointer.job_id is None  # remembered as not tracked
     again = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert again.opened == []
 
@@ -96,7 +99,7 @@ def test_terminated_instance_is_closed_as_terminated(aws: dict[str, Any]) -> Non
 
     iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
     handler({"version": "0", "id": "r1", "source": "aws.ec2",
-             "detail-type": "EC2 Instance State-change Notification", "account": "1",
+             "detail-type": "EC2 Instance State-change Notification", "account": "123456789012",
              "time": (aws["clock"].now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
              "region": "us-east-1", "resources": [],
              "detail": {"instance-id": iid, "state": "running"}},
@@ -104,5 +107,5 @@ def test_terminated_instance_is_closed_as_terminated(aws: dict[str, Any]) -> Non
     aws["ec2"].terminate_instances(InstanceIds=[iid])
     result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert result.closed == [iid]
-    (segment,) = fold_segments(iid, record_of(iid).transitions)
-    assert segment.end_state == "terminated"
+    (segment,) = record_of(iid).segments
+    assert segment.span.end_state == "terminated"

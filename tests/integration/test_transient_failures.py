@@ -83,18 +83,17 @@ def deliver(iid: str, eid: str, minutes: int, state: str) -> dict[str, Any]:
 
 
 def cost_now(minutes: int) -> Decimal:
-    from shared.services.jobs import get_job_cost
+    from shared.services.job_view import get_job_cost
 
     now = T0 + timedelta(minutes=minutes)
-    return get_job_cost(runtime.ledger(), runtime.current_settings().config, "llama",
-                        now).instance_usd
+    return get_job_cost(runtime.ledger_deps(), "llama", now).instance_usd
 
 
 @pytest.mark.parametrize(
     ("service", "operation", "status", "code"),
     [
-        ("dynamodb", "PutItem", 400, "ProvisionedThroughputExceededException"),
-        ("dynamodb", "UpdateItem", 500, "InternalServerError"),
+        ("dynamodb", "TransactWriteItems", 400, "ProvisionedThroughputExceededException"),
+        ("dynamodb", "TransactWriteItems", 500, "InternalServerError"),
         ("dynamodb", "GetItem", 400, "ThrottlingException"),
         ("ec2", "DescribeInstances", 503, "RequestLimitExceeded"),
     ],
@@ -115,10 +114,11 @@ def test_a_persistent_failure_fails_the_invocation_for_the_dlq(aws: str) -> None
     # Injected at before-send, the error replaces the response after the emulator has
     # applied the write: the harshest case, a write that landed but whose answer was lost.
     faults = Faults(500, "InternalServerError", times=100)
-    runtime.client("dynamodb").meta.events.register("before-send.dynamodb.PutItem", faults)
+    hook = "before-send.dynamodb.TransactWriteItems"
+    runtime.client("dynamodb").meta.events.register(hook, faults)
     with pytest.raises(Exception, match="InternalServerError"):
         deliver(aws, "run", 0, "running")
-    runtime.client("dynamodb").meta.events.unregister("before-send.dynamodb.PutItem", faults)
+    runtime.client("dynamodb").meta.events.unregister(hook, faults)
     # Lambda's retry (or a redrive from the DLQ) of the same event counts it once.
     assert deliver(aws, "run", 0, "running")["result"] in {"applied", "duplicate"}
     assert deliver(aws, "run", 0, "running")["result"] == "duplicate"
