@@ -53,6 +53,7 @@ class InstanceStore:
         self.table = table
         self._pointers: dict[tuple[str, str], Pointer] = {}
         self._heads: dict[tuple[str, str, str], InstanceHead] = {}
+        self._accruals: dict[int, Accrual] = {}  # by id() of a cached head
 
     # pointers
     def pointer(self, account: str, instance_id: str) -> Pointer | None:
@@ -90,7 +91,9 @@ class InstanceStore:
         return head
 
     def forget(self, job_id: str, account: str, instance_id: str) -> None:
-        self._heads.pop((job_id, account, instance_id), None)
+        head = self._heads.pop((job_id, account, instance_id), None)
+        if head is not None:
+            self._accruals.pop(id(head), None)
         self._pointers.pop((account, instance_id), None)
 
     def put_head(self, head: InstanceHead, expected_version: int | None) -> Put:
@@ -98,9 +101,32 @@ class InstanceStore:
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         return Put(head_item(stored), [condition])
 
-    def remember(self, op: Put) -> None:
-        head = head_of(op.item)
-        self._heads[(head.job_id, head.account, head.instance_id)] = head
+    def remember(
+        self, op: Put, head: InstanceHead | None = None, accrual: Accrual | None = None
+    ) -> None:
+        """Keep what was written (``head``: the same record, saving a parse)."""
+        if head is None:
+            head = head_of(op.item)
+        else:
+            head = head.model_copy(update={"version": int(op.item["version"])})
+        key = (head.job_id, head.account, head.instance_id)
+        previous = self._heads.get(key)
+        if previous is not None:
+            self._accruals.pop(id(previous), None)
+        self._heads[key] = head
+        if accrual is not None:
+            self._accruals[id(head)] = accrual
+
+    def accrual(self, head: InstanceHead) -> Accrual:
+        """The head's accrual, computed once per cached head."""
+        from shared.domain.instance import head_accrual
+
+        if self._heads.get((head.job_id, head.account, head.instance_id)) is not head:
+            return head_accrual(head)
+        found = self._accruals.get(id(head))
+        if found is None:
+            found = self._accruals[id(head)] = head_accrual(head)
+        return found
 
     def sealed_segment(self, head: InstanceHead, cost: SegmentCost, void: bool = False) -> Put:
         assert cost.span.end is not None

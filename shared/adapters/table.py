@@ -115,8 +115,14 @@ def _holds(condition: Condition, item: Item | None) -> bool:
     return item is None or condition.name not in item or item[condition.name] > condition.value
 
 
+def _copy(item: Item) -> Item:
+    """Items hold strings, numbers, sets and small maps: copy what can change."""
+    return {k: (set(v) if isinstance(v, set) else dict(v) if isinstance(v, dict) else v)
+            for k, v in item.items()}
+
+
 def apply_update(current: Item | None, op: Update) -> Item:
-    item: Item = copy.deepcopy(current) if current is not None else {"pk": op.pk, "sk": op.sk}
+    item: Item = _copy(current) if current is not None else {"pk": op.pk, "sk": op.sk}
     for name, value in op.set_if_absent.items():
         item.setdefault(name, copy.deepcopy(value))
     for name, value in op.set.items():
@@ -143,7 +149,7 @@ class MemoryTable:
     def get(self, pk: str, sk: str) -> Item | None:
         self._count("get")
         item = self.items.get((pk, sk))
-        return copy.deepcopy(item) if item is not None else None
+        return _copy(item) if item is not None else None
 
     def transact(self, operations: Sequence[Operation]) -> None:
         self._count("transact")
@@ -157,7 +163,7 @@ class MemoryTable:
                     raise ConditionFailed(op.key)
         for op in operations:
             if isinstance(op, Put):
-                self.items[op.key] = copy.deepcopy(op.item)
+                self.items[op.key] = _copy(op.item)
             else:
                 self.items[op.key] = apply_update(self.items.get(op.key), op)
 
@@ -185,11 +191,11 @@ class MemoryTable:
         ]
         found.sort(key=lambda i: i[sk_name], reverse=descending)
         for item in found[:limit] if limit else found:
-            yield copy.deepcopy(item)
+            yield _copy(item)
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         self._count("batch_get")
-        return [copy.deepcopy(self.items[k]) for k in keys if k in self.items]
+        return [_copy(self.items[k]) for k in keys if k in self.items]
 
 
 # -- DynamoDB ----------------------------------------------------------------------------

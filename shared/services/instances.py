@@ -126,12 +126,18 @@ def _new_head(
 
 
 def rollup_change(
-    old: InstanceHead | None, new: InstanceHead, config: LedgerConfig, now: datetime, event_at: datetime
+    old: InstanceHead | None,
+    new: InstanceHead,
+    config: LedgerConfig,
+    now: datetime,
+    event_at: datetime,
+    old_accrual: Accrual | None = None,
+    new_accrual: Accrual | None = None,
 ) -> RollupChange:
     """The job rollup's change when an instance head changes from ``old`` to ``new``."""
-    delta = head_accrual(new)
+    delta = new_accrual if new_accrual is not None else head_accrual(new)
     if old is not None:
-        delta = delta.minus(head_accrual(old))
+        delta = delta.minus(old_accrual if old_accrual is not None else head_accrual(old))
     change = RollupChange(job_id=new.job_id, account=new.account, delta=delta)
     if new.first_running_at is not None:
         change.at_most["started_at"] = new.first_running_at.isoformat()
@@ -217,8 +223,10 @@ def _apply_to_instance(
             uow.add(deps.instances.sealed_segment(result.head, cost, void=True))
         for notice in result.seal_notices:
             uow.add(deps.instances.notice_item(result.head, notice))
+        old_accrual = deps.instances.accrual(old) if old is not None else None
+        new_accrual = head_accrual(result.head)
         rollup_op = deps.rollups.update(
-            rollup_change(old, result.head, deps.config, now, event_at)
+            rollup_change(old, result.head, deps.config, now, event_at, old_accrual, new_accrual)
         )
         uow.add(rollup_op)
         try:
@@ -229,7 +237,7 @@ def _apply_to_instance(
             continue
         if new_pointer is not None:
             deps.instances.remember_pointer(new_pointer)
-        deps.instances.remember(head_op)
+        deps.instances.remember(head_op, result.head, new_accrual)
         if rollup_op is not None:
             deps.rollups.remember(rollup_op)
         return Outcome("applied", instance_id, result.head.job_id, account, head=result.head)
