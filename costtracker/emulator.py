@@ -140,7 +140,12 @@ def volume_id_for(instance_id: str, device: str) -> str:
 
 def launch_instance(emulator: Emulator, spec: Any) -> None:
     """Create a scenario's instance in the emulator under its own id, type, tags and disks
-    (volume ids from the scenario, or derived from the instance id and device)."""
+    (volume ids from the scenario, or derived from the instance id and device).
+
+    Volumes are created and attached one by one (moto's RunInstances drops a mapping's
+    IOPS and throughput, so it refuses io1/io2); an io1/io2 volume the scenario gives no
+    IOPS figure is created with a nominal one and then left with none, as the ledger
+    must see it."""
     from moto.ec2.models import ec2_backends
     from moto.ec2.utils import random_volume_id
 
@@ -155,13 +160,6 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
         "MinCount": 1,
         "MaxCount": 1,
         "InstanceType": spec.instance_type,
-        "BlockDeviceMappings": [
-            {
-                "DeviceName": device,
-                "Ebs": _ebs(v),
-            }
-            for v, device in zip(spec.volumes, devices, strict=True)
-        ],
     }
     if spec.availability_zone:
         kwargs["Placement"] = {"AvailabilityZone": spec.availability_zone}
@@ -175,30 +173,42 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
     if spec.lifecycle == "spot":
         kwargs["InstanceMarketOptions"] = {"MarketType": "spot"}
     # moto builds its EC2 backend (AMIs, their volumes) on first use: build it first, so
-    # that only this instance's volumes, in mapping order, take the ids below.
+    # that only this instance's volumes, in order, take the ids below.
     backend = ec2_backends[emulator.account][emulator.region]
     pending = list(volume_ids)
 
     def next_volume_id() -> str:
         return pending.pop(0) if pending else random_volume_id()
 
-    with (
-        mock.patch("moto.ec2.models.instances.random_instance_id", return_value=spec.instance_id),
-        mock.patch(
-            "moto.ec2.models.elastic_block_store.random_volume_id", side_effect=next_volume_id
-        ),
-    ):
+    with mock.patch("moto.ec2.models.instances.random_instance_id", return_value=spec.instance_id):
         ec2.run_instances(**kwargs)
     instance = backend.get_instance(spec.instance_id)
     # moto does not model PlatformDetails; set it on the emulated instance.
     instance.platform_details = spec.platform  # type: ignore[attr-defined]
-    if not spec.volumes:  # moto adds a default root volume; the scenario says there is none
-        instance.block_device_mapping.clear()
-    for n, volume in enumerate(spec.volumes):  # io1/io2 given no IOPS: none known (unconfirmed)
+    if spec.lifecycle == "capacity-block":
+        instance.lifecycle = "capacity-block"
+    if getattr(spec, "capacity_reservation_id", ""):
+        instance.capacity_reservation_id = spec.capacity_reservation_id  # type: ignore[attr-defined]
+    instance.block_device_mapping.clear()  # no default root volume: the scenario's only
+    zone = instance._placement.zone
+    for volume, device in zip(spec.volumes, devices, strict=True):
+        request = _ebs(volume)
+        create: dict[str, Any] = {
+            "Size": request["VolumeSize"],
+            "VolumeType": request["VolumeType"],
+            "AvailabilityZone": zone,
+        }
+        if "Iops" in request:
+            create["Iops"] = request["Iops"]
+        if "Throughput" in request:
+            create["Throughput"] = request["Throughput"]
+        with mock.patch(
+            "moto.ec2.models.elastic_block_store.random_volume_id", side_effect=next_volume_id
+        ):
+            volume_id = ec2.create_volume(**create)["VolumeId"]
+        ec2.attach_volume(VolumeId=volume_id, InstanceId=spec.instance_id, Device=device)
         if volume.iops is None and volume.volume_type in ("io1", "io2"):
-            device = instance.block_device_mapping.get(f"/dev/sd{chr(ord('f') + n)}")
-            if device is not None:
-                backend.get_volume(device.volume_id).iops = None
+            backend.get_volume(volume_id).iops = None
 
 
 def _patch_moto_transactions() -> None:

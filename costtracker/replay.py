@@ -7,6 +7,7 @@ scheduled work runs as the clock passes its times, at the deployed cadence.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
@@ -25,6 +26,7 @@ from costtracker.progress import Progress
 from costtracker.scenario import Scenario
 from shared import runtime
 from shared.budgets import Budget
+from shared.edge import MalformedEvent
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.event_patterns import (
@@ -41,6 +43,7 @@ from shared.services.summaries import publish_summary, summaries_between
 from shared.views import iso, job_summary
 
 Handler = Callable[[Any, Any], Any]
+LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries
 # The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
 ALERT_KINDS = ("budget", "forecast", "idle", "input_bound", "no_metrics")
 
@@ -131,14 +134,22 @@ class Replayer:
         return self._handlers[function]
 
     def invoke(self, function: str, event: Any) -> Any:
-        try:
-            return self.handler(function)(event, FakeLambdaContext(function_name=function))
-        except Exception as exc:  # the Lambda would fail to its DLQ; replay reports it
-            event_id = event.get("id") if isinstance(event, dict) else None
-            self.rejected.append(
-                {"event_id": str(event_id or "<no id>"), "function": function, "error": str(exc)}
-            )
-            return None
+        """One delivery, with Lambda's asynchronous retries (two more attempts); an event
+        that fails all three would go to the function's DLQ: replay reports it."""
+        error: Exception | None = None
+        for _ in range(LAMBDA_ATTEMPTS):
+            try:
+                return self.handler(function)(event, FakeLambdaContext(function_name=function))
+            except MalformedEvent as exc:  # no retry makes a malformed event well formed
+                error = exc
+                break
+            except Exception as exc:
+                error = exc
+        event_id = event.get("id") if isinstance(event, dict) else None
+        self.rejected.append(
+            {"event_id": str(event_id or "<no id>"), "function": function, "error": str(error)}
+        )
+        return None
 
     def advance(self, to: datetime) -> None:
         """Run every schedule due in (now, to], in time order, then set the clock to ``to``."""
@@ -381,8 +392,11 @@ def replay(
 ) -> dict[str, Any]:
     """The SPEC document of a scenario. ``skip_quiet=False`` runs every scheduled tick
     (slower; the same document: see the budget tests)."""
-    with replay_session(scenario, base_config, verbose, skip_quiet) as replayer:
-        progress = Progress(len(scenario.events), "replay", enabled=show_progress)
-        replayer.run(progress)
-        progress.close()
-        return report(replayer, focus_dir)
+    # Whatever a handler or a library prints (EMF metrics flush on their own) goes to
+    # stderr: stdout is kept for the one JSON document.
+    with contextlib.redirect_stdout(sys.stderr):
+        with replay_session(scenario, base_config, verbose, skip_quiet) as replayer:
+            progress = Progress(len(scenario.events), "replay", enabled=show_progress)
+            replayer.run(progress)
+            progress.close()
+            return report(replayer, focus_dir)
