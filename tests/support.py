@@ -76,3 +76,81 @@ def largest_item(table: MemoryTable) -> tuple[int, str]:
 
 def profiles_by_id(profiles: Sequence[InstanceProfile]) -> dict[str, InstanceProfile]:
     return {p.instance_id: p for p in profiles}
+
+
+# -- helpers of the unit tests ---------------------------------------------------------------
+
+
+class TransactionLog:
+    """Wraps ``MemoryTable.transact`` and records the number of items of each transaction
+    (failed ones included: a condition that fails writes nothing but was attempted)."""
+
+    def __init__(self, table: MemoryTable) -> None:
+        self.sizes: list[int] = []
+        self.failed: list[int] = []
+        self._real = table.transact
+        self._hooks: list[Any] = []
+        table.transact = self._transact  # type: ignore[method-assign]
+
+    def _transact(self, operations: Sequence[Any]) -> None:
+        for hook in list(self._hooks):
+            hook(operations)
+        try:
+            self._real(operations)
+        except Exception:
+            self.failed.append(len(operations))
+            raise
+        self.sizes.append(len(operations))
+
+    def before_each(self, hook: Any) -> None:
+        """Call ``hook(operations)`` before every transaction (to inject a race)."""
+        self._hooks.append(hook)
+
+    def mark(self) -> int:
+        return len(self.sizes)
+
+    def since(self, mark: int) -> list[int]:
+        return self.sizes[mark:]
+
+
+def use_legacy_records(monkeypatch: Any, ledger: Ledger) -> None:
+    """Services that still reach ``shared.runtime`` for claims, the price cache or the
+    checkpoint store get the in-memory ones of ``ledger`` (never a boto3 client)."""
+    from shared import runtime
+
+    monkeypatch.setattr(runtime, "legacy_ledger", lambda: ledger.records)
+    monkeypatch.setattr(runtime, "checkpoint_store", lambda: ledger.checkpoints)
+
+
+def with_prices(ledger: Ledger, config: LedgerConfig) -> None:
+    """Swap the ledger's configuration and price book (an admin configured a price)."""
+    import dataclasses
+
+    prices = PriceBook(config, ledger.records, None, bundled_snapshot(), ledger.clock.now().date())
+    ledger.deps = dataclasses.replace(ledger.deps, prices=prices, config=config)
+
+
+class SeriesTable:
+    """A ``SeriesReader`` (and accrual clock reader) over given spot series."""
+
+    def __init__(self, *series: Any) -> None:
+        self.series = {s.series_id: s for s in series}
+
+    def integral(self, series_id: str, at: datetime) -> Decimal:
+        result: Decimal = self.series[series_id].integral(at)
+        return result
+
+    def rate_at(self, series_id: str, at: datetime) -> Decimal:
+        result: Decimal = self.series[series_id].rate_at(at)
+        return result
+
+    def clock(self, clock: str, at: datetime) -> Decimal:
+        if clock.startswith("spot:"):
+            return self.integral(clock.removeprefix("spot:"), at)
+        return acc.basic_clock(clock, at)
+
+
+def alarm_name(instance_id: str, signal: str, prefix: str = "costtracker-") -> str:
+    """The name of one of the tracker's own alarms (SPEC "Metrics for idle detection")."""
+    suffix = {"accelerator": "accelerator-low", "cpu": "cpu-low"}[signal]
+    return f"{prefix}{instance_id}-{suffix}"

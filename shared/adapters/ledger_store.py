@@ -140,6 +140,9 @@ class InstanceStore:
             "instance_id": head.instance_id,
             "record": cost.model_dump_json(),
         }
+        episodes = [e for e in head.idle if e.segment_key == cost.span.key and e.end is not None]
+        if episodes and not void:
+            item["idle"] = json.dumps([json.loads(e.model_dump_json()) for e in episodes])
         if void:
             item["void"] = True
         elif not cost.priced:

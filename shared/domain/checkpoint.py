@@ -115,8 +115,12 @@ def apply_object_event(head: CheckpointHead, event: ObjectEvent) -> ObjectChange
     versions = fold_versions(window, head.floor_version)
     old = {v.write_event_id: v for v in head.versions}
     write = tuple(v for v in versions if v.end is not None and old.get(v.write_event_id) != v)
-    keys = {v.write_event_id for v in versions}
-    void = tuple(v for k, v in old.items() if k not in keys and v.end is not None)
+    new_by_key = {v.write_event_id: v for v in versions}
+    void = tuple(
+        v
+        for k, v in old.items()
+        if v.end is not None and (k not in new_by_key or new_by_key[k].end != v.end)
+    )
     updated = head.model_copy(
         update={
             "window": tuple(sorted(window, key=lambda e: e.order)),

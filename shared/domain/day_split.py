@@ -58,6 +58,7 @@ def job_between(
     hi = min(hi, now)
     out = dict.fromkeys(KINDS, Decimal(0))
     out["instance_list"] = Decimal(0)
+    out["total"] = Decimal(0)
     priced = True
     if hi <= lo:
         return out, priced

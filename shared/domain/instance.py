@@ -190,8 +190,14 @@ def refold(
         segments.append(cost)
         if cost.closed:
             write.append(cost)
-    keys = {s.span.key for s in segments}
-    void = [s for k, s in old.items() if k not in keys and s.closed]
+    new_by_key = {s.span.key: s for s in segments}
+    # A sealed record is keyed by its end: one whose end moved (or that no longer exists)
+    # is voided at its old key.
+    void = [
+        s
+        for k, s in old.items()
+        if s.closed and (k not in new_by_key or new_by_key[k].span.end != s.span.end)
+    ]
     warnings = [
         Warning_(
             kind="event_after_terminated",
@@ -206,8 +212,12 @@ def refold(
     idle_write = [
         e for e in new_idle if e.end is not None and old_idle.get((e.segment_key, e.start)) != e
     ]
-    new_keys = {(e.segment_key, e.start) for e in new_idle}
-    idle_void = [e for k, e in old_idle.items() if k not in new_keys and e.end is not None]
+    new_idle_by_key = {(e.segment_key, e.start): e for e in new_idle}
+    idle_void = [
+        e
+        for k, e in old_idle.items()
+        if e.end is not None and (k not in new_idle_by_key or new_idle_by_key[k].end != e.end)
+    ]
     starts = [s.span.start for s in segments]
     first = min([*starts, *([head.first_running_at] if head.first_running_at else [])], default=None)
     last = max([*starts, *([head.last_running_at] if head.last_running_at else [])], default=None)
@@ -224,6 +234,12 @@ def refold(
             "idle": new_idle,
         }
     )
+    # A closed segment's record carries its idle episodes: rewrite it when they change.
+    touched = {e.segment_key for e in [*idle_write, *idle_void]}
+    written = {c.span.key for c in write}
+    for cost in segments:
+        if cost.closed and cost.span.key in touched and cost.span.key not in written:
+            write.append(cost)
     change = Change(new_head, write, void, warnings, idle_write=idle_write, idle_void=idle_void)
     return _slide(change)
 

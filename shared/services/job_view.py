@@ -3,6 +3,7 @@ list of all jobs (one Query of the rollups, however many days or jobs)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
@@ -79,6 +80,8 @@ def load_sealed(table: Table, records: JobRecords, since: datetime) -> None:
         kind = item.get("kind")
         if kind == "segment":
             records.segments.append(SegmentCost.model_validate_json(item["record"]))
+            for raw in json.loads(str(item.get("idle", "[]"))):
+                records.idle.append((str(item["instance_id"]), IdleEpisode.model_validate(raw)))
         elif kind == "version":
             head = heads.get((str(item.get("account", "")), str(item.get("object", ""))))
             records.versions.append((head, item, Version.model_validate_json(item["record"])))

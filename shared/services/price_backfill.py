@@ -14,7 +14,7 @@ from shared.adapters import keys
 from shared.adapters.ledger_store import RollupChange, UnitOfWork, checkpoint_of, head_of
 from shared.adapters.table import ConditionFailed
 from shared.domain import accrual as acc
-from shared.domain.checkpoint import object_accrual
+from shared.domain.checkpoint import Version, object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
 from shared.domain.segments import SegmentCost, price_span, segment_accrual
 from shared.notify import Alert, Notifier
@@ -103,9 +103,20 @@ def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
     rate = deps.prices.s3_rate(head.region)
     if rate is None:
         return False
-    # Sealed versions were counted unpriced one each; price the head's own versions and
-    # let the sealed ones be priced by their count (their fixed share was never known).
-    new = head.model_copy(update={"rate": rate, "sealed": {}})
+    priced = head.model_copy(update={"rate": rate})
+    # Versions that left the head are sealed records: price them from their spans.
+    in_head = {v.write_event_id for v in head.versions}
+    sealed = acc.Accrual()
+    name = f"s3://{head.bucket}/{head.key}"
+    for sealed_item in deps.table.query(keys.job_pk(head.job_id), sk_from="E#", sk_to="E#~"):
+        if sealed_item.get("kind") != "version" or sealed_item.get("void"):
+            continue
+        if sealed_item.get("object") != name or sealed_item.get("account") != head.account:
+            continue
+        version = Version.model_validate_json(str(sealed_item["record"]))
+        if version.write_event_id not in in_head:
+            sealed.add(version_accrual(priced, version))
+    new = priced.model_copy(update={"sealed": acc.to_attributes(sealed)})
     store = deps_checkpoints()
     uow = UnitOfWork(deps.table)
     op = store.put_head(new, head.version)
@@ -133,10 +144,17 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
     now = deps.clock.now()
     repriced: list[str] = []
     missing: dict[str, list[str]] = {}
-    for item in deps.table.query("UNPRICED", index=keys.UNPRICED_INDEX):
+    # Sealed segments first: a head's own check then sees what this run priced.
+    order = {"segment": 0, "instance": 1, "checkpoint": 2}
+    items = sorted(
+        deps.table.query("UNPRICED", index=keys.UNPRICED_INDEX),
+        key=lambda i: order.get(str(i.get("kind")), 3),
+    )
+    for item in items:
         kind = item.get("kind")
         if kind == "instance":
             head = head_of(item)
+            head = deps.instances.head(head.job_id, head.account, head.instance_id) or head
             if _backfill_head(deps, head):
                 repriced.append(head.instance_id)
                 head = deps.instances.head(head.job_id, head.account, head.instance_id) or head

@@ -7,74 +7,87 @@ import pytest
 from pydantic import ValidationError
 
 from shared.budgets import Budget, period_bounds
-from shared.clock import FixedClock
-from shared.config import LedgerConfig, PriceOverrides
-from shared.models import InstanceProfile
-from shared.pricing import PriceBook, bundled_snapshot
+from shared.config import LedgerConfig
+from shared.domain.instance import InstanceProfile
 from shared.services.budgets import check_anomalies, evaluate_budgets
-from shared.services.day_boundary import mark_running_jobs_active
-from shared.services.instance_state import LedgerDeps, record_state_change
-from tests.fakes import FakeInventory, InMemoryLedger, RecordingNotifier
+from shared.services.instances import record_state_change
+from tests.fakes import RecordingNotifier
+from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
 
 IID = "i-0000000000000bbbb"
+BIG = InstanceProfile(instance_id="i-0000000000000cccc", instance_type="p5.48xlarge",
+                      region=REGION, tags={"training-job": "big"})
 START = datetime(2026, 10, 31, 20, tzinfo=UTC)
 
 
-def deps_with(budgets: list[dict]) -> LedgerDeps:  # type: ignore[type-arg]
-    profile = InstanceProfile(instance_id=IID, instance_type="trn1.32xlarge",
-                              region="us-east-1",
+def ledger_with(budgets: list[dict]) -> Ledger:  # type: ignore[type-arg]
+    profile = InstanceProfile(instance_id=IID, instance_type="trn1.32xlarge", region=REGION,
                               tags={"training-job": "sft", "team": "nlp", "project": "llama"})
     config = LedgerConfig.model_validate({
         "live_prices": False,
-        "prices": PriceOverrides(ec2={"trn1.32xlarge": Decimal(10)}).model_dump(),
+        "prices": {"ec2": {"trn1.32xlarge": "10", "p5.48xlarge": "100"}},
         "budgets": budgets,
     })
-    ledger = InMemoryLedger()
-    deps = LedgerDeps(ledger=ledger, inventory=FakeInventory(profile),
-                      prices=PriceBook(config, ledger, None, bundled_snapshot(), START.date()),
-                      clock=FixedClock(START), config=config)
-    record_state_change(deps, event_id="run", at=START, instance_id=IID, state="running",
-                        region="us-east-1")
-    return deps
+    ledger = memory_ledger(profile, BIG, config=config, now=START)
+    record_state_change(ledger.deps, event_id="run", at=START, instance_id=IID, state="running",
+                        region=REGION, account=ACCOUNT)
+    return ledger
 
 
-def run_ticks(deps: LedgerDeps, until: datetime) -> list[tuple[str, str, str]]:
+def evaluate(ledger: Ledger, notifier: RecordingNotifier, at: datetime) -> list[str]:
+    ledger.clock.advance_to(at)
+    return evaluate_budgets(ledger.deps, ledger.records, ledger.deps.config, notifier, at).sent
+
+
+def run_ticks(ledger: Ledger, until: datetime) -> list[tuple[str, str, str]]:
     notifier = RecordingNotifier()
     at = START
-    while at <= until:
-        if at.hour == 0 and at.minute == 0:  # the day-boundary schedule
-            mark_running_jobs_active(deps.ledger, at.date(), ("team", "project"))
-        evaluate_budgets(deps.ledger, deps.config, notifier, at)
+    while at <= until:  # no day-boundary work any more: the rollups know active days
+        evaluate(ledger, notifier, at)
         at += timedelta(minutes=10)
     return [(a.kind, a.attributes.get("threshold", ""), a.attributes["at"]) for a in notifier.sent]
 
 
 def test_daily_budget_resets_at_utc_midnight_and_alerts_again() -> None:
     # $10/h, $20 a day: 100 % after 2 h of the day.
-    deps = deps_with([{"budget_id": "nlp-daily", "scope": {"tag": {"team": "nlp"}},
-                       "amount_usd": "20", "period": "day", "thresholds": [100]}])
-    alerts = [a for a in run_ticks(deps, START + timedelta(hours=8)) if a[0] == "budget"]
+    ledger = ledger_with([{"budget_id": "nlp-daily", "scope": {"tag": {"team": "nlp"}},
+                           "amount_usd": "20", "period": "day", "thresholds": [100]}])
+    alerts = [a for a in run_ticks(ledger, START + timedelta(hours=8)) if a[0] == "budget"]
     assert alerts == [("budget", "100", "2026-10-31T22:00:00Z"),
                       ("budget", "100", "2026-11-01T02:00:00Z")]
 
 
 def test_monthly_budget_resets_at_the_month_boundary() -> None:
-    deps = deps_with([{"budget_id": "llama-month", "scope": {"tag": {"project": "llama"}},
-                       "amount_usd": "30", "period": "month", "thresholds": [50]}])
-    alerts = [a for a in run_ticks(deps, START + timedelta(hours=6)) if a[0] == "budget"]
+    ledger = ledger_with([{"budget_id": "llama-month", "scope": {"tag": {"project": "llama"}},
+                           "amount_usd": "30", "period": "month", "thresholds": [50]}])
+    alerts = [a for a in run_ticks(ledger, START + timedelta(hours=6)) if a[0] == "budget"]
     # October: 1.5 h -> $15 at 21:30; November starts at 0: $15 at 01:30.
     assert alerts == [("budget", "50", "2026-10-31T21:30:00Z"),
                       ("budget", "50", "2026-11-01T01:30:00Z")]
 
 
 def test_each_threshold_alerts_once_per_period_even_when_evaluated_twice() -> None:
-    deps = deps_with([{"budget_id": "b", "scope": {"job": "sft"}, "amount_usd": "10"}])
+    ledger = ledger_with([{"budget_id": "b", "scope": {"job": "sft"}, "amount_usd": "10"}])
     notifier = RecordingNotifier()
     later = START + timedelta(hours=3)
-    evaluate_budgets(deps.ledger, deps.config, notifier, later)
-    evaluate_budgets(deps.ledger, deps.config, notifier, later)  # a concurrent run
+    evaluate(ledger, notifier, later)
+    evaluate(ledger, notifier, later)  # a concurrent run
     kinds = sorted((a.kind, a.attributes.get("threshold")) for a in notifier.sent)
     assert kinds == [("budget", "100"), ("budget", "50"), ("budget", "80")]
+
+
+def test_a_tag_scope_does_not_count_other_jobs() -> None:
+    ledger = ledger_with([{"budget_id": "nlp", "scope": {"tag": {"team": "nlp"}},
+                           "amount_usd": "1000"}])
+    record_state_change(ledger.deps, event_id="big", at=START, instance_id=BIG.instance_id,
+                        state="running", region=REGION, account=ACCOUNT)
+    from shared.services.budgets import JobCache, budget_status
+
+    now = START + timedelta(hours=2)
+    (budget,) = ledger.deps.config.budgets
+    status = budget_status(ledger.deps, ledger.deps.config, budget, now, JobCache(ledger.deps))
+    assert status.spend_by_job == {"sft": Decimal(20)}  # big ($100/h) has no team tag
+    assert status.burn_per_hour == Decimal(10)
 
 
 def test_period_bounds() -> None:
@@ -108,27 +121,47 @@ def test_unknown_tag_key_in_a_scope_is_rejected() -> None:
             {"budget_id": "x", "scope": {"tag": {"colour": "red"}}, "amount_usd": "5"}]})
 
 
-def test_anomaly_needs_history_and_a_spike() -> None:
-    deps = deps_with([{"budget_id": "acct", "scope": {"account": True}, "amount_usd": "1e6"}])
-    big = InstanceProfile(instance_id="i-0000000000000cccc", instance_type="p5.48xlarge",
-                          region="us-east-1", tags={"training-job": "big"})
-    deps.inventory.profiles[big.instance_id] = big  # type: ignore[attr-defined]
-    deps.config = deps.config.model_copy(update={"prices": PriceOverrides(
-        ec2={"trn1.32xlarge": Decimal(10), "p5.48xlarge": Decimal(100)})})
-    deps.prices = PriceBook(deps.config, deps.ledger, None, bundled_snapshot(), START.date())
+
+@pytest.mark.parametrize(
+    "delay",
+    [timedelta(0), timedelta(minutes=1)],
+    ids=["at-midnight", "a-minute-later"],
+)
+def test_anomaly_needs_history_and_a_spike(delay: timedelta) -> None:
+    ledger = ledger_with([{"budget_id": "acct", "scope": {"account": True},
+                           "amount_usd": "1e6"}])
     notifier = RecordingNotifier()
     for day in range(1, 8):
         midnight = datetime(2026, 11, day, tzinfo=UTC)
-        mark_running_jobs_active(deps.ledger, midnight.date(), ())
+        ledger.clock.advance_to(midnight)
         if day == 6:  # a big job runs through Nov 6
-            record_state_change(deps, event_id="big", at=midnight, instance_id=big.instance_id,
-                                state="running", region="us-east-1")
+            record_state_change(ledger.deps, event_id="big", at=midnight,
+                                instance_id=BIG.instance_id, state="running", region=REGION,
+                                account=ACCOUNT)
         if day == 7:
-            record_state_change(deps, event_id="big-stop", at=midnight,
-                                instance_id=big.instance_id, state="stopped",
-                                region="us-east-1")
-        sent = check_anomalies(deps.ledger, deps.config, notifier, midnight)
+            record_state_change(ledger.deps, event_id="big-stop", at=midnight,
+                                instance_id=BIG.instance_id, state="stopped", region=REGION,
+                                account=ACCOUNT)
+        ledger.clock.advance_to(midnight + delay)
+        sent = check_anomalies(ledger.deps, ledger.records, ledger.deps.config, notifier,
+                               midnight + delay)
         # Nov 1..5: a flat $240 a day, no anomaly; Nov 6: $240 + $2,400.
         assert sent == (["acct:anomaly"] if day == 7 else []), day
     (alert,) = notifier.sent
     assert alert.kind == "anomaly" and "$2,640.00 on 2026-11-06" in alert.subject
+
+
+def test_spend_of_a_job_whose_last_event_is_now() -> None:
+    """Spend at a moment is the sum of job totals accrued to it (SPEC rule 9), also when
+    an event is timed exactly at that moment."""
+    from shared.services.budgets import JobCache
+
+    ledger = ledger_with([])
+    stop = START + timedelta(hours=1)
+    ledger.clock.advance_to(stop)
+    record_state_change(ledger.deps, event_id="stop", at=stop, instance_id=IID,
+                        state="stopped", region=REGION, account=ACCOUNT)
+    cache = JobCache(ledger.deps)
+    later = stop + timedelta(minutes=1)
+    assert cache.spend_at("sft", stop, later) == Decimal(10)
+    assert cache.spend_at("sft", START + timedelta(minutes=30), later) == Decimal(5)

@@ -3,72 +3,97 @@
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.clock import FixedClock
+import pytest
+
 from shared.config import CheckpointConfig, LedgerConfig, PriceOverrides
-from shared.costing import (
+from shared.domain import accrual as acc
+from shared.domain.base import Rate, RateSource
+from shared.domain.checkpoint import (
     GIB,
-    checkpoint_storage_cost,
-    job_cost,
-    merge_windows,
-    object_spans,
+    WINDOW,
+    CheckpointHead,
+    ObjectEvent,
+    apply_object_event,
+    fold_versions,
+    object_accrual,
 )
-from shared.models import (
-    CheckpointObject,
-    InstanceProfile,
-    InstanceRecord,
-    ObjectDelete,
-    ObjectWrite,
-    Rate,
-    RateSource,
-    RateStep,
-    SpotNotice,
-    Transition,
-)
-from shared.pricing import PriceBook, bundled_snapshot
+from shared.domain.instance import InstanceProfile
+from shared.domain.job import merge_windows
 from shared.services.checkpoints import record_object_event
-from shared.services.instance_state import LedgerDeps, record_spot_notice, record_state_change
-from tests.fakes import FakeInventory, InMemoryLedger
+from shared.services.instances import record_spot_notice, record_state_change
+from shared.services.price_backfill import backfill_prices
+from tests.fakes import RecordingNotifier
+from tests.support import (
+    ACCOUNT,
+    REGION,
+    Ledger,
+    TransactionLog,
+    memory_ledger,
+    use_legacy_records,
+    with_prices,
+)
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 S3_RATE = Rate(list_usd=Decimal("0.023"), effective_usd=Decimal("0.023"),
-               source=RateSource.OVERRIDE, checked_on=T0.date(), region="us-east-1")
+               source=RateSource.OVERRIDE, checked_on=T0.date(), region=REGION)
 
 
 def at(seconds: int) -> datetime:
     return T0 + timedelta(seconds=seconds)
 
 
-def obj(writes=(), deletes=(), step=None) -> CheckpointObject:  # type: ignore[no-untyped-def]
-    return CheckpointObject(
-        bucket="b", key="k", job_id="j", step=step, region="us-east-1", rate=S3_RATE,
-        writes=tuple(ObjectWrite(event_id=f"w{n}", at=at(s), size_bytes=size)
-                     for n, (s, size) in enumerate(writes)),
-        deletes=tuple(ObjectDelete(event_id=f"d{n}", at=at(s)) for n, s in enumerate(deletes)),
-    )
+def write(eid: str, seconds: int, size: int, sequencer: str = "") -> ObjectEvent:
+    return ObjectEvent(event_id=eid, at=at(seconds), size_bytes=size, sequencer=sequencer)
+
+
+def delete(eid: str, seconds: int, sequencer: str = "") -> ObjectEvent:
+    return ObjectEvent(event_id=eid, at=at(seconds), sequencer=sequencer)
+
+
+def head(*events: ObjectEvent, rate: Rate | None = S3_RATE) -> CheckpointHead:
+    h = CheckpointHead(bucket="b", key="k", job_id="j", region=REGION, rate=rate)
+    for event in events:
+        h = apply_object_event(h, event).head
+    return h
 
 
 def test_overwrite_ends_the_previous_version_and_delete_ends_the_last() -> None:
-    spans = object_spans(obj(writes=[(0, 100), (60, 200)], deletes=[120]))
-    assert [(s.start, s.end, s.size_bytes) for s in spans] == [
+    versions = fold_versions([write("w0", 0, 100), write("w1", 60, 200), delete("d0", 120)], None)
+    assert [(v.start, v.end, v.size_bytes) for v in versions] == [
         (at(0), at(60), 100), (at(60), at(120), 200)]
 
 
 def test_delete_before_write_in_arrival_order_still_folds_by_time() -> None:
-    spans = object_spans(obj(writes=[(0, 100)], deletes=[30]))
-    assert [(s.start, s.end) for s in spans] == [(at(0), at(30))]
+    versions = fold_versions([delete("d0", 30), write("w0", 0, 100)], None)
+    assert [(v.start, v.end) for v in versions] == [(at(0), at(30))]
+    # Same second: S3's sequencer orders a write and the deletion that followed it.
+    same = fold_versions([delete("d", 0, "0B"), write("w", 0, 100, "0A")], None)
+    assert [(v.write_event_id, v.end_event_id) for v in same] == [("w", "d")]
 
 
 def test_storage_is_gib_times_rate_prorated_per_second() -> None:
-    one_gib_for_a_day = obj(writes=[(0, 2**30)], deletes=[86400])
-    assert checkpoint_storage_cost(one_gib_for_a_day, at(10**6)) == Decimal("0.023") / 30
-    still_there = obj(writes=[(0, 2**30)])
-    assert checkpoint_storage_cost(still_there, at(86400)) == Decimal("0.023") / 30
+    one_gib_for_a_day = head(write("w", 0, 2**30), delete("d", 86400))
+    assert object_accrual(one_gib_for_a_day).value(acc.STORAGE, at(10**6)) == Decimal("0.023") / 30
+    still_there = head(write("w", 0, 2**30))
+    assert object_accrual(still_there).value(acc.STORAGE, at(86400)) == Decimal("0.023") / 30
     assert GIB == 1073741824
 
 
-def test_unknown_s3_price_is_none_not_zero() -> None:
-    assert checkpoint_storage_cost(obj(writes=[(0, 10)]).model_copy(update={"rate": None}),
-                                   at(10)) is None
+def test_an_object_overwritten_many_times_keeps_a_bounded_head_and_every_second() -> None:
+    # 100 overwrites of 1 GiB, one an hour: the head keeps only its window, the sealed
+    # total holds the rest; 100 hours of 1 GiB in November = 0.023 x 100 / 720.
+    events = [write(f"w{n}", 3600 * n, 2**30) for n in range(100)]
+    h = head(*events, delete("d", 3600 * 100))
+    assert len(h.window) == WINDOW and len(h.versions) <= WINDOW
+    assert h.writes == 100
+    total = object_accrual(h).value(acc.STORAGE, at(10**7))
+    assert total == Decimal("0.023") * 100 / 720
+
+
+def test_unknown_s3_price_is_unpriced_not_zero() -> None:
+    unpriced = object_accrual(head(write("w", 0, 10), rate=None))
+    assert unpriced.value(acc.STORAGE, at(10)) == 0
+    assert unpriced.value("unpriced:s3:standard:us-east-1", at(10)) > 0
 
 
 def test_overlapping_rerun_windows_are_merged() -> None:
@@ -76,105 +101,144 @@ def test_overlapping_rerun_windows_are_merged() -> None:
         (at(0), at(20)), (at(30), at(40))]
 
 
-def _spot_record(iid: str, transitions, notices=()) -> InstanceRecord:  # type: ignore[no-untyped-def]
-    rate = Rate(list_usd=Decimal(36), effective_usd=Decimal(36), source=RateSource.OVERRIDE,
-                checked_on=T0.date(), region="us-east-1")
-    trs = tuple(Transition(event_id=f"{iid}-{n}", at=at(s), state=st)
-                for n, (s, st) in enumerate(transitions))
-    return InstanceRecord(
-        profile=InstanceProfile(instance_id=iid, instance_type="p5.48xlarge",
-                                region="us-east-1", lifecycle="spot"),
-        job_id="j", transitions=trs,
-        spot_notices=tuple(SpotNotice(event_id=f"{iid}-n{n}", at=at(s), action=a)
-                           for n, (s, a) in enumerate(notices)),
-        segment_rates={trs[0].event_id: (RateStep(since=at(0), rate=rate),)},
-    )
+SPOT = LedgerConfig(live_prices=False, prices=PriceOverrides(spot={"p5.48xlarge": Decimal(36)}))
+
+
+def spot(iid: str, job: str = "j") -> InstanceProfile:
+    return InstanceProfile(instance_id=iid, instance_type="p5.48xlarge", region=REGION,
+                           lifecycle="spot", tags={"training-job": job})
+
+
+I1, I2 = "i-0000000000000001a", "i-0000000000000002a"
+
+
+def state(ledger: Ledger, iid: str, eid: str, seconds: int, st: str) -> None:
+    record_state_change(ledger.deps, event_id=eid, at=at(seconds), instance_id=iid, state=st,
+                        region=REGION, account=ACCOUNT)
+
+
+def notice(ledger: Ledger, iid: str, eid: str, seconds: int, action: str) -> None:
+    record_spot_notice(ledger.deps, event_id=eid, at=at(seconds), instance_id=iid,
+                       action=action, region=REGION, account=ACCOUNT)
+
+
+def checkpoint(ledger: Ledger, eid: str, seconds: int, key: str, size: int | None = 10,
+               region: str = REGION):  # type: ignore[no-untyped-def]
+    return record_object_event(ledger.deps, ledger.checkpoints, event_id=eid, at=at(seconds),
+                               region=region, account=ACCOUNT, bucket="b", raw_key=key,
+                               size_bytes=size)
 
 
 def test_rerun_without_any_checkpoint_starts_at_the_job_start() -> None:
-    a = _spot_record("i-1", [(0, "running"), (1000, "terminated")], [(880, "terminate")])
-    cost = job_cost("j", [a], at(2000), ())
+    ledger = memory_ledger(spot(I1), config=SPOT, now=at(2000))
+    state(ledger, I1, "r", 0, "running")
+    notice(ledger, I1, "n", 880, "terminate")
+    state(ledger, I1, "x", 1000, "terminated")
+    cost = ledger.job("j", at(2000))
     assert cost.wasted_rerun_usd == Decimal(10)  # 1000 s x $36/h, all of it lost
     assert cost.instance_usd == Decimal(10) and cost.status == "interrupted"
 
 
 def test_rerun_counts_every_instance_of_the_job_inside_the_window() -> None:
-    a = _spot_record("i-1", [(0, "running"), (1000, "terminated")], [(880, "terminate")])
-    b = _spot_record("i-2", [(0, "running"), (3600, "terminated")])
-    ckpt = obj(writes=[(500, 10)], step=100)
-    cost = job_cost("j", [a, b], at(4000), (), [ckpt])
+    ledger = memory_ledger(spot(I1), spot(I2), config=SPOT, now=at(4000))
+    state(ledger, I1, "r1", 0, "running")
+    state(ledger, I2, "r2", 0, "running")
+    checkpoint(ledger, "ck", 500, "runs/j/step-100/model.pt")
+    notice(ledger, I1, "n", 880, "terminate")
+    state(ledger, I1, "x1", 1000, "terminated")
+    state(ledger, I2, "x2", 3600, "terminated")
+    cost = ledger.job("j", at(4000))
     # window [500, 1000]: 500 s on each instance at $36/h = 5 + 5
     assert cost.wasted_rerun_usd == Decimal(10)
     assert cost.checkpoints == 1 and cost.interruptions == 1
+    assert cost.instance_usd == Decimal(46)  # 1000 s + 3600 s at $36/h
 
 
-def _deps(profile: InstanceProfile, config: LedgerConfig) -> LedgerDeps:
-    ledger = InMemoryLedger()
-    return LedgerDeps(ledger=ledger, inventory=FakeInventory(profile),
-                      prices=PriceBook(config, ledger, None, bundled_snapshot(), T0.date()),
-                      clock=FixedClock(at(0)), config=config)
+def test_a_rebalance_recommendation_is_not_an_interruption() -> None:
+    ledger = memory_ledger(spot(I1), config=SPOT, now=at(2000))
+    state(ledger, I1, "r", 0, "running")
+    notice(ledger, I1, "n", 500, "rebalance")
+    state(ledger, I1, "x", 1000, "terminated")
+    cost = ledger.job("j", at(2000))
+    assert cost.wasted_rerun_usd == 0 and cost.interruptions == 0
+    assert cost.rebalance_recommendations == 1 and cost.status == "complete"
 
 
 def test_hibernate_warning_bills_through_stopping_until_stopped() -> None:
-    profile = InstanceProfile(instance_id="i-0000000000000abcd", instance_type="p5.48xlarge",
-                              region="us-east-1", lifecycle="spot",
-                              tags={"training-job": "hib"})
-    config = LedgerConfig(live_prices=False,
-                          prices=PriceOverrides(spot={"p5.48xlarge": Decimal(36)}))
-    deps = _deps(profile, config)
-    iid = profile.instance_id
+    profile = spot("i-0000000000000abcd", "hib")
+    ledger = memory_ledger(profile, config=SPOT, now=at(2000))
     for eid, sec, st in [("r", 0, "running"), ("s1", 1000, "stopping"), ("s2", 1300, "stopped")]:
-        record_state_change(deps, event_id=eid, at=at(sec), instance_id=iid, state=st,
-                            region="us-east-1")
-    record_spot_notice(deps, event_id="n", at=at(880), instance_id=iid, action="hibernate",
-                       region="us-east-1")
-    items = deps.ledger.job_items("hib")
-    assert items is not None
-    cost = job_cost("hib", items.instances, at(2000), ())
+        state(ledger, profile.instance_id, eid, sec, st)
+    notice(ledger, profile.instance_id, "n", 880, "hibernate")  # arrives last
+    cost = ledger.job("hib", at(2000))
     assert cost.billed_seconds == 1300 and cost.instance_usd == Decimal(13)
+    assert ledger.rollup_value("hib", "instance", at(2000)) == Decimal(13)
 
 
 def test_url_encoded_keys_are_decoded_and_unmatched_keys_counted() -> None:
-    profile = InstanceProfile(instance_id="i-0000000000000abcd", instance_type="m5.large",
-                              region="us-east-1")
     config = LedgerConfig(live_prices=False, checkpoint=CheckpointConfig(buckets=("b",)))
-    deps = _deps(profile, config)
-    out = record_object_event(deps, event_id="e1", at=at(0), region="us-east-1", bucket="b",
-                              raw_key="runs/my+job/step-7/a%2Bb.pt", size_bytes=5)
+    ledger = memory_ledger(config=config, now=at(0))
+    out = checkpoint(ledger, "e1", 0, "runs/my+job/step-7/a%2Bb.pt", size=5)
     assert (out.job_id, out.step, out.key) == ("my job", 7, "runs/my job/step-7/a+b.pt")
-    assert record_object_event(deps, event_id="e1", at=at(0), region="us-east-1", bucket="b",
-                               raw_key="runs/my+job/step-7/a%2Bb.pt",
-                               size_bytes=5).result == "duplicate"
-    missing = record_object_event(deps, event_id="e2", at=at(0), region="us-east-1",
-                                  bucket="b", raw_key="logs/x.txt", size_bytes=1)
+    assert checkpoint(ledger, "e1", 0, "runs/my+job/step-7/a%2Bb.pt", size=5).result == "duplicate"
+    missing = checkpoint(ledger, "e2", 0, "logs/x.txt", size=1)
     assert missing.result == "unmatched"
-    assert deps.ledger.unmatched_objects() == [("b", "logs/x.txt")]
-    stored = deps.ledger.get_checkpoint("b", "runs/my job/step-7/a+b.pt")
+    assert ledger.checkpoints.unmatched_objects() == [("b", "logs/x.txt")]
+    stored = ledger.checkpoints.head("my job", ACCOUNT, "b", "runs/my job/step-7/a+b.pt")
     assert stored is not None and stored.rate is not None
     assert stored.rate.source.value == "snapshot"  # S3 price with its provenance
 
 
-def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once() -> None:
-    from shared.services.price_backfill import backfill_prices
-    from tests.fakes import RecordingNotifier
+def test_a_checkpoint_event_writes_at_most_four_items_and_a_duplicate_nothing() -> None:
+    ledger = memory_ledger(now=at(0))
+    log = TransactionLog(ledger.table)
+    checkpoint(ledger, "w1", 0, "runs/j/step-1/a.pt")
+    checkpoint(ledger, "w2", 60, "runs/j/step-1/a.pt")  # overwrite: seals the first version
+    checkpoint(ledger, "w2", 60, "runs/j/step-1/a.pt")
+    # head + step marker + rollup; the overwrite adds the sealed version
+    assert log.sizes == [3, 4]
 
-    profile = InstanceProfile(instance_id="i-0000000000000abcd", instance_type="m5.large",
-                              region="us-east-1")
-    config = LedgerConfig(live_prices=False)
-    deps = _deps(profile, config)
-    record_object_event(deps, event_id="e1", at=at(0), region="eu-north-1", bucket="b",
-                        raw_key="runs/j/step-1/a.pt", size_bytes=2**30)
-    stored = deps.ledger.get_checkpoint("b", "runs/j/step-1/a.pt")
+
+def test_checkpoints_of_a_job_with_no_instance_make_a_job_with_storage_only() -> None:
+    ledger = memory_ledger(now=at(0))
+    checkpoint(ledger, "w", 0, "runs/orphan/step-3/a.pt", size=2**30)
+    cost = ledger.job("orphan", at(86400))
+    assert cost.instance_usd == 0 and cost.checkpoints == 1
+    assert cost.checkpoint_storage_usd == Decimal("0.023") / 30
+    assert cost.total_usd == cost.checkpoint_storage_usd
+
+
+def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ledger = memory_ledger(config=LedgerConfig(live_prices=False), now=at(0))
+    use_legacy_records(monkeypatch, ledger)
+    checkpoint(ledger, "e1", 0, "runs/j/step-1/a.pt", size=2**30, region="eu-north-1")
+    stored = ledger.checkpoints.head("j", ACCOUNT, "b", "runs/j/step-1/a.pt")
     assert stored is not None and stored.rate is None  # no snapshot price for eu-north-1
+    assert ledger.job("j", at(86400)).unpriced == ("s3:standard:eu-north-1",)
     notifier = RecordingNotifier()
-    result = backfill_prices(deps, notifier)
+    result = backfill_prices(ledger.deps, notifier)
     assert result.missing == ("s3:standard:eu-north-1",)
     assert [a.subject for a in notifier.sent] == ["No s3 price for standard in eu-north-1"]
-    deps.prices = PriceBook(
-        LedgerConfig(live_prices=False, prices=PriceOverrides(s3_gb_month=Decimal("0.03"))),
-        deps.ledger, None, bundled_snapshot(), T0.date(),
-    )
-    assert backfill_prices(deps, notifier).repriced == ("s3://b/runs/j/step-1/a.pt",)
-    items = deps.ledger.job_items("j")
-    assert items is not None
-    assert checkpoint_storage_cost(items.checkpoints[0], at(86400)) == Decimal("0.001")
+    backfill_prices(ledger.deps, notifier)
+    assert len(notifier.sent) == 1  # once a day per missing price
+    with_prices(ledger, LedgerConfig(live_prices=False,
+                                     prices=PriceOverrides(s3_gb_month=Decimal("0.03"))))
+    assert backfill_prices(ledger.deps, notifier).repriced == ("s3://b/runs/j/step-1/a.pt",)
+    cost = ledger.job("j", at(86400))
+    assert cost.checkpoint_storage_usd == Decimal("0.001") and cost.complete
+
+
+def test_backfill_prices_every_version_of_an_often_overwritten_object(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    ledger = memory_ledger(config=LedgerConfig(live_prices=False), now=at(0))
+    use_legacy_records(monkeypatch, ledger)
+    key = "runs/j/step-1/a.pt"
+    for n in range(12):  # 12 versions of 1 GiB, one an hour (more than the head's window)
+        checkpoint(ledger, f"w{n}", 3600 * n, key, size=2**30, region="eu-north-1")
+    checkpoint(ledger, "d", 3600 * 12, key, size=None, region="eu-north-1")
+    with_prices(ledger, LedgerConfig(live_prices=False,
+                                     prices=PriceOverrides(s3_gb_month=Decimal("0.03"))))
+    backfill_prices(ledger.deps, RecordingNotifier())
+    cost = ledger.job("j", at(86400))
+    # 12 GiB-hours of November at $0.03/GB-month
+    assert cost.checkpoint_storage_usd == Decimal("0.03") * 12 / 720
+    assert cost.complete
