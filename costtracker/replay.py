@@ -26,9 +26,9 @@ from costtracker.progress import Progress
 from costtracker.scenario import Scenario
 from shared import runtime
 from shared.budgets import Budget
-from shared.edge import MalformedEvent
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
+from shared.edge import MalformedEvent
 from shared.event_patterns import (
     EVENT_RULES,
     SCHEDULES,
@@ -394,9 +394,11 @@ def replay(
     (slower; the same document: see the budget tests)."""
     # Whatever a handler or a library prints (EMF metrics flush on their own) goes to
     # stderr: stdout is kept for the one JSON document.
-    with contextlib.redirect_stdout(sys.stderr):
-        with replay_session(scenario, base_config, verbose, skip_quiet) as replayer:
-            progress = Progress(len(scenario.events), "replay", enabled=show_progress)
-            replayer.run(progress)
-            progress.close()
-            return report(replayer, focus_dir)
+    with (
+        contextlib.redirect_stdout(sys.stderr),
+        replay_session(scenario, base_config, verbose, skip_quiet) as replayer,
+    ):
+        progress = Progress(len(scenario.events), "replay", enabled=show_progress)
+        replayer.run(progress)
+        progress.close()
+        return report(replayer, focus_dir)

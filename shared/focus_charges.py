@@ -3,6 +3,7 @@ rate (instances per rate they ran at, each volume, each checkpoint object)."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -13,6 +14,7 @@ from shared.domain.clocks import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, who
 from shared.domain.day_split import _versions
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords
+from shared.domain.rates import RatePin
 from shared.domain.segments import SeriesReader
 from shared.focus import Charge, charge_order, focus_row
 
@@ -33,7 +35,9 @@ def _instance_seconds(
         end = seg.span.end if seg.span.end is not None else now
         a, b = max(lo, seg.span.start), min(hi, end)
 
-        def add(list_usd: Decimal, eff_usd: Decimal, billed: Decimal, used: Decimal) -> None:
+        def add(
+            list_usd: Decimal, eff_usd: Decimal, billed: Decimal, used: Decimal, pin: RatePin = pin
+        ) -> None:
             key = (list_usd, eff_usd, pin.source.value, pin.checked_on)
             bucket = out.setdefault(key, [Decimal(0), Decimal(0)])
             bucket[0] += billed
@@ -47,7 +51,7 @@ def _instance_seconds(
                 assert pin.series is not None and series is not None
                 found = series.get(pin.series)  # type: ignore[attr-defined]
                 bounds = [a, *(p.at for p in found.points if a < p.at < b), b]
-                for x, y in zip(bounds, bounds[1:], strict=False):
+                for x, y in itertools.pairwise(bounds):
                     rate = series.rate_at(pin.series, x)
                     secs = Decimal(whole_seconds(x, y))
                     add(rate, rate, secs, secs)

@@ -6,15 +6,16 @@ the pure rules in ``costing`` turn them into money, and the ledger stores them.
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 from decimal import Decimal
-from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.domain.base import Rate, RateSource
-from shared.domain.instance import InstanceProfile, Volume
+from shared.domain.base import Rate as Rate
+from shared.domain.base import RateSource as RateSource
+from shared.domain.instance import InstanceProfile as InstanceProfile
+from shared.domain.instance import Volume as Volume
 
 InstanceStateName = Literal[
     "pending", "running", "stopping", "stopped", "shutting-down", "terminated"

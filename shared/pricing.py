@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from functools import cache
@@ -18,7 +18,12 @@ from typing import Any, Protocol
 from shared.config import LedgerConfig, SpotPricePoint
 from shared.domain.accrual import MONTH_CLOCK, SECONDS_CLOCK, basic_clock
 from shared.domain.base import Rate, RateSource
-from shared.domain.instance import InstanceProfile, VolumeRates, provisioned_iops, provisioned_throughput
+from shared.domain.instance import (
+    InstanceProfile,
+    VolumeRates,
+    provisioned_iops,
+    provisioned_throughput,
+)
 from shared.domain.lifecycle import Span
 from shared.domain.rates import RatePin, SpotSeries
 

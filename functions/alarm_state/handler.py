@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared import runtime
 from shared.edge import parse_event
 from shared.events import AlarmStateChangeEvent
-from shared.services.utilization import AlarmOutcome, record_alarm_change
+from shared.services.utilization import record_alarm_change
 from shared.telemetry import count, metrics
 
 logger = Logger(service="costtracker")

@@ -27,8 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from shared import runtime
 from shared.access import Caller, resolve_caller
 from shared.budgets import BUDGET_ID, Budget, BudgetScope
-from shared.domain.job import JobRecords
-from shared.domain.job import JobCost
+from shared.domain.job import JobCost, JobRecords
 from shared.services.budgets import JobCache, budget_status, effective_budgets
 from shared.services.job_queries import list_jobs as query_jobs
 from shared.services.job_queries import readable_records, timeline

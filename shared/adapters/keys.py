@@ -8,15 +8,18 @@
 | sealed segment / idle episode / object version | JOB#<job> | E#<end>#S|I|V#... |
 | interruption notice | JOB#<job> | N#<time>#<account>#<instance>#<event> |
 | checkpoint step marker | JOB#<job> | K#<step> |
-| job rollup (one per job and account) | JOB#<job> | R#<account> (rollups-index: ROLLUPS / <job>#<account>) |
+| job rollup (one per job and account) | JOB#<job> | R#<account> |
 | cached price | PRICE#<kind>#<region>#<key> | PRICE |
 | spot price series point | SPOT#<series> | <time> |
 | budget / budget history | BUDGETS | <id> ; BUDGET#<id> | H#<time>#<n> |
 | alert outbox | OUTBOX | <alert_id> (+ pending-index while unsent) |
 | capacity reservation | RES#<account>#<id> | HEAD |
 | training job (SageMaker) | JOB#<job> | H#T#<account>#<name> |
-| daily summary / reconciliation | SUMMARY#<date> / RECONCILIATION#<date> | SUMMARY / RECONCILIATION |
+| daily summary | SUMMARY#<date> | SUMMARY |
+| reconciliation | RECONCILIATION#<date> | RECONCILIATION |
 | unmatched checkpoint object | UNMATCHED | <bucket>/<key> |
+
+Rollups are also in the rollups-index (ROLLUPS / <job>#<account>).
 
 A job's records share its partition, so a job is one Query (heads, steps, notices and
 rollups sort after the sealed records, which are sorted by their end: a day's records

@@ -260,11 +260,13 @@ class RollupStore:
             if name not in current or current[name] > value:
                 sets[name] = value
                 conditions.append(Above(name, value))
-        if change.tags is not None and change.tags_from is not None:
-            if "tags_from" not in current or current["tags_from"] > change.tags_from:
-                sets["tags"] = change.tags
-                sets["tags_from"] = change.tags_from
-                conditions.append(Above("tags_from", change.tags_from))
+        earlier = change.tags_from is not None and (
+            "tags_from" not in current or current["tags_from"] > change.tags_from
+        )
+        if change.tags is not None and change.tags_from is not None and earlier:
+            sets["tags"] = change.tags
+            sets["tags_from"] = change.tags_from
+            conditions.append(Above("tags_from", change.tags_from))
         if not add and not sets and current:
             return None
         return Update(

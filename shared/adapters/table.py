@@ -117,8 +117,10 @@ def _holds(condition: Condition, item: Item | None) -> bool:
 
 def _copy(item: Item) -> Item:
     """Items hold strings, numbers, sets and small maps: copy what can change."""
-    return {k: (set(v) if isinstance(v, set) else dict(v) if isinstance(v, dict) else v)
-            for k, v in item.items()}
+    return {
+        k: (set(v) if isinstance(v, set) else dict(v) if isinstance(v, dict) else v)
+        for k, v in item.items()
+    }
 
 
 def apply_update(current: Item | None, op: Update) -> Item:
@@ -205,7 +207,9 @@ class DynamoTable:
     """``Table`` over one DynamoDB table (low-level client, so boto3's resource layer
     is never imported)."""
 
-    def __init__(self, client: Any, table_name: str, indexes: Mapping[str, tuple[str, str]]) -> None:
+    def __init__(
+        self, client: Any, table_name: str, indexes: Mapping[str, tuple[str, str]]
+    ) -> None:
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
         self._client = client

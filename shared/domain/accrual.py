@@ -92,9 +92,7 @@ class Accrual:
             if any(values):
                 yield key, values
 
-    def value(
-        self, component: str, now: datetime, clocks: ClockReader = basic_clock
-    ) -> Decimal:
+    def value(self, component: str, now: datetime, clocks: ClockReader = basic_clock) -> Decimal:
         total = Decimal(0)
         for (comp, clock, denom), (f, w, o) in self.terms.items():
             if comp != component or not (f or w or o):

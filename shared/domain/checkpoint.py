@@ -134,7 +134,10 @@ def apply_object_event(head: CheckpointHead, event: ObjectEvent) -> ObjectChange
 def _slide(head: CheckpointHead) -> CheckpointHead:
     if len(head.window) <= WINDOW:
         return head
-    dropped, kept = head.window[: len(head.window) - WINDOW], head.window[len(head.window) - WINDOW :]
+    dropped, kept = (
+        head.window[: len(head.window) - WINDOW],
+        head.window[len(head.window) - WINDOW :],
+    )
     kept_ids = {e.event_id for e in kept}
     sealed = acc.from_attributes(head.sealed)
     remaining = []

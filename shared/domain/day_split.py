@@ -105,7 +105,9 @@ def job_between(
         a, b = max(lo, episode.start), min(hi, episode.end or now)
         if b > a:
             out["wasted_idle"] += cost_inside(seg, a, b, series, list_price=False)
-    windows = [(max(lo, a), min(hi, b)) for a, b in rerun_windows(records, now, False) if a < hi and b > lo]
+    windows = [
+        (max(lo, a), min(hi, b)) for a, b in rerun_windows(records, now, False) if a < hi and b > lo
+    ]
     out["wasted_rerun"] = cost_in_windows(segments, windows, series, list_price=False)
     out["total"] = out["instance"] + out["ebs"] + out["checkpoint_storage"]
     return out, priced

@@ -144,12 +144,16 @@ def episode_accrual(episode: IdleEpisode) -> Accrual:
         if episode.eff_num is not None and episode.list_num is not None:
             out.fixed(acc.IDLE, acc.SECONDS_CLOCK, SECONDS_PER_HOUR, episode.eff_num)
             out.fixed(acc.IDLE_LIST, acc.SECONDS_CLOCK, SECONDS_PER_HOUR, episode.list_num)
-            out.fixed("idle_seconds", acc.SECONDS_CLOCK, 1, whole_seconds(episode.start, episode.end))
+            out.fixed(
+                "idle_seconds", acc.SECONDS_CLOCK, 1, whole_seconds(episode.start, episode.end)
+            )
         return out
     out.linear("idle_seconds", acc.SECONDS_CLOCK, 1, 1, seconds_clock(episode.start))
     if episode.clock is not None:
         out.linear(acc.IDLE, episode.clock, SECONDS_PER_HOUR, episode.eff_weight, episode.since)
-        out.linear(acc.IDLE_LIST, episode.clock, SECONDS_PER_HOUR, episode.list_weight, episode.since)
+        out.linear(
+            acc.IDLE_LIST, episode.clock, SECONDS_PER_HOUR, episode.list_weight, episode.since
+        )
     return out
 
 

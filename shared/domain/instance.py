@@ -38,7 +38,13 @@ from shared.domain.lifecycle import (
     fold,
     ordered,
 )
-from shared.domain.segments import SegmentCost, SeriesReader, price_span, segment_accrual, unpriced_component
+from shared.domain.segments import (
+    SegmentCost,
+    SeriesReader,
+    price_span,
+    segment_accrual,
+    unpriced_component,
+)
 
 WINDOW = 24
 MAX_NOTICES = 16
@@ -152,7 +158,9 @@ class Change:
     idle_void: list[IdleEpisode] = field(default_factory=list)
 
 
-def _add_warning(head_warnings: Sequence[Warning_], new: Sequence[Warning_]) -> tuple[Warning_, ...]:
+def _add_warning(
+    head_warnings: Sequence[Warning_], new: Sequence[Warning_]
+) -> tuple[Warning_, ...]:
     out = list(head_warnings)
     for w in new:
         if w not in out:
@@ -219,7 +227,9 @@ def refold(
         if e.end is not None and (k not in new_idle_by_key or new_idle_by_key[k].end != e.end)
     ]
     starts = [s.span.start for s in segments]
-    first = min([*starts, *([head.first_running_at] if head.first_running_at else [])], default=None)
+    first = min(
+        [*starts, *([head.first_running_at] if head.first_running_at else [])], default=None
+    )
     last = max([*starts, *([head.last_running_at] if head.last_running_at else [])], default=None)
     new_head = head.model_copy(
         update={

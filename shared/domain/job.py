@@ -18,12 +18,10 @@ from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen
 from shared.domain.checkpoint import CheckpointHead, Version
-from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
 from shared.domain.idle import IdleEpisode
 from shared.domain.instance import InstanceHead, Warning_
 from shared.domain.lifecycle import Notice
 from shared.domain.segments import SegmentCost, SeriesReader, cost_inside
-from shared.domain.tags import tokens_per_step
 
 ClockFn = Callable[[str, datetime], Decimal]
 Status = Literal["running", "stopped", "interrupted", "complete"]
@@ -163,7 +161,9 @@ def checkpoint_marks(steps: Sequence[dict[str, Any]], marker: bool) -> list[tupl
     return sorted(out)
 
 
-def last_write_before(steps: Sequence[dict[str, Any]], at: datetime, marker: bool) -> datetime | None:
+def last_write_before(
+    steps: Sequence[dict[str, Any]], at: datetime, marker: bool
+) -> datetime | None:
     candidates = []
     for item in steps:
         names = ("complete_at",) if marker else ("last_write", "first_write")
@@ -196,7 +196,9 @@ def rerun_windows(
         )
         if segment is None:
             continue
-        start = last_write_before(records.steps, notice.at, marker) or job_start or segment.span.start
+        start = (
+            last_write_before(records.steps, notice.at, marker) or job_start or segment.span.start
+        )
         windows.append((start, segment.span.end if segment.span.end is not None else now))
     return merge_windows(windows)
 

@@ -26,7 +26,9 @@ from shared.domain.segments import UNPRICED_PREFIX, SeriesReader, cost_inside
 from shared.domain.tags import tokens_per_step
 
 
-def _instance_summary(head, now: datetime, clock: ClockFn, series: SeriesReader | None) -> InstanceSummary:  # type: ignore[no-untyped-def]
+def _instance_summary(
+    head, now: datetime, clock: ClockFn, series: SeriesReader | None
+) -> InstanceSummary:  # type: ignore[no-untyped-def]
     accrual = head_accrual(head)
     open_segment = head.open_segment
     burn = Decimal(0)
@@ -57,9 +59,7 @@ def _instance_summary(head, now: datetime, clock: ClockFn, series: SeriesReader 
 def _keys_with_prefix(a: Accrual, prefix: str, now: datetime) -> list[str]:
     components = {comp for (comp, _, _) in a.terms}
     return sorted(
-        c.removeprefix(prefix)
-        for c in components
-        if c.startswith(prefix) and a.value(c, now) > 0
+        c.removeprefix(prefix) for c in components if c.startswith(prefix) and a.value(c, now) > 0
     )
 
 
@@ -136,7 +136,10 @@ def job_cost(
             )
         )
     busy = [
-        c.at for h in records.heads for c in h.alarms if c.signal == "accelerator" and c.state == "OK"
+        c.at
+        for h in records.heads
+        for c in h.alarms
+        if c.signal == "accelerator" and c.state == "OK"
     ]
     warmup_seconds = warmup_usd = None
     if busy and started_at is not None and min(busy) >= started_at:
@@ -173,14 +176,14 @@ def job_cost(
         unpriced=unpriced,
         price_sources=tuple(sorted(sources)),
         warnings=tuple(warnings),
-        checkpoints=int(value("checkpoints")) if False else int(sum(
-            (Decimal(str(r.get("checkpoints", 0))) for r in records.rollups), Decimal(0)
-        )),
+        checkpoints=int(value("checkpoints"))
+        if False
+        else int(sum((Decimal(str(r.get("checkpoints", 0))) for r in records.rollups), Decimal(0))),
         checkpoint_objects=int(value("n_objects")),
         last_checkpoint_at=last_checkpoint_at,
-        last_checkpoint_step=steps_max if steps_max is not None else (
-            int(max(last_step)) if any(last_step) else None
-        ),
+        last_checkpoint_step=steps_max
+        if steps_max is not None
+        else (int(max(last_step)) if any(last_step) else None),
         interruptions=int(value("n_interruptions")),
         rebalance_recommendations=int(value("n_rebalances")),
         spend_at_risk_usd=spend_at_risk,

@@ -148,9 +148,7 @@ def cost_inside(
     return (series.integral(pin.series, b) - series.integral(pin.series, a)) / SECONDS_PER_HOUR
 
 
-def minimum_extra(
-    cost: SegmentCost, series: SeriesReader | None, *, list_price: bool
-) -> Decimal:
+def minimum_extra(cost: SegmentCost, series: SeriesReader | None, *, list_price: bool) -> Decimal:
     """The part of a closed segment's cost billed beyond its running time (the 60 s
     minimum or the started hour); it belongs to the moment the segment closed."""
     if cost.span.end is None or cost.pin is None:

@@ -10,9 +10,9 @@ once, even with concurrent runs: a conditional write claims it first.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from shared.budgets import Budget, period_bounds
 from shared.config import LedgerConfig
@@ -111,7 +111,9 @@ class BudgetStatus:
         return self.spend * 100 / self.budget.amount_usd
 
 
-def in_scope(budget: Budget, job_id: str, rollups: list[dict[str, Any]], config: LedgerConfig) -> bool:
+def in_scope(
+    budget: Budget, job_id: str, rollups: list[dict[str, Any]], config: LedgerConfig
+) -> bool:
     scope = budget.scope
     if scope.job is not None:
         return job_id == scope.job
@@ -142,7 +144,9 @@ def budget_status(
         burn += _total(accrual, ahead, clock) - _total(accrual, now, clock)
         open_formula.add(accrual)
     spend = sum(spend_by_job.values(), Decimal(0))
-    horizon = end if end is not None else now + timedelta(hours=config.budgeting.forecast_horizon_hours)
+    horizon = (
+        end if end is not None else now + timedelta(hours=config.budgeting.forecast_horizon_hours)
+    )
     horizon = max(horizon, now)
     projected = spend + _total(open_formula, horizon, clock) - _total(open_formula, now, clock)
     crossing = None

@@ -10,11 +10,18 @@ writes nothing, so Lambda's retry finds the work undone, never half done.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from shared.adapters.ledger_store import InstanceStore, Pointer, RollupChange, RollupStore, UnitOfWork
+from shared.adapters.ledger_store import (
+    InstanceStore,
+    Pointer,
+    RollupChange,
+    RollupStore,
+    UnitOfWork,
+)
 from shared.adapters.table import ConditionFailed, Table
 from shared.clock import Clock, utc
 from shared.config import LedgerConfig
@@ -32,7 +39,7 @@ from shared.domain.instance import (
 )
 from shared.domain.lifecycle import BILLING_STATES, Notice, Transition
 from shared.domain.tags import grouping_tags, tag_warnings
-from shared.inventory import Inventory, InstanceNotFound
+from shared.inventory import InstanceNotFound, Inventory
 from shared.pricing import PriceBook
 
 logger = logging.getLogger("costtracker.instances")
@@ -79,7 +86,9 @@ class Outcome:
         }
 
 
-def _profile(deps: LedgerDeps, account: str, instance_id: str, region: str) -> tuple[InstanceProfile, bool]:
+def _profile(
+    deps: LedgerDeps, account: str, instance_id: str, region: str
+) -> tuple[InstanceProfile, bool]:
     """What EC2 says of the instance; an instance EC2 cannot describe is kept from what
     the events say (type unknown), marked inferred."""
     try:
@@ -188,10 +197,8 @@ def _apply_to_instance(
             if created is None:
                 expires = int(now.timestamp()) + UNTRACKED_TTL_SECONDS
                 uow.add(deps.instances.put_pointer(pointer, expires))
-                try:
+                with contextlib.suppress(ConditionFailed):  # another event recorded it first
                     uow.commit()
-                except ConditionFailed:
-                    pass  # another event recorded it first
                 deps.instances.remember_pointer(pointer)
                 return Outcome("untracked", instance_id, None, account)
             old: InstanceHead | None = None
@@ -310,13 +317,24 @@ def record_spot_notice(
                 "interruptions": head.interruptions + (1 if notice.is_interruption else 0),
                 "rebalances": head.rebalances + (0 if notice.is_interruption else 1),
                 "last_warning_at": max(
-                    [x for x in (head.last_warning_at, notice.at if notice.is_interruption else None) if x],
+                    [
+                        x
+                        for x in (
+                            head.last_warning_at,
+                            notice.at if notice.is_interruption else None,
+                        )
+                        if x
+                    ],
                     default=None,
                 ),
             }
         )
         result = refold(
-            updated, updated.window, (*head.notices, notice), deps.prices.pin_for, deps.prices.series
+            updated,
+            updated.window,
+            (*head.notices, notice),
+            deps.prices.pin_for,
+            deps.prices.series,
         )
         if notice.is_interruption:
             result.seal_notices.append(notice)

@@ -17,8 +17,10 @@ from shared.services.job_view import active_between, all_rollups, cost_of, load_
 def _total(rollups: list[dict[str, Any]], now: datetime, deps: LedgerDeps) -> Decimal:
     a = acc.total(acc.from_attributes(r) for r in rollups)
     clock = deps.prices.clock
-    return a.value(acc.INSTANCE, now, clock) + a.value(acc.EBS, now, clock) + a.value(
-        acc.STORAGE, now, clock
+    return (
+        a.value(acc.INSTANCE, now, clock)
+        + a.value(acc.EBS, now, clock)
+        + a.value(acc.STORAGE, now, clock)
     )
 
 
@@ -54,7 +56,7 @@ def list_jobs(
         candidates.append((key, job_id, rollups))
     candidates.sort(key=lambda c: c[0])
     page = []
-    for _, job_id, rollups in candidates[offset : offset + limit]:
+    for _, job_id, _rollups in candidates[offset : offset + limit]:
         records = load_job(deps.table, deps.rollups, job_id)
         if records is not None:
             page.append(cost_of(deps, records, now))

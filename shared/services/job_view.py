@@ -27,7 +27,12 @@ class JobNotFound(Exception):
 
 
 def load_job(
-    table: Table, rollups: RollupStore, job_id: str, *, since: datetime | None = None, full: bool = True
+    table: Table,
+    rollups: RollupStore,
+    job_id: str,
+    *,
+    since: datetime | None = None,
+    full: bool = True,
 ) -> JobRecords | None:
     """A job's records. ``full``: also every sealed record its cost questions need (rerun
     windows, spend at risk, and ``since`` on); otherwise heads and rollups only."""
@@ -44,7 +49,9 @@ def load_job(
         elif kind == "step":
             records.steps.append(item)
         elif kind == "notice":
-            records.notices.append((str(item["instance_id"]), Notice.model_validate_json(item["record"])))
+            records.notices.append(
+                (str(item["instance_id"]), Notice.model_validate_json(item["record"]))
+            )
     if not records.rollups and not records.heads and not records.checkpoints:
         return None
     if not full:
@@ -86,7 +93,9 @@ def load_sealed(table: Table, records: JobRecords, since: datetime) -> None:
             head = heads.get((str(item.get("account", "")), str(item.get("object", ""))))
             records.versions.append((head, item, Version.model_validate_json(item["record"])))
         elif kind == "idle":
-            records.idle.append((str(item["instance_id"]), IdleEpisode.model_validate_json(item["record"])))
+            records.idle.append(
+                (str(item["instance_id"]), IdleEpisode.model_validate_json(item["record"]))
+            )
     records.loaded_since = since
 
 
@@ -98,7 +107,9 @@ def all_rollups(rollups: RollupStore) -> dict[str, list[dict[str, Any]]]:
     return jobs
 
 
-def active_between(rollups: Iterable[dict[str, Any]], first: date, last: date, now: datetime) -> bool:
+def active_between(
+    rollups: Iterable[dict[str, Any]], first: date, last: date, now: datetime
+) -> bool:
     """Whether a job (its rollups) accrued anything between two UTC days."""
     from shared.domain import accrual as acc
 
@@ -113,7 +124,9 @@ def active_between(rollups: Iterable[dict[str, Any]], first: date, last: date, n
     return begin.date() <= last and end.date() >= first
 
 
-def get_job_cost(deps: LedgerDeps, job_id: str, now: datetime, since: datetime | None = None) -> JobCost:
+def get_job_cost(
+    deps: LedgerDeps, job_id: str, now: datetime, since: datetime | None = None
+) -> JobCost:
     """One job's cost accrued to ``now`` (JobNotFound when the ledger has nothing of it)."""
     records = load_job(deps.table, deps.rollups, job_id, since=since)
     if records is None:

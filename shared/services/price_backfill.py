@@ -42,7 +42,9 @@ def _reprice(deps: LedgerDeps, head: InstanceHead, cost: SegmentCost) -> Segment
     )
 
 
-def _commit(deps: LedgerDeps, old: InstanceHead, new: InstanceHead, sealed: list[SegmentCost]) -> bool:
+def _commit(
+    deps: LedgerDeps, old: InstanceHead, new: InstanceHead, sealed: list[SegmentCost]
+) -> bool:
     uow = UnitOfWork(deps.table)
     head_op = deps.instances.put_head(new, old.version)
     uow.add(head_op)
@@ -84,7 +86,9 @@ def _backfill_head(deps: LedgerDeps, head: InstanceHead) -> bool:
 def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
     cost = SegmentCost.model_validate_json(str(item["record"]))
     pk = str(item["pk"])
-    head_item = deps.table.get(pk, keys.instance_head_sk(str(item["account"]), str(item["instance_id"])))
+    head_item = deps.table.get(
+        pk, keys.instance_head_sk(str(item["account"]), str(item["instance_id"]))
+    )
     if head_item is None:
         return False
     head = head_of(head_item)
@@ -93,7 +97,9 @@ def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
     priced = _reprice(deps, head, cost)
     if not priced.priced:
         return False
-    sealed = acc.from_attributes(head.sealed).add(segment_accrual(cost), -1).add(segment_accrual(priced))
+    sealed = (
+        acc.from_attributes(head.sealed).add(segment_accrual(cost), -1).add(segment_accrual(priced))
+    )
     new = head.model_copy(update={"sealed": acc.to_attributes(sealed)})
     return _commit(deps, head, new, [priced])
 
@@ -122,7 +128,9 @@ def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
     op = store.put_head(new, head.version)
     uow.add(op)
     delta = object_accrual(new).minus(object_accrual(head))
-    rollup_op = deps.rollups.update(RollupChange(job_id=head.job_id, account=head.account, delta=delta))
+    rollup_op = deps.rollups.update(
+        RollupChange(job_id=head.job_id, account=head.account, delta=delta)
+    )
     uow.add(rollup_op)
     try:
         uow.commit()
@@ -161,7 +169,9 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
             a = head_accrual(head)
             for component in {c for (c, _, _) in a.terms if c.startswith("unpriced:")}:
                 if a.value(component, now) > 0:
-                    missing.setdefault(component.removeprefix("unpriced:"), []).append(head.instance_id)
+                    missing.setdefault(component.removeprefix("unpriced:"), []).append(
+                        head.instance_id
+                    )
         elif kind == "segment" and not item.get("void"):
             if _backfill_sealed(deps, item):
                 repriced.append(f"{item['instance_id']} (sealed)")

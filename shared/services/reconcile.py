@@ -84,7 +84,9 @@ def _pct(estimated: Decimal, billed: Decimal) -> str | None:
     return f"{(estimated - billed) * 100 / billed:.2f}" if billed else None
 
 
-def _estimate(deps: LedgerDeps, job_id: str, start: datetime, end: datetime, now: datetime) -> dict[str, Decimal]:
+def _estimate(
+    deps: LedgerDeps, job_id: str, start: datetime, end: datetime, now: datetime
+) -> dict[str, Decimal]:
     records = load_job(deps.table, deps.rollups, job_id, since=start)
     if records is None:
         return {k: Decimal(0) for k in ESTIMATED_KINDS}

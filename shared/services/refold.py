@@ -54,7 +54,9 @@ def widen_and_refold(deps: LedgerDeps, head: InstanceHead, transition: Transitio
     terminated = head.floor_terminated
     if terminated is not None and not any(t.state == "terminated" for t in window):
         window.append(
-            Transition(event_id=f"terminated@{keys.iso(terminated)}", at=terminated, state="terminated")
+            Transition(
+                event_id=f"terminated@{keys.iso(terminated)}", at=terminated, state="terminated"
+            )
         )
     widened = head.model_copy(
         update={

@@ -18,12 +18,11 @@ from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import _tags
 from shared.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.focus_charges import focus_rows
-from shared.services.instances import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, load_job
 from shared.notify import Alert, Notifier
 from shared.reports import ReportStore
+from shared.services.instances import LedgerDeps
+from shared.services.job_view import active_between, all_rollups, load_job
 from shared.views import cents, iso, money
-
 
 
 def day_bounds(day: date) -> tuple[datetime, datetime]:

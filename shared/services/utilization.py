@@ -8,8 +8,8 @@ on the same metric and instance, never makes an instance idle and never stops it
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Protocol

@@ -36,9 +36,14 @@ TRN = InstanceProfile(
     volumes=(Volume(volume_id="vol-0b1", size_gib=512, volume_type="gp3"),),
 )
 CONFIG = LedgerConfig.model_validate(
-    {"live_prices": False,
-     "prices": {"ec2": {"trn1.32xlarge": "21.50"}, "ebs_gb_month": {"gp3": "0.08"},
-                "s3_gb_month": "0.023"}}
+    {
+        "live_prices": False,
+        "prices": {
+            "ec2": {"trn1.32xlarge": "21.50"},
+            "ebs_gb_month": {"gp3": "0.08"},
+            "s3_gb_month": "0.023",
+        },
+    }
 )
 
 
@@ -66,12 +71,20 @@ def test_an_instance_started_and_stopped_10000_times(moto_table: DynamoTable) ->
     for n in range(10_000):
         start = T0 + timedelta(minutes=10 * n)
         ledger.clock.advance_to(start)
-        for eid, at, state in ((f"r{n}", start, "running"),
-                               (f"s{n}", start + timedelta(seconds=30 + n % 300), "stopped")):
+        for eid, at, state in (
+            (f"r{n}", start, "running"),
+            (f"s{n}", start + timedelta(seconds=30 + n % 300), "stopped"),
+        ):
             ledger.clock.advance_to(at)
-            outcome = record_state_change(ledger.deps, event_id=eid, at=at,
-                                          instance_id=TRN.instance_id, state=state,
-                                          region=REGION, account=ACCOUNT)
+            outcome = record_state_change(
+                ledger.deps,
+                event_id=eid,
+                at=at,
+                instance_id=TRN.instance_id,
+                state=state,
+                region=REGION,
+                account=ACCOUNT,
+            )
             assert outcome.result == "applied"
     size, key = largest_item(ledger.table)
     assert size < LIMIT, key
@@ -88,16 +101,31 @@ def test_an_instance_started_and_stopped_10000_times(moto_table: DynamoTable) ->
 
 
 def test_a_checkpoint_key_overwritten_10000_times(moto_table: DynamoTable) -> None:
-    ledger = memory_ledger(config=CONFIG.model_copy(update={"checkpoint": CONFIG.checkpoint.model_copy(
-        update={"key_pattern": r"^runs/(?P<job>[^/]+)/latest/"})}), now=T0)
+    ledger = memory_ledger(
+        config=CONFIG.model_copy(
+            update={
+                "checkpoint": CONFIG.checkpoint.model_copy(
+                    update={"key_pattern": r"^runs/(?P<job>[^/]+)/latest/"}
+                )
+            }
+        ),
+        now=T0,
+    )
     size_bytes = 2**30  # 1 GiB each time, every 10 minutes
     for n in range(10_000):
         at = T0 + timedelta(minutes=10 * n)
         ledger.clock.advance_to(at)
         outcome = record_object_event(
-            ledger.deps, ledger.checkpoints, event_id=f"w{n}", at=at, region=REGION,
-            account=ACCOUNT, bucket="ckpt", raw_key="runs/nightly/latest/model.pt",
-            size_bytes=size_bytes, sequencer=f"{n:016X}",
+            ledger.deps,
+            ledger.checkpoints,
+            event_id=f"w{n}",
+            at=at,
+            region=REGION,
+            account=ACCOUNT,
+            bucket="ckpt",
+            raw_key="runs/nightly/latest/model.pt",
+            size_bytes=size_bytes,
+            sequencer=f"{n:016X}",
         )
         assert outcome.result == "applied"
     size, key = largest_item(ledger.table)
@@ -119,19 +147,40 @@ def _months_between(a: datetime, b: datetime) -> Decimal:
 
 
 def test_a_spot_segment_across_5000_price_changes(moto_table: DynamoTable) -> None:
-    spot = TRN.model_copy(update={"lifecycle": "spot", "instance_type": "p5.48xlarge",
-                                  "volumes": ()})
-    history = [{"from": (T0 + timedelta(minutes=5 * n)).isoformat(),
-                "usd": str(Decimal("20") + Decimal(n % 7) / 10)} for n in range(5000)]
+    spot = TRN.model_copy(
+        update={"lifecycle": "spot", "instance_type": "p5.48xlarge", "volumes": ()}
+    )
+    history = [
+        {
+            "from": (T0 + timedelta(minutes=5 * n)).isoformat(),
+            "usd": str(Decimal("20") + Decimal(n % 7) / 10),
+        }
+        for n in range(5000)
+    ]
     config = LedgerConfig.model_validate(
-        {"live_prices": False, "prices": {"spot": {"p5.48xlarge": history}}})
+        {"live_prices": False, "prices": {"spot": {"p5.48xlarge": history}}}
+    )
     ledger = memory_ledger(spot, config=config, now=T0)
     end = T0 + timedelta(minutes=5 * 5000 - 1)
-    record_state_change(ledger.deps, event_id="r", at=T0, instance_id=spot.instance_id,
-                        state="running", region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id="r",
+        at=T0,
+        instance_id=spot.instance_id,
+        state="running",
+        region=REGION,
+        account=ACCOUNT,
+    )
     ledger.clock.advance_to(end)
-    record_state_change(ledger.deps, event_id="s", at=end, instance_id=spot.instance_id,
-                        state="stopped", region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id="s",
+        at=end,
+        instance_id=spot.instance_id,
+        state="stopped",
+        region=REGION,
+        account=ACCOUNT,
+    )
     size, key = largest_item(ledger.table)
     assert size < LIMIT, key
     into_moto(ledger.table, moto_table)
@@ -142,16 +191,23 @@ def test_a_spot_segment_across_5000_price_changes(moto_table: DynamoTable) -> No
 
 
 def test_a_job_of_1000_instances(moto_table: DynamoTable) -> None:
-    profiles = [TRN.model_copy(update={"instance_id": f"i-0c{n:015x}", "volumes": ()})
-                for n in range(1000)]
+    profiles = [
+        TRN.model_copy(update={"instance_id": f"i-0c{n:015x}", "volumes": ()}) for n in range(1000)
+    ]
     ledger = memory_ledger(*profiles, config=CONFIG, now=T0)
     for n, profile in enumerate(profiles):
         for eid, minutes, state in ((f"r{n}", 0, "running"), (f"s{n}", 60 + n % 60, "stopped")):
             at = T0 + timedelta(minutes=minutes)
             ledger.clock.advance_to(at)
-            record_state_change(ledger.deps, event_id=eid, at=at,
-                                instance_id=profile.instance_id, state=state, region=REGION,
-                                account=ACCOUNT)
+            record_state_change(
+                ledger.deps,
+                event_id=eid,
+                at=at,
+                instance_id=profile.instance_id,
+                state=state,
+                region=REGION,
+                account=ACCOUNT,
+            )
     size, key = largest_item(ledger.table)
     assert size < LIMIT, key
     into_moto(ledger.table, moto_table)

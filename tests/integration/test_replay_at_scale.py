@@ -29,9 +29,17 @@ def iso(at: datetime) -> str:
 
 
 def state(eid: str, at: datetime, iid: str, st: str) -> dict[str, Any]:
-    return {"version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-            "source": "aws.ec2", "account": ACCOUNT, "time": iso(at), "region": REGION,
-            "resources": [], "detail": {"instance-id": iid, "state": st}}
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2",
+        "account": ACCOUNT,
+        "time": iso(at),
+        "region": REGION,
+        "resources": [],
+        "detail": {"instance-id": iid, "state": st},
+    }
 
 
 def scenario() -> dict[str, Any]:
@@ -47,14 +55,21 @@ def scenario() -> dict[str, Any]:
     for k, iid in enumerate(sweep):
         events.append(state(f"ss{k}", T0 + timedelta(seconds=k + 3600 + 7 * k), iid, "stopped"))
     events.sort(key=lambda e: e["time"])  # arrival: by time, the late stops kept first above
-    instances = [{"instance_id": DEV, "instance_type": "trn1.2xlarge",
-                  "tags": {"training-job": "dev-box"}}]
-    instances += [{"instance_id": iid, "instance_type": "g5.xlarge",
-                   "tags": {"training-job": "sweep"}} for iid in sweep]
-    return {"region": REGION, "account": ACCOUNT,
-            "prices": {"ec2": {"trn1.2xlarge": "1.34375", "g5.xlarge": "1.006"}},
-            "instances": instances, "events": events,
-            "until": iso(T0 + timedelta(days=21))}
+    instances = [
+        {"instance_id": DEV, "instance_type": "trn1.2xlarge", "tags": {"training-job": "dev-box"}}
+    ]
+    instances += [
+        {"instance_id": iid, "instance_type": "g5.xlarge", "tags": {"training-job": "sweep"}}
+        for iid in sweep
+    ]
+    return {
+        "region": REGION,
+        "account": ACCOUNT,
+        "prices": {"ec2": {"trn1.2xlarge": "1.34375", "g5.xlarge": "1.006"}},
+        "instances": instances,
+        "events": events,
+        "until": iso(T0 + timedelta(days=21)),
+    }
 
 
 @pytest.fixture(scope="module")

@@ -39,51 +39,99 @@ ACCOUNT, REGION = "123456789012", "us-east-1"
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict[str, Any]:
-    return {"version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-            "source": "aws.ec2", "account": ACCOUNT, "time": at, "region": REGION,
-            "resources": [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"],
-            "detail": {"instance-id": iid, "state": st}}
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2",
+        "account": ACCOUNT,
+        "time": at,
+        "region": REGION,
+        "resources": [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"],
+        "detail": {"instance-id": iid, "state": st},
+    }
 
 
 def alarm(eid: str, at: str, iid: str, signal: str, value: str) -> dict[str, Any]:
-    return {"version": "0", "id": eid, "detail-type": "CloudWatch Alarm State Change",
-            "source": "aws.cloudwatch", "account": ACCOUNT, "time": at, "region": REGION,
-            "resources": [], "detail": {
-                "alarmName": f"costtracker-{iid}-{signal}-low",
-                "state": {"value": value, "timestamp": at.replace("Z", ".000+0000")},
-                "previousState": {"value": "OK", "timestamp": at.replace("Z", ".000+0000")},
-                "configuration": {"metrics": []}}}
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": "CloudWatch Alarm State Change",
+        "source": "aws.cloudwatch",
+        "account": ACCOUNT,
+        "time": at,
+        "region": REGION,
+        "resources": [],
+        "detail": {
+            "alarmName": f"costtracker-{iid}-{signal}-low",
+            "state": {"value": value, "timestamp": at.replace("Z", ".000+0000")},
+            "previousState": {"value": "OK", "timestamp": at.replace("Z", ".000+0000")},
+            "configuration": {"metrics": []},
+        },
+    }
 
 
 def created(eid: str, at: str, key: str, size: int) -> dict[str, Any]:
-    return {"version": "0", "id": eid, "detail-type": "Object Created", "source": "aws.s3",
-            "account": ACCOUNT, "time": at, "region": REGION, "resources": [],
-            "detail": {"version": "0", "bucket": {"name": "ckpt-bucket"},
-                       "object": {"key": key, "size": size, "sequencer": "0A"}}}
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": "Object Created",
+        "source": "aws.s3",
+        "account": ACCOUNT,
+        "time": at,
+        "region": REGION,
+        "resources": [],
+        "detail": {
+            "version": "0",
+            "bucket": {"name": "ckpt-bucket"},
+            "object": {"key": key, "size": size, "sequencer": "0A"},
+        },
+    }
 
 
-EBS, ZOMBIE, IDLE, NEW = ("i-0a0000000000000a1", "i-0a0000000000000a2",
-                          "i-0a0000000000000a3", "i-0a0000000000000a4")
+EBS, ZOMBIE, IDLE, NEW = (
+    "i-0a0000000000000a1",
+    "i-0a0000000000000a2",
+    "i-0a0000000000000a3",
+    "i-0a0000000000000a4",
+)
 SCENARIO = {
-    "region": REGION, "account": ACCOUNT,
-    "prices": {"ec2": {"trn1.32xlarge": "21.50", "p5.48xlarge": "55.04"},
-               "ebs_gb_month": {"gp3": "0.08", "io2": "0.125", "io1": "0.125"},
-               "ebs_iops_month": {"io2": "0.065", "io1": "0.065", "gp3": "0.005"},
-               "ebs_throughput_month": {"gp3": "0.04"}, "s3_gb_month": "0.023"},
+    "region": REGION,
+    "account": ACCOUNT,
+    "prices": {
+        "ec2": {"trn1.32xlarge": "21.50", "p5.48xlarge": "55.04"},
+        "ebs_gb_month": {"gp3": "0.08", "io2": "0.125", "io1": "0.125"},
+        "ebs_iops_month": {"io2": "0.065", "io1": "0.065", "gp3": "0.005"},
+        "ebs_throughput_month": {"gp3": "0.04"},
+        "s3_gb_month": "0.023",
+    },
     "discounts": {"trn1": "0.30"},
-    "checkpoint": {"buckets": ["ckpt-bucket"],
-                   "key_pattern": "^runs/(?P<job>[^/]+)/step-(?P<step>\\d+)/"},
+    "checkpoint": {
+        "buckets": ["ckpt-bucket"],
+        "key_pattern": "^runs/(?P<job>[^/]+)/step-(?P<step>\\d+)/",
+    },
     "instances": [
-        {"instance_id": EBS, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": "ebs-job", "team": "nlp"},
-         "volumes": [{"size_gib": 500, "volume_type": "io2", "iops": 4000},
-                     {"size_gib": 1000, "volume_type": "gp3", "iops": 6000, "throughput": 250},
-                     {"size_gib": 100, "volume_type": "io1"},
-                     {"size_gib": 2000, "volume_type": "st1"}]},
-        {"instance_id": ZOMBIE, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": "zombie"}},
-        {"instance_id": IDLE, "instance_type": "p5.48xlarge",
-         "tags": {"training-job": "idle-job", "team": "vision"}},
+        {
+            "instance_id": EBS,
+            "instance_type": "trn1.32xlarge",
+            "tags": {"training-job": "ebs-job", "team": "nlp"},
+            "volumes": [
+                {"size_gib": 500, "volume_type": "io2", "iops": 4000},
+                {"size_gib": 1000, "volume_type": "gp3", "iops": 6000, "throughput": 250},
+                {"size_gib": 100, "volume_type": "io1"},
+                {"size_gib": 2000, "volume_type": "st1"},
+            ],
+        },
+        {
+            "instance_id": ZOMBIE,
+            "instance_type": "trn1.32xlarge",
+            "tags": {"training-job": "zombie"},
+        },
+        {
+            "instance_id": IDLE,
+            "instance_type": "p5.48xlarge",
+            "tags": {"training-job": "idle-job", "team": "vision"},
+        },
         {"instance_id": NEW, "instance_type": "trn2.48xlarge"},
     ],
     "events": [
@@ -136,10 +184,13 @@ def test_terminated_is_final(document: dict[str, Any]) -> None:
     assert kinds.count("event_after_terminated") == 2
 
 
-def test_a_checkpoint_without_an_instance_makes_a_storage_only_job(document: dict[str, Any]) -> None:
+def test_a_checkpoint_without_an_instance_makes_a_storage_only_job(
+    document: dict[str, Any],
+) -> None:
     orphan = job(document, "orphan-ckpt")
     assert Decimal(orphan["cost_usd"]["checkpoint_storage"]) == Decimal(
-        "0.007666666666666666666666666667").quantize(Decimal("1e-9"))
+        "0.007666666666666666666666666667"
+    ).quantize(Decimal("1e-9"))
     assert orphan["cost_usd"]["instance"] == "0.000000000" and orphan["checkpoints"] == 1
 
 

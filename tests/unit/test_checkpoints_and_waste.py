@@ -3,8 +3,6 @@
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-import pytest
-
 from shared.config import CheckpointConfig, LedgerConfig, PriceOverrides
 from shared.domain import accrual as acc
 from shared.domain.base import Rate, RateSource
