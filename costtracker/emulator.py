@@ -267,7 +267,7 @@ def _patch_moto_transactions() -> None:
                     table.items[h][r] = item
             raise
         finally:
-            dynamodb_models.copy = copy  # type: ignore[assignment]
+            dynamodb_models.copy = copy
 
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     DynamoDBBackend._costtracker_patched = True  # type: ignore[attr-defined]

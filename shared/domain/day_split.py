@@ -85,23 +85,24 @@ def job_between(
         weight, volumes_priced = _ebs_weight(head)
         priced = priced and volumes_priced
         out["ebs"] += _month_share(weight, a, b)
-    for head, version in _versions(records):
+    for ckpt, version in _versions(records):
         end = version.end or now
         a, b = max(lo, version.start), min(hi, end)
         if b <= a:
             continue
-        if head is None or head.rate is None:
+        if ckpt is None or ckpt.rate is None:
             priced = False
             continue
         out["checkpoint_storage"] += _month_share(
-            head.rate.effective_usd * version.size_bytes / GIB, a, b
+            ckpt.rate.effective_usd * version.size_bytes / GIB, a, b
         )
     by_key = {(s.instance_id, s.span.key): s for s in segments}
     episodes = list(records.idle) + [(h.instance_id, e) for h in records.heads for e in h.idle]
     for instance_id, episode in {(i, e.segment_key, e.start): (i, e) for i, e in episodes}.values():
-        seg = by_key.get((instance_id, episode.segment_key))
-        if seg is None:
+        found = by_key.get((instance_id, episode.segment_key))
+        if found is None:
             continue
+        seg = found
         a, b = max(lo, episode.start), min(hi, episode.end or now)
         if b > a:
             out["wasted_idle"] += cost_inside(seg, a, b, series, list_price=False)

@@ -28,7 +28,7 @@ from shared.domain.tags import tokens_per_step
 
 def _instance_summary(
     head, now: datetime, clock: ClockFn, series: SeriesReader | None
-) -> InstanceSummary:  # type: ignore[no-untyped-def]
+) -> InstanceSummary:
     accrual = head_accrual(head)
     open_segment = head.open_segment
     burn = Decimal(0)

@@ -265,7 +265,7 @@ def record_state_change(
     """Fold one EC2 state change into the instance's head (SPEC rule 1)."""
     if state not in BILLING_STATES:
         return Outcome("ignored", instance_id, detail=f"{state} bills nothing")
-    transition = Transition(event_id=event_id, at=utc(at), state=state, inferred=inferred)  # type: ignore[arg-type]
+    transition = Transition(event_id=event_id, at=utc(at), state=state, inferred=inferred)
 
     def change(head: InstanceHead) -> Change | None:
         if is_very_late(head, transition):

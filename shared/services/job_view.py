@@ -58,7 +58,7 @@ def load_job(
         return records
     starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
     first = _parse(min(starts)) if starts else None
-    wanted = [since] if since is not None else []
+    wanted: list[datetime | None] = [since]
     if records.notices:
         wanted.append(first)  # rerun windows may reach back to the job's start
     if any(h.open_segment is not None for h in records.heads):

@@ -105,7 +105,7 @@ def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
 
 
 def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
-    head = checkpoint_of(item)  # type: ignore[arg-type]
+    head = checkpoint_of(item)
     rate = deps.prices.s3_rate(head.region)
     if rate is None:
         return False
@@ -142,7 +142,7 @@ def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
     return True
 
 
-def deps_checkpoints():  # type: ignore[no-untyped-def]
+def deps_checkpoints():
     from shared import runtime
 
     return runtime.checkpoint_store()

@@ -21,7 +21,7 @@ def _transitions_of(cost: SegmentCost) -> list[Transition]:
     out = [Transition(event_id=span.start_event_id, at=span.start, state="running")]
     if span.end is not None and span.end_event_id and span.end_state:
         out.append(
-            Transition(event_id=span.end_event_id, at=span.end, state=span.end_state)  # type: ignore[arg-type]
+            Transition(event_id=span.end_event_id, at=span.end, state=span.end_state)
         )
     return out
 

@@ -89,7 +89,7 @@ def sync_alarms(
     specs = alarm_specs(deps.config.utilization, instance_id, head.profile.instance_type)
     if not specs:
         return "no_accelerator"
-    transition = Transition(event_id=event_id, at=utc(at), state=state)  # type: ignore[arg-type]
+    transition = Transition(event_id=event_id, at=utc(at), state=state)
     folded = fold(
         (*head.window, transition), head.notices, head.floor_open, head.floor_terminated
     )
@@ -150,7 +150,7 @@ def record_alarm_change(
         logger.debug("not one of our alarms", extra={"event_id": event_id, "alarm": alarm_name})
         return AlarmOutcome("ignored")
     instance_id, signal = parsed
-    change = AlarmChange(event_id=event_id, at=utc(state_at), signal=signal, state=state)  # type: ignore[arg-type]
+    change = AlarmChange(event_id=event_id, at=utc(state_at), signal=signal, state=state)
 
     def apply(head: InstanceHead) -> Change | None:
         return refold(
