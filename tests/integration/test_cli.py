@@ -48,7 +48,7 @@ def test_json_output_is_the_apis_document_with_sorted_keys(
     assert first == second
     document = json.loads(first)
     assert list(document) == sorted(document)
-    assert document["cost_usd"]["total"] == "1313.266660494"
+    assert document["cost_usd"]["total"] == "1313.267983726"
 
 
 def test_ls_compare_and_prices(endpoint: str, capsys: pytest.CaptureFixture[str]) -> None:
