@@ -21,7 +21,6 @@ from costtracker.errors import CliError
 DEFAULT_ENDPOINT = "http://127.0.0.1:8080"
 _HINTS = {
     401: "check your AWS credentials",
-    403: "your identity may not see this; ask an admin for an access rule",
 }
 _FIELD_HINTS = {
     "job_id": "list the jobs with `costtracker jobs ls`",

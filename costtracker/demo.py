@@ -62,7 +62,7 @@ def _scenario_access(scenario: Any) -> Any:
         raise CliError(f"the scenario's access.{where}: {first['msg']}") from exc
 
 
-def _store_reported_summaries(document: dict[str, Any]) -> None:
+def store_reported_summaries(document: dict[str, Any]) -> None:
     """Put each reported daily summary the scheduled run did not store (a day whose
     summary time falls after ``until``: the replay reports it, the ledger lacked it)."""
     from datetime import date
@@ -125,7 +125,7 @@ def run_demo(
             print(job_table(document), flush=True)
             if server is None:
                 return 0
-            _store_reported_summaries(document)
+            store_reported_summaries(document)
             bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
             print(
                 f"\nJob-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json),"

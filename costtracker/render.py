@@ -334,19 +334,30 @@ def compare(body: dict[str, Any]) -> str:
     """One column per job, full ids; more jobs than fit are shown in further blocks."""
     jobs = body["jobs"]
     label_width = max(len(label) for _, label, _ in _COMPARE)
-    per_block = max(1, (WIDTH - label_width) // 24)
-    blocks = []
-    for start in range(0, len(jobs), per_block):
-        chunk = jobs[start : start + per_block]
-        rows = [("", *[j["job_id"] for j in chunk])]
-        for key, label, show in _COMPARE:
-            rows.append((label, *[show(j.get(key)) for j in chunk]))
-        blocks.append(table(rows))
+    columns = [[j["job_id"], *[show(j.get(key)) for key, _, show in _COMPARE]] for j in jobs]
+    blocks: list[list[list[str]]] = []
+    chunk: list[list[str]] = []
+    used = label_width
+    for column in columns:  # as many whole columns per block as fit in the width
+        width = max(len(cell) for cell in column) + 2
+        if chunk and used + width > WIDTH:
+            blocks.append(chunk)
+            chunk, used = [], label_width
+        chunk.append(column)
+        used += width
+    if chunk:
+        blocks.append(chunk)
+    tables = []
+    for block in blocks:
+        rows = [("", *[c[0] for c in block])]
+        for n, (_, label, _) in enumerate(_COMPARE, start=1):
+            rows.append((label, *[c[n] for c in block]))
+        tables.append(table(rows))
     notes = "\n".join(
         textwrap.fill(n, WIDTH, initial_indent="note: ", subsequent_indent="      ")
         for n in body["notes"]
     )
-    return "\n\n".join(blocks) + ("\n" + notes if notes else "")
+    return "\n\n".join(tables) + ("\n" + notes if notes else "")
 
 
 def timeline(body: dict[str, Any]) -> str:
