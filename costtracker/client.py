@@ -30,7 +30,11 @@ class ApiClient:
         self._sign = host.endswith(".amazonaws.com") if sign is None else sign
 
     def headers_for(
-        self, method: str, url: str, data: bytes | None = None, headers: dict[str, str] | None = None
+        self,
+        method: str,
+        url: str,
+        data: bytes | None = None,
+        headers: dict[str, str] | None = None,
     ) -> dict[str, str]:
         """The headers to send: SigV4-signed with the caller's credentials for a deployed
         API, as given for the local one."""
@@ -70,7 +74,8 @@ class ApiClient:
         if credentials is None:
             raise ApiError(0, "no AWS credentials to sign the request with")
         host = urlsplit(url).hostname or ""
-        region = host.split(".")[2] if host.count(".") >= 3 else session.region_name
+        amazon = host.endswith(".amazonaws.com") and host.count(".") >= 3
+        region = host.split(".")[2] if amazon else session.region_name
         aws_request = AWSRequest(method=method, url=url, data=data, headers=headers)
         SigV4Auth(credentials, "execute-api", region or "us-east-1").add_auth(aws_request)
         return dict(aws_request.headers.items())

@@ -65,9 +65,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:
-        from functions.job_cost_api.handler import app
-
         from costtracker.dashboard import send_asset
+        from functions.job_cost_api.handler import app
 
         if send_asset(self, urlsplit(self.path).path):  # the dashboard: / and /ui/...
             return

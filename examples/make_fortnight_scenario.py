@@ -18,7 +18,7 @@ for the dashboard (rerun to regenerate). Times are UTC; all prices are overrides
 """
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "ml-checkpoints"
@@ -33,7 +33,7 @@ counter = {"n": 0}
 
 
 def at(day: int, hh: int, mm: int = 0, ss: int = 0) -> str:
-    return datetime(2026, 11, day, hh, mm, ss).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime(2026, 11, day, hh, mm, ss, tzinfo=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def eid(prefix: str) -> str:

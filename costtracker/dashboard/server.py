@@ -25,7 +25,7 @@ class DashboardProxy(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], client: ApiClient) -> None:
         super().__init__(address, ProxyHandler)
         self.client = client
-        host, port = self.server_address[0], self.server_address[1]
+        host, port = str(self.server_address[0]), int(self.server_address[1])
         self.allowed_hosts = {f"{host}:{port}", f"localhost:{port}", f"127.0.0.1:{port}"}
 
 
@@ -58,7 +58,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
     def _refuse(self) -> None:
         self._json(405, "the dashboard proxy forwards only GET (use the CLI to change things)")
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = _refuse  # noqa: N815
+    do_POST = do_PUT = do_DELETE = do_PATCH = _refuse
 
     def _forward(self) -> None:
         client = self.server.client
@@ -100,7 +100,7 @@ def run_dashboard(endpoint: str, host: str, port: int) -> int:
     except OSError as error:
         print(f"costtracker dashboard: cannot listen on {host}:{port}: {error}", file=sys.stderr)
         return 2
-    bound = f"http://{server.server_address[0]}:{server.server_address[1]}/"
+    bound = f"http://{server.server_address[0]!s}:{server.server_address[1]}/"
     signing = "signed with your AWS credentials (SigV4)" if server.client._sign else "unsigned"
     print(
         f"Dashboard on {bound} for {server.client.endpoint}; its API calls are {signing}. "

@@ -248,7 +248,7 @@ const NONE_COLOUR = "#b9c0c8";
 function niceMax(value) {
   if (!(value > 0)) return 1;
   const exp = Math.pow(10, Math.floor(Math.log10(value)));
-  for (const m of [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * exp >= value) return m * exp;
+  for (const m of [1, 1.2, 1.6, 2, 2.4, 3.2, 4, 6, 8, 10]) if (m * exp >= value) return m * exp;
   return 10 * exp;
 }
 
@@ -789,7 +789,9 @@ function budgetChart(budget, history) {
   const amount = num(budget.amount_usd);
   const t0 = parseTime(budget.period_start);
   const asOf = parseTime(budget.as_of);
-  const t1 = parseTime(budget.period_end) || parseTime(budget.projected_until) || asOf;
+  const crossing = parseTime(budget.crossing_100_at);
+  let t1 = parseTime(budget.period_end) || parseTime(budget.projected_until) || asOf;
+  if (crossing && crossing > t1) t1 = crossing;
   const maxThreshold = Math.max(...budget.thresholds, 100) / 100;
   const max = niceMax(Math.max(amount * maxThreshold, num(budget.projected_total_usd), num(budget.spend_usd)) * 1.05);
   const start = history.length ? new Date(Math.max(t0, parseTime(`${history[0].date}T00:00:00Z`) - 0)) : t0;
