@@ -85,7 +85,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         serve=not args.no_serve,
         scenario_path=args.scenario,
         verbose=args.verbose,
+        budgets_path=args.budgets,
     )
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from costtracker.dashboard.server import run_dashboard
+
+    return run_dashboard(args.endpoint, args.host, args.port)
 
 
 def cmd_backfill(args: argparse.Namespace) -> int:
@@ -293,7 +300,18 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--port", type=int, default=8080)
     p_demo.add_argument("--scenario", type=Path, default=None, help="another scenario to show")
     p_demo.add_argument("--verbose", action="store_true")
+    p_demo.add_argument(
+        "--budgets", type=Path, default=None, help="a JSON list of budgets to set after replay"
+    )
     p_demo.set_defaults(func=cmd_demo)
+
+    p_dash = sub.add_parser(
+        "dashboard", help="the dashboard on 127.0.0.1 for a deployed API (calls signed SigV4)"
+    )
+    p_dash.add_argument("--endpoint", required=True, help="the deployed API's URL (with stage)")
+    p_dash.add_argument("--host", default="127.0.0.1")
+    p_dash.add_argument("--port", type=int, default=8080)
+    p_dash.set_defaults(func=cmd_dashboard)
 
     p_summaries = sub.add_parser("summaries", help="daily summaries of the deployed stack")
     summaries_sub = p_summaries.add_subparsers(dest="summaries_command", required=True)

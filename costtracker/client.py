@@ -22,12 +22,24 @@ class ApiError(Exception):
 
 
 class ApiClient:
-    def __init__(self, endpoint: str | None = None) -> None:
+    def __init__(self, endpoint: str | None = None, sign: bool | None = None) -> None:
         self.endpoint = (
             endpoint or os.environ.get("COSTTRACKER_ENDPOINT") or DEFAULT_ENDPOINT
         ).rstrip("/")
         host = urlsplit(self.endpoint).hostname or ""
-        self._sign = host.endswith(".amazonaws.com")
+        self._sign = host.endswith(".amazonaws.com") if sign is None else sign
+
+    def headers_for(
+        self,
+        method: str,
+        url: str,
+        data: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, str]:
+        """The headers to send: SigV4-signed with the caller's credentials for a deployed
+        API, as given for the local one."""
+        headers = dict(headers or {})
+        return self._signed(method, url, data, headers) if self._sign else headers
 
     def request(
         self, method: str, path: str, query: dict[str, Any] | None = None, body: Any = None
@@ -62,7 +74,8 @@ class ApiClient:
         if credentials is None:
             raise ApiError(0, "no AWS credentials to sign the request with")
         host = urlsplit(url).hostname or ""
-        region = host.split(".")[2] if host.count(".") >= 3 else session.region_name
+        amazon = host.endswith(".amazonaws.com") and host.count(".") >= 3
+        region = host.split(".")[2] if amazon else session.region_name
         aws_request = AWSRequest(method=method, url=url, data=data, headers=headers)
         SigV4Auth(credentials, "execute-api", region or "us-east-1").add_auth(aws_request)
         return dict(aws_request.headers.items())

@@ -1,15 +1,31 @@
 """``costtracker demo``: replay the bundled example on the emulator, print the job table,
-then serve the job-cost API on the loopback until interrupted."""
+then serve the job-cost API and the dashboard on the loopback until interrupted."""
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "llama-lora-vs-p5.json"
 
 
-def run_demo(host: str, port: int, serve: bool, scenario_path: Path | None, verbose: bool) -> int:
+def load_budgets(path: Path) -> list[Any]:
+    """Budgets (a JSON list, as PUT /budgets/{id} takes them with their ``budget_id``)."""
+    from shared.budgets import Budget
+
+    return [Budget.model_validate(item) for item in json.loads(path.read_text())]
+
+
+def run_demo(
+    host: str,
+    port: int,
+    serve: bool,
+    scenario_path: Path | None,
+    verbose: bool,
+    budgets_path: Path | None = None,
+) -> int:
     from costtracker.cli import _job_table
     from costtracker.local_api import serve as make_server
     from costtracker.replay import replay_session, report
@@ -18,15 +34,24 @@ def run_demo(host: str, port: int, serve: bool, scenario_path: Path | None, verb
     path = scenario_path or EXAMPLE
     scenario = load_scenario(path)
     print(f"Replaying {path.name} on the embedded AWS emulator (moto, 127.0.0.1)...", flush=True)
+    budgets = load_budgets(budgets_path) if budgets_path else []
     with replay_session(scenario, verbose=verbose) as replayer:
         replayer.run()
+        if budgets:
+            from shared import runtime
+
+            known = runtime.current_settings().config.known_tag_keys()
+            for budget in budgets:  # as PUT /budgets/{id} stores them
+                budget.check_tag_keys(known)
+                runtime.ledger().put_budget(budget)
         print(_job_table(report(replayer)), flush=True)
         if not serve:
             return 0
         server = make_server(host, port)
         bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
         print(
-            f"\nJob-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json), "
+            f"\nDashboard on http://{bound_host}:{bound_port}/\n"
+            f"Job-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json), "
             f"e.g. curl http://{bound_host}:{bound_port}/jobs?from=2026-11-01\n"
             "Local mode: requests are not signed and no credentials are checked; the server "
             "trusts any caller on this loopback address. Ctrl-C stops it.",

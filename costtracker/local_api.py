@@ -7,12 +7,18 @@ credentials: it trusts the loopback caller, and says so when it starts.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from costtracker.lambda_context import FakeLambdaContext
+
+# One request at a time through the handler, as one Lambda container runs them: the
+# resolver keeps the current event on the (module-global) app, and the dashboard's page
+# sends several requests at once.
+_HANDLER_LOCK = threading.Lock()
 
 
 def proxy_event(
@@ -59,8 +65,11 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:
+        from costtracker.dashboard import send_asset
         from functions.job_cost_api.handler import app
 
+        if send_asset(self, urlsplit(self.path).path):  # the dashboard: / and /ui/...
+            return
         if urlsplit(self.path).path == "/openapi.json":
             self._send(200, app.get_openapi_json_schema(title="costtracker job-cost API"))
             return
@@ -78,7 +87,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length).decode() if length else None
         event = proxy_event(method, self.path, dict(self.headers.items()), body)
-        response = handler(event, FakeLambdaContext("job_cost_api"))  # type: ignore[arg-type]
+        with _HANDLER_LOCK:
+            response = handler(event, FakeLambdaContext("job_cost_api"))  # type: ignore[arg-type]
         headers = {k: str(v) for k, v in (response.get("headers") or {}).items()}
         headers.setdefault("Content-Type", "application/json")
         self._send(int(response["statusCode"]), response.get("body") or "", headers)
