@@ -178,11 +178,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
         verbose=args.verbose,
         as_caller=args.as_caller,
         allow_remote=args.allow_remote,
+        budgets_path=args.budgets,
     )
 
 
 def add_demo(sub: Any) -> None:
-    p = sub.add_parser("demo", help="replay the bundled example and serve the job-cost API")
+    p = sub.add_parser(
+        "demo", help="replay the bundled example and serve the job-cost API and the dashboard"
+    )
     p.add_argument("--no-serve", action="store_true")
     p.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")
     p.add_argument("--port", type=_port, default=8080)
@@ -201,8 +204,31 @@ def add_demo(sub: Any) -> None:
         "(matched against the scenario's access rules); default: an admin",
     )
     p.add_argument("--scenario", type=Path, default=None, help="another scenario to show")
+    p.add_argument(
+        "--budgets",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a JSON list of budgets (as PUT /budgets/{id} takes them) to set after the replay",
+    )
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(func=cmd_demo)
+
+
+def cmd_dashboard(args: argparse.Namespace) -> int:
+    from costtracker.dashboard.server import run_dashboard
+
+    return run_dashboard(args.endpoint, args.host, args.port)
+
+
+def add_dashboard(sub: Any) -> None:
+    p = sub.add_parser(
+        "dashboard", help="the dashboard on the loopback for a deployed API (calls signed SigV4)"
+    )
+    p.add_argument("--endpoint", required=True, help="the deployed API's URL (with its stage)")
+    p.add_argument("--host", default="127.0.0.1", help="a loopback address (default 127.0.0.1)")
+    p.add_argument("--port", type=_port, default=8080)
+    p.set_defaults(func=cmd_dashboard)
 
 
 # The environment the deployed stack's functions get (see the stack outputs).
@@ -538,7 +564,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="costtracker", description=__doc__.split("\n\n")[0])
     parser.add_argument("--debug", action="store_true", help="show tracebacks")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (add_replay, add_demo, add_summaries, add_jobs, add_budgets, add_prices, add_dlq):
+    for add in (
+        add_replay,
+        add_demo,
+        add_dashboard,
+        add_summaries,
+        add_jobs,
+        add_budgets,
+        add_prices,
+        add_dlq,
+    ):
         add(sub)
     for choice in sub.choices.values():  # `costtracker jobs show X --debug` works too
         _debug_everywhere(choice)

@@ -74,12 +74,24 @@ def check_endpoint(endpoint: str) -> str:
 
 
 class ApiClient:
-    def __init__(self, endpoint: str | None = None) -> None:
+    def __init__(self, endpoint: str | None = None, sign: bool | None = None) -> None:
         self.endpoint = check_endpoint(
             endpoint or os.environ.get("COSTTRACKER_ENDPOINT") or DEFAULT_ENDPOINT
         )
         host = urlsplit(self.endpoint).hostname or ""
-        self._sign = host.endswith(".amazonaws.com")
+        self._sign = host.endswith(".amazonaws.com") if sign is None else sign
+
+    def headers_for(
+        self,
+        method: str,
+        url: str,
+        data: bytes | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> dict[str, str]:
+        """The headers to send: SigV4-signed with the caller's credentials for a deployed
+        API, as given for the local one."""
+        headers = dict(headers or {})
+        return self._signed(method, url, data, headers) if self._sign else headers
 
     def path(self, *segments: str) -> str:
         return "/" + "/".join(segment(s) for s in segments)
@@ -90,9 +102,9 @@ class ApiClient:
         params = {k: v for k, v in (query or {}).items() if v is not None}
         url = self.endpoint + path + (f"?{urlencode(params)}" if params else "")
         data = json.dumps(body).encode() if body is not None else None
-        headers = {"Content-Type": "application/json"} if data else {}
-        if self._sign:
-            headers = self._signed(method, url, data, headers)
+        headers = self.headers_for(
+            method, url, data, {"Content-Type": "application/json"} if data else {}
+        )
         request = urllib.request.Request(url, data=data, method=method, headers=headers)
         try:
             with urllib.request.urlopen(request, timeout=60) as response:
@@ -144,7 +156,8 @@ class ApiClient:
                 exit_code=1,
             )
         host = urlsplit(url).hostname or ""
-        region = host.split(".")[2] if host.count(".") >= 3 else session.region_name
+        amazon = host.endswith(".amazonaws.com") and host.count(".") >= 3
+        region = host.split(".")[2] if amazon else session.region_name
         aws_request = AWSRequest(method=method, url=url, data=data, headers=headers)
         SigV4Auth(credentials, "execute-api", region or "us-east-1").add_auth(aws_request)
         return dict(aws_request.headers.items())

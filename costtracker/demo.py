@@ -1,12 +1,15 @@
 """``costtracker demo``: replay the bundled example on the emulator, print the job table,
-then serve the job-cost API on the loopback until interrupted.
+then serve the job-cost API and the dashboard on the loopback until interrupted.
 
 The address is bound before the replay runs (a port in use is said at once), and every
 daily summary the replay reports is stored in the ledger, so the API serves each one.
+Budgets given with ``--budgets`` are read and checked before the replay too, and set
+after it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
@@ -78,6 +81,51 @@ def store_reported_summaries(document: dict[str, Any]) -> None:
             ledger.put_summary(day, summary)
 
 
+def load_budgets(path: Path) -> list[Any]:
+    """Budgets (a JSON list, as PUT /budgets/{id} takes them with their ``budget_id``), or
+    a one-line ``CliError`` naming the problem."""
+    from pydantic import ValidationError
+
+    from costtracker.errors import validation_summary
+    from shared.budgets import Budget
+
+    try:
+        raw = json.loads(Path(path).read_bytes().decode("utf-8"))
+    except FileNotFoundError as exc:
+        raise CliError(f"--budgets {path}: no such file; give a JSON list of budgets") from exc
+    except OSError as exc:
+        raise CliError(f"--budgets {path}: cannot read it ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise CliError(f"--budgets {path}: not a text file; give UTF-8 JSON") from exc
+    except json.JSONDecodeError as exc:
+        raise CliError(
+            f"--budgets {path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from exc
+    except RecursionError as exc:
+        raise CliError(f"--budgets {path}: JSON nested too deeply to be budgets") from exc
+    if not isinstance(raw, list):
+        raise CliError(
+            f'--budgets {path}: give a JSON list of budgets, e.g. [{{"budget_id": "nlp", '
+            '"scope": {"tag": {"team": "nlp"}}, "amount_usd": "500", "period": "month"}]'
+        )
+    budgets = []
+    for n, item in enumerate(raw):
+        try:
+            budgets.append(Budget.model_validate(item))
+        except ValidationError as exc:
+            raise CliError(validation_summary(exc, f"--budgets {path}: budget {n}: ")) from exc
+    return budgets
+
+
+def check_budget_tags(budgets: list[Any], path: Path, known: tuple[str, ...]) -> None:
+    """As PUT /budgets/{id} checks them: a scope's tag keys must be tracked ones."""
+    for budget in budgets:
+        try:
+            budget.check_tag_keys(known)
+        except ValueError as exc:
+            raise CliError(f"--budgets {path}: budget {budget.budget_id}: {exc}") from exc
+
+
 def run_demo(
     host: str,
     port: int,
@@ -86,6 +134,7 @@ def run_demo(
     verbose: bool,
     as_caller: str | None = None,
     allow_remote: bool = False,
+    budgets_path: Path | None = None,
 ) -> int:
     from costtracker.local_api import RemoteRefused
     from costtracker.local_api import serve as make_server
@@ -98,6 +147,10 @@ def run_demo(
     scenario = read_scenario(path)
     identity, access = local_identity(as_caller, scenario.account)
     access = access or _scenario_access(scenario)
+    base = LedgerConfig(access=access) if access is not None else None
+    budgets = load_budgets(budgets_path) if budgets_path else []
+    if budgets_path and budgets:
+        check_budget_tags(budgets, budgets_path, _config_for(scenario, base).known_tag_keys())
     server = None
     if serve:  # bind first: a taken port or a refused host is said before the replay
         try:
@@ -116,11 +169,15 @@ def run_demo(
                 file=sys.stderr,
                 flush=True,
             )
-    base = LedgerConfig(access=access) if access is not None else None
     print(f"Replaying {path.name} on the embedded AWS emulator (moto, 127.0.0.1)...", flush=True)
     try:
         with replay_session(scenario, base_config=base, verbose=verbose) as replayer:
             replayer.run()
+            if budgets:
+                from shared import runtime
+
+                for budget in budgets:  # as PUT /budgets/{id} stores them
+                    runtime.ledger().put_budget(budget)
             document = report(replayer)
             print(job_table(document), flush=True)
             if server is None:
@@ -128,7 +185,8 @@ def run_demo(
             store_reported_summaries(document)
             bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
             print(
-                f"\nJob-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json),"
+                f"\nDashboard on http://{bound_host}:{bound_port}/\n"
+                f"Job-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json),"
                 f" e.g. curl http://{bound_host}:{bound_port}/jobs?from=2026-11-01\n"
                 "Local mode: requests are not signed and no credentials are checked; the "
                 f"server trusts any caller on this address and answers as {identity.label}. "
@@ -143,3 +201,16 @@ def run_demo(
         if server is not None:
             server.server_close()
     return 0
+
+
+def _config_for(scenario: Any, base: Any) -> Any:
+    """The ledger configuration the replay will use, or a one-line ``CliError``."""
+    from pydantic import ValidationError
+
+    from costtracker.errors import validation_summary
+    from costtracker.replay import ledger_config_for
+
+    try:
+        return ledger_config_for(scenario, base)
+    except ValidationError as exc:
+        raise CliError(validation_summary(exc, "the scenario's configuration: ")) from exc

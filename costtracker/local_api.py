@@ -6,13 +6,16 @@ same ``functions.job_cost_api.handler``. It signs nothing and checks no credenti
 it trusts the loopback caller, and says so when it starts. It acts as one caller: an
 admin by default, or the identity given (``costtracker demo --as team:nlp``), so that
 access control can be tried locally. It refuses to listen beyond the loopback unless
-told to (``allow_remote``): every network caller would have that identity.
+told to (``allow_remote``): every network caller would have that identity. A GET of
+``/`` or ``/ui/...`` is the dashboard's page (``costtracker.dashboard``); requests reach
+the handler one at a time, as in one Lambda container.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import socket
+import threading
 import uuid
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -25,6 +28,10 @@ from costtracker.lambda_context import FakeLambdaContext
 # as latin-1 by http.server) is percent-encoded as a client should have done.
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 MAX_BODY = 1_000_000
+# One request at a time through the handler, as one Lambda container runs them: the
+# resolver keeps the current event on the (module-global) app, and the dashboard's page
+# sends several requests at once.
+_HANDLER_LOCK = threading.Lock()
 
 
 class RemoteRefused(ValueError):
@@ -97,10 +104,16 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self.wfile.write(payload)
 
     def do_GET(self) -> None:
+        from costtracker.dashboard import send_asset
+
+        if send_asset(self, urlsplit(self.path).path):  # the dashboard: / and /ui/...
+            return
         if urlsplit(self.path).path == "/openapi.json":
             from costtracker.openapi import document
 
-            self._send(200, document())
+            with _HANDLER_LOCK:  # it reads the module-global resolver too
+                text = document()
+            self._send(200, text)
             return
         self._forward("GET")
 
@@ -120,15 +133,17 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         import json
 
         from functions.job_cost_api.handler import handler
+        from shared.api_errors import bad_input
 
         try:
             length = int(self.headers.get("Content-Length") or 0)
         except ValueError:
             length = -1
         if not 0 <= length <= MAX_BODY:
-            message = f"Content-Length: give the body's length, at most {MAX_BODY} bytes"
-            problem = {"statusCode": 400, "field": "Content-Length", "message": message}
-            self._send(400, json.dumps(problem))
+            problem = bad_input(
+                "Content-Length", f"give the body's length, at most {MAX_BODY} bytes"
+            )
+            self._send(400, json.dumps(problem.body()))
             return
         # API Gateway hands a non-binary body to Lambda as text.
         body = self.rfile.read(length).decode(errors="replace") if length else None
@@ -137,7 +152,8 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             method, self.path, dict(self.headers.items()), body, user_arn=identity.user_arn
         )
         try:
-            response = handler(event, FakeLambdaContext("job_cost_api"))  # type: ignore[arg-type]
+            with _HANDLER_LOCK:
+                response = handler(event, FakeLambdaContext("job_cost_api"))  # type: ignore[arg-type]
         except Exception as exc:  # as API Gateway: a function error is a 502
             self._send(
                 502, json.dumps({"message": f"Internal server error ({type(exc).__name__})"})

@@ -18,7 +18,7 @@ VERSION = "0.1.0"
 _ERROR_REF = {"$ref": "#/components/schemas/Error"}
 _DESCRIPTIONS = {
     "400": "Bad input: the parameter or field at fault and why (never the input itself)",
-    "403": "The caller may not see this (a team member asking for another team's job, "
+    "403": "The caller may not see this (a team member asking for another team's job or spend, "
     "or finance-only views)",
     "404": "No such job, budget, day or price",
     "415": "The body is not application/json",
@@ -30,7 +30,7 @@ def _statuses(path: str, method: str, operation: dict[str, Any]) -> list[str]:
     out = ["403"]  # every route resolves the caller
     if operation.get("parameters") or operation.get("requestBody"):
         out.append("400")
-    if "{" in path or path in ("/prices", "/compare"):
+    if "{" in path or path in ("/prices", "/compare", "/change"):  # a job, price or day
         out.append("404")
     if method in ("put", "post", "patch"):
         out.append("415")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 from urllib.parse import unquote
@@ -32,12 +32,15 @@ from shared.api_errors import (
     from_validation_errors,
     not_found,
 )
-from shared.budgets import BUDGET_ID, Budget, BudgetScope
-from shared.costing import spend_between
+from shared.budgets import BUDGET_ID, Budget, BudgetScope, period_bounds
+from shared.costing import job_tags
 from shared.ledger import JobItems
 from shared.models import JobCost
 from shared.services.budgets import JobCache, budget_status, effective_budgets
+from shared.services.change import change_json, scope_change
+from shared.services.idle_now import idle_now
 from shared.services.jobs import cost_of_items, list_job_costs
+from shared.services.timeline import cumulative_points
 from shared.views import (
     compare_jobs,
     estimate_to_finish,
@@ -52,6 +55,8 @@ logger = Logger(service="costtracker")
 app = APIGatewayRestResolver(enable_validation=True)
 
 MAX_RANGE_DAYS = 93
+# GET /change: a period against the same period a year before, at most.
+MAX_CHANGE_SPAN_DAYS = 366 + MAX_RANGE_DAYS
 MAX_JOB_ID = 256
 # A job id in a path, percent-encoded as API Gateway REST passes it (decoded by _job_id).
 JobIdInPath = Annotated[
@@ -177,10 +182,13 @@ def _budget_view(budget: Budget, source: str, cache: JobCache | None = None) -> 
     status = budget_status(
         runtime.ledger(), config, budget, now, cache or JobCache(runtime.ledger())
     )
+    period_start, period_end, _ = period_bounds(budget, now)
     return {
         **budget.model_dump(mode="json"),
         "source": source,
         "period_key": status.period_key,
+        "period_start": iso(period_start),
+        "period_end": iso(period_end),
         "spend_usd": money(status.spend),
         "percent": f"{status.percent:.2f}",
         "burn_rate_usd_per_hour": money(status.burn_per_hour),
@@ -259,18 +267,14 @@ def job_timeline(
     job_id: JobIdInPath,
     points: Annotated[int, Query(ge=2, le=500)] = 100,
 ) -> dict[str, Any]:
-    """Cumulative cost over time, evenly spaced from the job's start to now (for plotting)."""
+    """Cumulative cost over time, evenly spaced from the job's start to now (for plotting):
+    the total and its instance, EBS and checkpoint-storage parts."""
     job_id = _job_id(job_id)
     cost, items = _readable_job(job_id)
     now = runtime.clock().now()
-    start = cost.started_at or now
-    series = []
-    for n in range(points):
-        at = start + (now - start) * n / (points - 1)
-        usd = spend_between(
-            items.instances, items.checkpoints, start - timedelta(seconds=1), at, now
-        )
-        series.append({"at": iso(at), "total_usd": money(usd)})
+    series = cumulative_points(
+        items.instances, items.checkpoints, cost.started_at or now, now, points
+    )
     return {"job_id": job_id, "points": series}
 
 
@@ -302,6 +306,87 @@ def compare(jobs: Annotated[str, Query(min_length=1, max_length=800)]) -> dict[s
         [items.instances for _, items in readable],
         runtime.current_settings().config.checkpoint.tokens_per_step_tag,
     )
+
+
+@app.get("/idle")
+def idle_accelerators() -> dict[str, Any]:
+    """Accelerators idle (accelerator and CPU alarms low) or input-bound (accelerator low,
+    CPU busy) now, since when and what that stretch has cost; a team member sees their
+    team's. Utilization here is the instances' own alarms' view, not a metric read."""
+    caller = _caller()
+    config = runtime.current_settings().config
+    now = runtime.clock().now()
+    by_job: dict[str, list[Any]] = {}
+    for record in runtime.ledger().open_instances():
+        by_job.setdefault(record.job_id, []).append(record)
+    rows = []
+    for job_id, records in sorted(by_job.items()):
+        if not caller.sees_everything:
+            items = runtime.ledger().job_items(job_id)
+            tags, _ = job_tags(
+                items.instances if items else records, config.tracking.grouping_tag_keys
+            )
+            if not caller.may_read(tags, config.access.team_tag_key):
+                continue
+        rows += idle_now(records, now)
+    return {"instances": rows, "as_of": iso(now), "estimated": True}
+
+
+@app.get("/change")
+def spend_change(
+    from0: Annotated[date, Query()],
+    to0: Annotated[date, Query()],
+    from1: Annotated[date, Query()],
+    to1: Annotated[date, Query()],
+    project: Annotated[str | None, Query(max_length=256)] = None,
+    team: Annotated[str | None, Query(max_length=256)] = None,
+    job_id: Annotated[str | None, Query(min_length=1, max_length=MAX_JOB_ID)] = None,
+) -> dict[str, Any]:
+    """Why spend changed from period 0 (``from0``..``to0``, UTC days) to period 1: usage =
+    (H1 - H0) x r0 and rate = (r1 - r0) x H1 (H accelerator instance-hours, r $ per such
+    hour), beside the change in wasted cost and in cost per 1,000 steps. A team member's
+    scope is their team."""
+    caller = _caller()
+    if not caller.sees_everything:
+        if team is not None and team != caller.team:
+            raise ApiProblem(403, f"you may see only team {caller.team}'s spend", "team")
+        team = caller.team
+    periods = []
+    for name, first, last in (("from0", from0, to0), ("from1", from1, to1)):
+        if first > last:
+            raise bad_input(name, f"must not be after to{name[-1]}")
+        if (last - first).days >= MAX_RANGE_DAYS:
+            raise bad_input(name, f"a period may span at most {MAX_RANGE_DAYS} days")
+        if last >= date.max:
+            raise bad_input(f"to{name[-1]}", "give a day before 9999-12-31")
+        start = datetime.combine(first, time(0), tzinfo=UTC)
+        periods.append((start, datetime.combine(last + timedelta(days=1), time(0), tzinfo=UTC)))
+    if (max(to0, to1) - min(from0, from1)).days >= MAX_CHANGE_SPAN_DAYS:
+        raise bad_input(
+            "from0",
+            f"the two periods must lie within {MAX_CHANGE_SPAN_DAYS} days of each other "
+            "(every day between them is read)",
+        )
+    if job_id is not None:
+        _readable_job(job_id)
+    config = runtime.current_settings().config
+    filters = {k: v for k, v in {"project": project, "team": team}.items() if v}
+    if not caller.sees_everything:
+        filters[config.access.team_tag_key] = caller.team or ""
+    change = scope_change(
+        runtime.ledger(),
+        config,
+        runtime.clock().now(),
+        periods[0],
+        periods[1],
+        filters,
+        job_id,
+    )
+    return {
+        "scope": {"project": project, "team": team, "job_id": job_id},
+        **change_json(change),
+        "as_of": iso(runtime.clock().now()),
+    }
 
 
 @app.get("/prices")
