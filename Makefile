@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup demo test unit integration infra e2e lint synth openapi check bench clean focus-validate
+.PHONY: setup demo test unit integration infra e2e lint synth openapi check bench clean focus-validate browser screenshots dashboard-demo
 
 $(STAMP): pyproject.toml requirements/dev.lock package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -47,6 +47,16 @@ lint: setup
 synth: setup
 	PATH=$(CURDIR)/$(BIN):$$PATH npx cdk synth --quiet
 	$(BIN)/cfn-lint --ignore-checks W3005 -- cdk.out/*.template.json
+
+browser: setup
+	$(BIN)/pytest -q tests/browser
+
+screenshots: setup
+	COSTTRACKER_SCREENSHOTS=docs/dashboard $(BIN)/pytest -q tests/browser
+
+dashboard-demo: setup
+	$(BIN)/costtracker demo --scenario examples/two-teams-fortnight.json \
+		--budgets examples/two-teams-fortnight.budgets.json
 
 openapi: setup
 	$(BIN)/python -m costtracker.openapi > docs/openapi.json

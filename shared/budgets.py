@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from shared.costing import month_start, next_month_start
+from shared.domain.clocks import month_start, next_month_start
 
 BUDGET_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 

@@ -14,7 +14,7 @@ from typing import Literal
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
-from shared.models import InstanceStateName
+from shared.domain.lifecycle import InstanceStateName
 
 INSTANCE_ID_PATTERN = r"^i-[0-9a-f]{8,17}$"
 SEQUENCER_PATTERN = r"^[0-9A-Fa-f]{0,64}$"

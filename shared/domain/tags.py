@@ -1,5 +1,5 @@
-"""Tag rules (SPEC "Jobs and tags"): grouping tags copied onto jobs, and the one parser
-of the ``tokens-per-step`` tag."""
+"""Tag rules (SPEC "Jobs and tags"): grouping tags copied onto jobs, and the warning for a
+``tokens-per-step`` value the one parser (``shared.tags``) refuses."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from shared.domain.instance import Warning_
+from shared.tags import tokens_per_step
 
 if TYPE_CHECKING:
     from shared.config import LedgerConfig
@@ -15,14 +16,6 @@ if TYPE_CHECKING:
 def grouping_tags(tags: Mapping[str, str], config: LedgerConfig) -> dict[str, str]:
     keys = config.tracking.grouping_tag_keys
     return {k: tags[k] for k in keys if k in tags}
-
-
-def tokens_per_step(value: str | None) -> int | None:
-    """A plain integer (digits only) above zero; anything else is no value."""
-    if value is None or not value.isascii() or not value.isdigit():
-        return None
-    parsed = int(value)
-    return parsed if parsed > 0 else None
 
 
 def tag_warnings(tags: Mapping[str, str], config: LedgerConfig) -> list[Warning_]:
