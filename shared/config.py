@@ -73,10 +73,13 @@ class PriceOverrides(_Config):
     spot: dict[str, Decimal] = Field(default_factory=dict)
     ebs_gb_month: dict[str, Decimal] = Field(default_factory=dict)
     s3_gb_month: Decimal | None = None
+    # SageMaker's own rates (``ml.*`` types, USD/hour) and ML storage (USD/GB-month).
+    sagemaker: dict[str, Decimal] = Field(default_factory=dict)
+    sagemaker_storage_gb_month: Decimal | None = None
     # When these prices were set (their "checked" date in every rate they give).
     as_of: date | None = None
 
-    @field_validator("ec2", "spot", "ebs_gb_month")
+    @field_validator("ec2", "spot", "ebs_gb_month", "sagemaker")
     @classmethod
     def _positive(cls, prices: dict[str, Decimal]) -> dict[str, Decimal]:
         for key, price in prices.items():
