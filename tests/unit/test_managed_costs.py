@@ -115,8 +115,9 @@ def test_warm_pool_is_retained_seconds_times_count_times_rate() -> None:
         training_seconds=9000,
         warm_pool_retained_billable_seconds=1800,
     )
-    cost = training_job_cost(job, now=t("2026-11-06T00:00:00Z"), hourly_usd=RATE,
-                             storage_gb_month_usd=STORAGE)
+    cost = training_job_cost(
+        job, now=t("2026-11-06T00:00:00Z"), hourly_usd=RATE, storage_gb_month_usd=STORAGE
+    )
     assert cost.warm_pool_usd == Decimal("24.72")
     assert cost.warm_pool_instance_seconds == 3600
     assert cost.instance_usd == Decimal("123.6")
@@ -127,10 +128,12 @@ def test_warm_pool_is_retained_seconds_times_count_times_rate() -> None:
 def test_in_progress_accrues_from_training_start_to_now_as_an_estimate() -> None:
     """InProgress at 09:30, started 08:00: 5,400 s x 2 x 24.72 / 3600 = 74.16;
     storage 168 x 5,400 / 2,592,000 = 0.35. Billable seconds are not known yet."""
-    job = trn_job(status="InProgress", training_end=None, billable_seconds=None,
-                  training_seconds=None)
-    cost = training_job_cost(job, now=t("2026-11-03T09:30:00Z"), hourly_usd=RATE,
-                             storage_gb_month_usd=STORAGE)
+    job = trn_job(
+        status="InProgress", training_end=None, billable_seconds=None, training_seconds=None
+    )
+    cost = training_job_cost(
+        job, now=t("2026-11-03T09:30:00Z"), hourly_usd=RATE, storage_gb_month_usd=STORAGE
+    )
     assert cost.status == "running"
     assert not cost.billed
     assert cost.instance_usd == Decimal("74.16")
@@ -140,26 +143,35 @@ def test_in_progress_accrues_from_training_start_to_now_as_an_estimate() -> None
 
 
 def test_still_starting_accrues_nothing() -> None:
-    job = trn_job(status="InProgress", training_start=None, training_end=None,
-                  billable_seconds=None, training_seconds=None)
-    cost = training_job_cost(job, now=t("2026-11-03T09:30:00Z"), hourly_usd=RATE,
-                             storage_gb_month_usd=STORAGE)
+    job = trn_job(
+        status="InProgress",
+        training_start=None,
+        training_end=None,
+        billable_seconds=None,
+        training_seconds=None,
+    )
+    cost = training_job_cost(
+        job, now=t("2026-11-03T09:30:00Z"), hourly_usd=RATE, storage_gb_month_usd=STORAGE
+    )
     assert (cost.instance_usd, cost.ml_storage_usd, cost.instance_seconds) == (0, 0, 0)
 
 
 def test_terminal_without_billable_seconds_accrues_to_end_and_stays_an_estimate() -> None:
     """Describe not answered yet: 08:00 -> 11:00 = 10,800 s x 2 x 24.72 / 3600 = 148.32."""
     job = trn_job(billable_seconds=None, training_seconds=None)
-    cost = training_job_cost(job, now=t("2026-11-06T00:00:00Z"), hourly_usd=RATE,
-                             storage_gb_month_usd=STORAGE)
+    cost = training_job_cost(
+        job, now=t("2026-11-06T00:00:00Z"), hourly_usd=RATE, storage_gb_month_usd=STORAGE
+    )
     assert not cost.billed
     assert cost.instance_usd == Decimal("148.32")
 
 
 def test_unknown_rate_is_unpriced_never_zero() -> None:
     cost = training_job_cost(
-        trn_job(instance_type="InstanceType"), now=t("2026-11-06T00:00:00Z"),
-        hourly_usd=None, storage_gb_month_usd=None,
+        trn_job(instance_type="InstanceType"),
+        now=t("2026-11-06T00:00:00Z"),
+        hourly_usd=None,
+        storage_gb_month_usd=None,
     )
     assert cost.instance_usd is None
     assert cost.ml_storage_usd is None
@@ -172,22 +184,33 @@ def test_unknown_rate_is_unpriced_never_zero() -> None:
 def test_ml_storage_prorates_each_calendar_month_by_its_own_length() -> None:
     """1 x 100 GB at 0.14 = 14/month, 11-30 12:00 -> 12-01 12:00:
     14 x 43,200 / 2,592,000 + 14 x 43,200 / 2,678,400."""
-    job = trn_job(instance_count=1, volume_size_gb=100, training_start=t("2026-11-30T12:00:00Z"),
-                  training_end=t("2026-12-01T12:00:00Z"), billable_seconds=86400,
-                  training_seconds=86400, managed_spot=False)
-    cost = training_job_cost(job, now=t("2026-12-05T00:00:00Z"), hourly_usd=RATE,
-                             storage_gb_month_usd=STORAGE)
+    job = trn_job(
+        instance_count=1,
+        volume_size_gb=100,
+        training_start=t("2026-11-30T12:00:00Z"),
+        training_end=t("2026-12-01T12:00:00Z"),
+        billable_seconds=86400,
+        training_seconds=86400,
+        managed_spot=False,
+    )
+    cost = training_job_cost(
+        job, now=t("2026-12-05T00:00:00Z"), hourly_usd=RATE, storage_gb_month_usd=STORAGE
+    )
     expected = Decimal(14) * 43200 / 2592000 + Decimal(14) * 43200 / 2678400
     assert cost.ml_storage_usd == expected
-    assert prorate_monthly(Decimal(14), t("2026-11-30T12:00:00Z"), t("2026-12-01T12:00:00Z")) == expected
+    assert (
+        prorate_monthly(Decimal(14), t("2026-11-30T12:00:00Z"), t("2026-12-01T12:00:00Z"))
+        == expected
+    )
 
 
 def test_job_id_and_status_mapping() -> None:
     assert sagemaker_job_id("x", {"team": "a", "run": "r1"}, ("training-job", "run")) == "r1"
     assert sagemaker_job_id("x", {"training-job": ""}) == "sagemaker:x"
-    assert [sagemaker_job_status(s) for s in ("InProgress", "Stopping", "Completed", "Failed",
-                                              "Stopped")] == [
-        "running", "running", "complete", "stopped", "stopped"]
+    assert [
+        sagemaker_job_status(s)
+        for s in ("InProgress", "Stopping", "Completed", "Failed", "Stopped")
+    ] == ["running", "running", "complete", "stopped", "stopped"]
     with pytest.raises(ValueError, match="unknown TrainingJobStatus"):
         sagemaker_job_status("Deleting")
 
@@ -207,8 +230,12 @@ BLOCK = CapacityReservation(
 
 def _uses(job: str, prefix: str, n: int, start: str, end: str | None) -> list[ReservationUse]:
     return [
-        ReservationUse(instance_id=f"{prefix}{k}", job_id=job, start=t(start),
-                       end=None if end is None else t(end))
+        ReservationUse(
+            instance_id=f"{prefix}{k}",
+            job_id=job,
+            start=t(start),
+            end=None if end is None else t(end),
+        )
         for k in range(n)
     ]
 
@@ -225,8 +252,7 @@ def test_capacity_block_fee_becomes_job_costs_and_unused_hours() -> None:
     p5-pretrain 4 x 18 h + 4 x 12 h = 120 inst-h -> 3,750; p5-eval 2 x 12 h = 24 -> 750;
     unused 192 - 144 = 48 inst-h -> 1,500 wasted_reserved on reservation:<id>.
     3,750 + 750 + 1,500 = 6,000."""
-    cost = capacity_block_cost(BLOCK, BLOCK_USES, t("2026-11-13T00:00:00Z"),
-                               fee_usd=Decimal(6000))
+    cost = capacity_block_cost(BLOCK, BLOCK_USES, t("2026-11-13T00:00:00Z"), fee_usd=Decimal(6000))
     by_job = {c.job_id: c for c in cost.by_job}
     assert by_job["p5-pretrain"].instance_seconds == 120 * 3600
     assert by_job["p5-pretrain"].instance_usd == Decimal(3750)
@@ -243,8 +269,7 @@ def test_capacity_block_fee_becomes_job_costs_and_unused_hours() -> None:
 def test_block_unused_time_accrues_as_the_block_passes() -> None:
     """At 11-11 07:00 (19.5 h in): reserved so far 4 x 19.5 = 78 inst-h, used 72, unused 6
     -> 6 x 31.25 = 187.5; the remaining 28.5 h are not wasted yet."""
-    cost = capacity_block_cost(BLOCK, BLOCK_USES, t("2026-11-11T07:00:00Z"),
-                               fee_usd=Decimal(6000))
+    cost = capacity_block_cost(BLOCK, BLOCK_USES, t("2026-11-11T07:00:00Z"), fee_usd=Decimal(6000))
     assert cost.usage.reserved_instance_seconds == 78 * 3600
     assert cost.usage.unused_instance_seconds == 6 * 3600
     assert cost.wasted_reserved_usd == Decimal("187.5")
@@ -254,8 +279,9 @@ def test_block_share_has_no_minimum_and_adds_an_os_fee() -> None:
     """A 10-second run costs 10 s of share (no 60 s minimum): 6,000 x 10 / 691,200; an OS
     fee of $0.72/h adds 10 x 0.72 / 3600 = 0.002."""
     uses = _uses("short", "i-s", 1, "2026-11-10T12:00:00Z", "2026-11-10T12:00:10Z")
-    cost = capacity_block_cost(BLOCK, uses, t("2026-11-13T00:00:00Z"), fee_usd=Decimal(6000),
-                               os_hourly_usd=Decimal("0.72"))
+    cost = capacity_block_cost(
+        BLOCK, uses, t("2026-11-13T00:00:00Z"), fee_usd=Decimal(6000), os_hourly_usd=Decimal("0.72")
+    )
     (charge,) = cost.by_job
     assert charge.instance_seconds == 10
     assert charge.instance_usd == Decimal(6000) * 10 / 691200 + Decimal("0.002")
@@ -307,10 +333,14 @@ def test_forecast_at_the_current_pace() -> None:
 
 def test_block_fee_from_configuration() -> None:
     """By id first; else $/instance-hour by type x count x hours: 31.25 x 4 x 48 = 6,000."""
-    assert block_fee(BLOCK, fees_by_id={"cr-0b1c000000000000b": Decimal(5000)},
-                     hourly_by_type={"p5.48xlarge": Decimal("31.25")}) == Decimal(5000)
-    assert block_fee(BLOCK, fees_by_id={},
-                     hourly_by_type={"p5.48xlarge": Decimal("31.25")}) == Decimal(6000)
+    assert block_fee(
+        BLOCK,
+        fees_by_id={"cr-0b1c000000000000b": Decimal(5000)},
+        hourly_by_type={"p5.48xlarge": Decimal("31.25")},
+    ) == Decimal(5000)
+    assert block_fee(
+        BLOCK, fees_by_id={}, hourly_by_type={"p5.48xlarge": Decimal("31.25")}
+    ) == Decimal(6000)
     assert block_fee(BLOCK, fees_by_id={}) is None
 
 
@@ -349,15 +379,20 @@ def test_odcr_half_used_bills_the_unused_half_at_the_on_demand_rate() -> None:
     assert cost.wasted_job_id == "trn-odcr-job"
     assert cost.wasted_reserved_usd == Decimal(516)
     assert all(c.instance_usd is None for c in cost.by_job)
-    assert reservation_cost(ODCR, uses, t("2026-11-22T00:00:00Z"),
-                            on_demand_hourly_usd=Decimal("21.50")) == cost
+    assert (
+        reservation_cost(
+            ODCR, uses, t("2026-11-22T00:00:00Z"), on_demand_hourly_usd=Decimal("21.50")
+        )
+        == cost
+    )
 
 
 def test_open_ended_odcr_accrues_unused_time_to_now() -> None:
     """Open-ended, 1 instance, nothing launched for 10 h: 10 x 21.50 = 215; no forecast."""
     open_ended = ODCR.model_copy(update={"end": None, "instance_count": 1})
-    cost = odcr_cost(open_ended, [], t("2026-11-20T10:00:00Z"),
-                     on_demand_hourly_usd=Decimal("21.50"))
+    cost = odcr_cost(
+        open_ended, [], t("2026-11-20T10:00:00Z"), on_demand_hourly_usd=Decimal("21.50")
+    )
     assert cost.wasted_reserved_usd == Decimal(215)
     assert block_forecast(open_ended, [], t("2026-11-20T10:00:00Z")) is None
     unpriced = odcr_cost(open_ended, [], t("2026-11-20T10:00:00Z"), on_demand_hourly_usd=None)
