@@ -53,12 +53,12 @@ capacity_blocks.json:
       average pace: 1 - 72 / 78 = 0.0769230769...
     Daily use: 11-10: 48 / 50 = 0.96; 11-11: (24 + 48 + 4) / 96 = 76/96; 11-12: 20 / 46.
 
-  ODCR cr-0dc0000000000000d: 2 x trn1.32xlarge ($21.50/h on demand), 11-20 00:00 -> 11-21
+  ODCR cr-0dc0000000000000d: 2 x trn1.32xlarge ($21.50/h on demand), 11-13 00:00 -> 11-14
   00:00 (24 h), tag training-job=trn-odcr-job. Reserved 48 instance-hours.
     O1 00:00 -> 16:00 (16 h), O2 04:00 -> 12:00 (8 h): used 24 instance-hours = 86,400 s
     instance (the usual rule 1) = 24 x 21.50 = 516
     wasted_reserved = (48 - 24) x 21.50 = 516 on trn-odcr-job (its job tag); total 1,032
-    daily use 11-20: 24 / 48 = 0.5
+    daily use 11-13: 24 / 48 = 0.5
 """
 
 from __future__ import annotations
@@ -478,18 +478,18 @@ block_events = [
     *run(
         "o1-",
         [O1],
-        "2026-11-19T23:59:30Z",
-        "2026-11-20T00:00:00Z",
-        "2026-11-20T16:00:00Z",
-        "2026-11-20T16:01:00Z",
+        "2026-11-12T23:59:30Z",
+        "2026-11-13T00:00:00Z",
+        "2026-11-13T16:00:00Z",
+        "2026-11-13T16:01:00Z",
     ),
     *run(
         "o2-",
         [O2],
-        "2026-11-20T03:59:30Z",
-        "2026-11-20T04:00:00Z",
-        "2026-11-20T12:00:00Z",
-        "2026-11-20T12:01:00Z",
+        "2026-11-13T03:59:30Z",
+        "2026-11-13T04:00:00Z",
+        "2026-11-13T12:00:00Z",
+        "2026-11-13T12:01:00Z",
     ),
 ]
 block_events.sort(key=lambda e: e["time"])
@@ -513,8 +513,8 @@ blocks = {
             "kind": "odcr",
             "instance_type": "trn1.32xlarge",
             "instance_count": 2,
-            "start": "2026-11-20T00:00:00Z",
-            "end": "2026-11-21T00:00:00Z",
+            "start": "2026-11-13T00:00:00Z",
+            "end": "2026-11-14T00:00:00Z",
             "tags": odcr_job,
         },
     ],
@@ -525,7 +525,7 @@ blocks = {
         odcr_instance(O2),
     ],
     "events": block_events,
-    "until": "2026-11-22T00:00:00Z",
+    "until": "2026-11-14T00:00:00Z",
 }
 blocks_expected = {
     "scenario": "capacity_blocks.json",
@@ -587,7 +587,7 @@ blocks_expected = {
             "usd_per_instance_hour": "21.50",
             "wasted_job_id": "trn-odcr-job",
             "wasted_reserved_usd": "516",
-            "daily_utilization": {"2026-11-20": "0.5"},
+            "daily_utilization": {"2026-11-13": "0.5"},
         },
     ],
     "forecasts": [
