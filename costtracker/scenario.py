@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from shared.config import PriceOverrides
 
@@ -41,7 +41,87 @@ class InstanceSpec(_Model):
     volumes: list[VolumeSpec] = Field(default_factory=list)
     account: str | None = Field(default=None, pattern=r"^\d{12}$")
     region: str | None = None
-    capacity_reservation_id: str = ""
+    # The reservation it was launched into (an ODCR, or a Capacity Block with lifecycle
+    # capacity-block).
+    capacity_reservation_id: str | None = Field(default=None, pattern=r"^cr-[0-9a-zA-Z]{8,17}$")
+
+    @model_validator(mode="after")
+    def _block_has_reservation(self) -> InstanceSpec:
+        if self.lifecycle == "capacity-block" and not self.capacity_reservation_id:
+            raise ValueError(
+                f"{self.instance_id}: lifecycle capacity-block needs capacity_reservation_id"
+            )
+        return self
+
+
+class TrainingJobSpec(_Model):
+    """What DescribeTrainingJob answers once the job has ended (SPEC key ``training_jobs``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(pattern=r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
+    instance_type: str = Field(pattern=r"^ml\.[a-z0-9-]+\.[a-z0-9-]+$")
+    instance_count: int = Field(ge=1, le=10_000)
+    volume_gb: int = Field(default=0, ge=0, le=16_384)
+    training_seconds: int = Field(ge=0)
+    # Default: the training seconds (a job without managed spot bills all of them).
+    billable_seconds: int | None = Field(default=None, ge=0)
+    warm_pool_seconds: int = Field(default=0, ge=0)
+    spot: bool = False
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _billable(self) -> TrainingJobSpec:
+        if self.billable_seconds is None:
+            if self.spot:
+                raise ValueError(f"training job {self.name}: a spot job needs billable_seconds")
+        elif self.spot and self.billable_seconds > self.training_seconds:
+            raise ValueError(
+                f"training job {self.name}: billable_seconds ({self.billable_seconds}) exceed "
+                f"training_seconds ({self.training_seconds}) for a managed-spot job"
+            )
+        return self
+
+    @property
+    def billed_seconds(self) -> int:
+        """BillableTimeInSeconds: as given, else the training seconds."""
+        return self.training_seconds if self.billable_seconds is None else self.billable_seconds
+
+
+class CapacityReservationSpec(_Model):
+    """A Capacity Block or ODCR as DescribeCapacityReservations describes it, with its upfront
+    fee (SPEC key ``capacity_reservations``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reservation_id: str = Field(pattern=r"^cr-[0-9a-zA-Z]{8,17}$")
+    kind: Literal["capacity-block", "odcr"]
+    instance_type: str = Field(min_length=1)
+    instance_count: int = Field(ge=1, le=10_000)
+    start: AwareDatetime
+    end: AwareDatetime | None = None
+    # Capacity Blocks only; absent: the fee is unknown and the block's cost is unpriced.
+    upfront_fee_usd: Decimal | None = Field(default=None, ge=0)
+    tags: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _window(self) -> CapacityReservationSpec:
+        rid = self.reservation_id
+        if self.end is not None and self.end <= self.start:
+            raise ValueError(f"capacity reservation {rid}: end must be after start")
+        if self.kind == "capacity-block":
+            if self.end is None:
+                raise ValueError(f"capacity reservation {rid}: a capacity-block needs an end")
+            if self.end - self.start > timedelta(days=182):
+                raise ValueError(
+                    f"capacity reservation {rid}: a capacity-block lasts 182 days at most"
+                )
+        elif self.upfront_fee_usd is not None:
+            raise ValueError(
+                f"capacity reservation {rid}: upfront_fee_usd is for a capacity-block; an odcr "
+                "bills at the on-demand rate"
+            )
+        return self
 
 
 class Scenario(_Model):
@@ -56,6 +136,22 @@ class Scenario(_Model):
     # Events stay raw: a malformed one must reach the handler and be reported there.
     events: list[Any] = Field(default_factory=list)
     until: AwareDatetime | None = None
+    training_jobs: list[TrainingJobSpec] = Field(default_factory=list)
+    capacity_reservations: list[CapacityReservationSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _unique_managed(self) -> Scenario:
+        for what, ids in (
+            ("training_jobs: name", [j.name for j in self.training_jobs]),
+            (
+                "capacity_reservations: reservation_id",
+                [r.reservation_id for r in self.capacity_reservations],
+            ),
+        ):
+            dupes = sorted({i for i in ids if ids.count(i) > 1})
+            if dupes:
+                raise ValueError(f"{what} values must be unique, repeated: {', '.join(dupes)}")
+        return self
 
     @field_validator("region")
     @classmethod

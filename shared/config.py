@@ -101,9 +101,7 @@ class PriceOverrides(_Config):
     # When these prices were set (their "checked" date in every rate they give).
     as_of: date | None = None
 
-    @field_validator(
-        "ec2", "ebs_gb_month", "ebs_iops_month", "ebs_throughput_month", "sagemaker"
-    )
+    @field_validator("ec2", "ebs_gb_month", "ebs_iops_month", "ebs_throughput_month", "sagemaker")
     @classmethod
     def _positive(cls, prices: dict[str, Decimal]) -> dict[str, Decimal]:
         for key, price in prices.items():

@@ -1,0 +1,156 @@
+"""Frozen models of managed training and reserved capacity (SPEC "Managed training and
+reserved capacity").
+
+No AWS code here: the adapters in ``shared.adapters`` build these from DescribeTrainingJob
+and DescribeCapacityReservations (or the replay's fakes from a scenario), the pure rules in
+``shared.managed_costs`` turn them into money.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from shared.clock import utc
+
+TrainingJobStatus = Literal["InProgress", "Completed", "Failed", "Stopping", "Stopped"]
+# Statuses after which DescribeTrainingJob's billable seconds are final.
+TERMINAL_TRAINING_STATUSES: frozenset[str] = frozenset({"Completed", "Failed", "Stopped"})
+
+ReservationKind = Literal["capacity-block", "odcr"]
+# DescribeCapacityReservations ``State`` values (botocore's enum, 2026).
+ReservationState = Literal[
+    "active",
+    "expired",
+    "cancelled",
+    "pending",
+    "failed",
+    "scheduled",
+    "payment-pending",
+    "payment-failed",
+    "assessing",
+    "delayed",
+    "unsupported",
+    "cancelling",
+    "unavailable",
+]
+# States in which a reservation is (or will be) reserved capacity that someone pays for.
+LIVE_RESERVATION_STATES: frozenset[str] = frozenset(
+    {"active", "scheduled", "pending", "payment-pending", "assessing", "delayed", "cancelling"}
+)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+def _utc_or_none(value: datetime | None) -> datetime | None:
+    return None if value is None else utc(value)
+
+
+class TrainingJobDescription(_Frozen):
+    """What DescribeTrainingJob says of a training job (billable figures once it ended).
+
+    ``billable_seconds``, ``training_seconds`` and ``warm_pool_retained_billable_seconds``
+    are None until SageMaker reports them (a job in progress has none).
+    """
+
+    name: str = Field(min_length=1, max_length=63)
+    status: TrainingJobStatus
+    instance_type: str = Field(min_length=1)
+    instance_count: int = Field(ge=1)
+    volume_size_gb: int = Field(ge=0)
+    training_start: AwareDatetime | None = None
+    training_end: AwareDatetime | None = None
+    billable_seconds: int | None = Field(default=None, ge=0)
+    training_seconds: int | None = Field(default=None, ge=0)
+    warm_pool_retained_billable_seconds: int | None = Field(default=None, ge=0)
+    managed_spot: bool = False
+    tags: dict[str, str] = Field(default_factory=dict)
+    region: str = ""
+    account: str = ""
+
+    @field_validator("training_start", "training_end")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        return _utc_or_none(value)
+
+    @property
+    def terminal(self) -> bool:
+        return self.status in TERMINAL_TRAINING_STATUSES
+
+
+class CapacityReservation(_Frozen):
+    """A Capacity Block for ML (``kind`` capacity-block) or an On-Demand Capacity Reservation
+    (``kind`` odcr). ``end`` is None for an open-ended ODCR."""
+
+    reservation_id: str = Field(pattern=r"^cr-[0-9a-zA-Z]{8,17}$")
+    kind: ReservationKind
+    instance_type: str = Field(min_length=1)
+    instance_count: int = Field(ge=0)
+    start: AwareDatetime
+    end: AwareDatetime | None = None
+    state: ReservationState = "active"
+    tags: dict[str, str] = Field(default_factory=dict)
+    availability_zone: str = ""
+    account: str = ""
+    instance_platform: str = "Linux/UNIX"
+
+    @field_validator("start")
+    @classmethod
+    def _utc_start(cls, value: datetime) -> datetime:
+        return utc(value)
+
+    @field_validator("end")
+    @classmethod
+    def _utc_end(cls, value: datetime | None) -> datetime | None:
+        return _utc_or_none(value)
+
+    @model_validator(mode="after")
+    def _window(self) -> CapacityReservation:
+        if self.end is not None and self.end <= self.start:
+            raise ValueError(f"{self.reservation_id}: end must be after start")
+        if self.kind == "capacity-block" and self.end is None:
+            raise ValueError(f"{self.reservation_id}: a Capacity Block has an end date")
+        return self
+
+    @property
+    def block_seconds(self) -> int | None:
+        """The reserved window's length in seconds (None: open-ended ODCR)."""
+        if self.end is None:
+            return None
+        return int((self.end - self.start).total_seconds())
+
+
+class InstanceReservationRef(_Frozen):
+    """An instance's place in a reservation, from DescribeInstances
+    (``InstanceLifecycle: capacity-block`` and ``CapacityReservationId``)."""
+
+    instance_id: str
+    reservation_id: str
+    capacity_block: bool
+
+
+class ReservationUse(_Frozen):
+    """One running span of one instance inside a reservation (``end`` None: still running).
+
+    The ledger builds these from its segments of the instances whose
+    ``InstanceReservationRef`` names the reservation.
+    """
+
+    instance_id: str
+    job_id: str
+    start: AwareDatetime
+    end: AwareDatetime | None = None
+
+    @field_validator("start")
+    @classmethod
+    def _utc_start(cls, value: datetime) -> datetime:
+        return utc(value)
+
+    @field_validator("end")
+    @classmethod
+    def _utc_end(cls, value: datetime | None) -> datetime | None:
+        return _utc_or_none(value)
