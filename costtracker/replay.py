@@ -44,6 +44,7 @@ from shared.views import iso, job_summary
 
 Handler = Callable[[Any, Any], Any]
 LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries
+SECOND = timedelta(seconds=1)
 # The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
 ALERT_KINDS = ("budget", "forecast", "idle", "input_bound", "no_metrics")
 
@@ -152,26 +153,36 @@ class Replayer:
         return None
 
     def advance(self, to: datetime) -> None:
-        """Run every schedule due in (now, to], in time order, then set the clock to ``to``."""
+        """Run every schedule due in (now, to], in time order, then set the clock to ``to``.
+
+        Due times are found one at a time, and a schedule that said it has nothing to do
+        until a moment (``quiet_until``) jumps straight there: the cost follows the runs
+        that happen, not the length of simulated time."""
         now = self.clock.now()
         if to <= now:
             return
-        due: list[tuple[datetime, Schedule]] = [
-            (at, s) for s in self.schedules for at in s.due_between(now, to)
-        ]
-        for at, schedule in sorted(due, key=lambda d: (d[0], d[1].function)):
-            quiet = self.quiet_until.get(schedule.function)
+        pending = {s.function: (s, s.next_after(now)) for s in self.schedules}
+        while pending:
+            function, (schedule, at) = min(
+                pending.items(), key=lambda kv: (kv[1][1], kv[1][0].function)
+            )
+            if at > to:
+                break
+            quiet = self.quiet_until.get(function)
             if quiet is not None and at < quiet:
-                self.skipped_runs[schedule.function] = (
-                    self.skipped_runs.get(schedule.function, 0) + 1
-                )
+                resume = schedule.next_after(min(quiet, to) - SECOND) if quiet <= to else None
+                skipped = schedule.count_between(at - SECOND, min(quiet, to) - SECOND)
+                self.skipped_runs[function] = self.skipped_runs.get(function, 0) + skipped
+                if resume is None:
+                    del pending[function]
+                else:
+                    pending[function] = (schedule, resume)
                 continue
             self.clock.advance_to(at)
-            result = self.invoke(schedule.function, self.scheduled_event(schedule, at))
-            self._note_quiet(schedule.function, result)
-            self.scheduled_runs[schedule.function] = (
-                self.scheduled_runs.get(schedule.function, 0) + 1
-            )
+            result = self.invoke(function, self.scheduled_event(schedule, at))
+            self._note_quiet(function, result)
+            self.scheduled_runs[function] = self.scheduled_runs.get(function, 0) + 1
+            pending[function] = (schedule, schedule.next_after(at))
         self.clock.advance_to(to)
 
     def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:

@@ -68,6 +68,25 @@ class Schedule:
             return {"minute": minute, "hour": str(int(self.offset.total_seconds() // 3600))}
         raise ValueError(f"unsupported cadence {self.every}")
 
+    def next_after(self, after: datetime) -> datetime:
+        """The first time this schedule fires after ``after``."""
+        period = self.every.total_seconds()
+        epoch = datetime(1970, 1, 1, tzinfo=after.tzinfo)
+        k = int((after - epoch - self.offset).total_seconds() // period) + 1
+        return epoch + self.offset + timedelta(seconds=k * period)
+
+    def count_between(self, after: datetime, until: datetime) -> int:
+        """How many times this schedule fires in (after, until]."""
+        if until <= after:
+            return 0
+        period = self.every.total_seconds()
+        epoch = datetime(1970, 1, 1, tzinfo=after.tzinfo)
+
+        def index(at: datetime) -> int:
+            return int((at - epoch - self.offset).total_seconds() // period)
+
+        return max(0, index(until) - index(after))
+
     def due_between(self, after: datetime, until: datetime) -> list[datetime]:
         """Times in (after, until] at which this schedule fires."""
         period = self.every.total_seconds()
