@@ -46,7 +46,17 @@ Handler = Callable[[Any, Any], Any]
 LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries
 SECOND = timedelta(seconds=1)
 # The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
-ALERT_KINDS = ("budget", "forecast", "idle", "input_bound", "no_metrics")
+ALERT_KINDS = (
+    "budget",
+    "forecast",
+    "anomaly",
+    "idle",
+    "input_bound",
+    "no_metrics",
+    "resolved",
+    "missing_price",
+    "reservation_underused",
+)
 
 
 def load_handler(function: str) -> Handler:
@@ -334,10 +344,12 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
         for message in messages:
             body = json.loads(message["Body"])
             attributes = {k: v.get("Value") for k, v in body.get("MessageAttributes", {}).items()}
-            audience = audiences.get(body.get("TopicArn"), "")
+            audience = attributes.pop("audience", None) or audiences.get(body.get("TopicArn"), "")
             threshold = attributes.pop("threshold", None)
             alert = {
+                "alert_id": attributes.pop("alert_id", None),
                 "kind": attributes.pop("kind", None),
+                "audience": audience,
                 "at": attributes.pop("at", None),
                 "subject": body.get("Subject"),
                 "budget_id": attributes.pop("budget_id", None),
@@ -345,15 +357,16 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
                 "job_id": attributes.pop("job_id", None),
                 "instance_id": attributes.pop("instance_id", None),
                 **{k.replace("-", "_"): v for k, v in sorted(attributes.items()) if v},
+                "body": body.get("Message"),
             }
-            if audience == "admin":
-                collected["admin"].append(alert)
-            elif alert["kind"] == "resolved":
-                collected["resolved"].append(alert)
-            elif alert["kind"] == "anomaly":
-                collected["anomalies"].append(alert)
-            elif alert["kind"] in ALERT_KINDS:
+            if alert["kind"] in ALERT_KINDS:
                 collected["alerts"].append(alert)
+                if audience == "admin":
+                    collected["admin"].append(alert)
+                elif alert["kind"] == "resolved":
+                    collected["resolved"].append(alert)
+                elif alert["kind"] == "anomaly":
+                    collected["anomalies"].append(alert)
             else:  # e.g. the daily summary message to finance
                 collected["messages"].append(alert)
             sqs.delete_message(

@@ -24,7 +24,9 @@ UNPRICED_INDEX = Index("unpriced-index", "gsi_unpriced_pk", "gsi_unpriced_sk")
 
 ROLLUPS_INDEX = Index("rollups-index", "gsi_rollups_pk", "gsi_rollups_sk")
 
-INDEXES: tuple[Index, ...] = (OPEN_INDEX, UNPRICED_INDEX, ROLLUPS_INDEX)
+PENDING_INDEX = Index("pending-index", "gsi_pending_pk", "gsi_pending_sk")
+
+INDEXES: tuple[Index, ...] = (OPEN_INDEX, UNPRICED_INDEX, ROLLUPS_INDEX, PENDING_INDEX)
 
 
 def create_table_request(table_name: str) -> dict[str, object]:

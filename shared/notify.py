@@ -1,13 +1,20 @@
-"""The only SNS code: alerts to finance, teams and admins, with filterable attributes."""
+"""The only SNS code: alerts to finance, teams and admins, with filterable attributes.
+
+Every alert has a ``kind``, an ``audience`` and a stable ``alert_id`` (a function of what
+it is about, never of when it was computed), also sent as a message attribute so that a
+subscriber can drop repeats. Messages to teams carry the ``team`` attribute.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 Audience = Literal["finance", "team", "admin"]
 # SNS limits a subject to 100 printable ASCII characters.
 _SUBJECT_LIMIT = 100
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 @dataclass(frozen=True)
@@ -17,10 +24,37 @@ class Alert:
     subject: str
     message: str
     attributes: dict[str, str] = field(default_factory=dict)
+    alert_id: str = ""
+    at: str = ""  # when it was (first) due, ISO 8601 UTC
+
+    def __post_init__(self) -> None:
+        if not self.alert_id:
+            raise ValueError(f"a {self.kind} alert needs its alert_id")
 
 
 class Notifier(Protocol):
     def send(self, alert: Alert) -> None: ...
+
+
+def clean_subject(subject: str) -> str:
+    """SNS subjects: printable ASCII, no line breaks, at most 100 characters."""
+    text = _CONTROL.sub(" ", subject).encode("ascii", "replace").decode().strip()
+    return text[:_SUBJECT_LIMIT] or "(alert)"
+
+
+def message_attributes(alert: Alert) -> dict[str, dict[str, str]]:
+    values = {
+        "kind": alert.kind,
+        "audience": alert.audience,
+        "alert_id": alert.alert_id,
+        "at": alert.at,
+        **alert.attributes,
+    }
+    return {
+        key: {"DataType": "String", "StringValue": value[:256]}
+        for key, value in values.items()
+        if value
+    }
 
 
 class SnsNotifier:
@@ -32,12 +66,9 @@ class SnsNotifier:
         topic = self._topics.get(alert.audience)
         if not topic:
             raise RuntimeError(f"no topic configured for {alert.audience} alerts")
-        subject = alert.subject.encode("ascii", "replace").decode()[:_SUBJECT_LIMIT]
-        attributes = {
-            key: {"DataType": "String", "StringValue": value}
-            for key, value in {"kind": alert.kind, **alert.attributes}.items()
-            if value
-        }
         self._sns.publish(
-            TopicArn=topic, Subject=subject, Message=alert.message, MessageAttributes=attributes
+            TopicArn=topic,
+            Subject=clean_subject(alert.subject),
+            Message=alert.message,
+            MessageAttributes=message_attributes(alert),
         )

@@ -166,7 +166,7 @@ def job_detail(cost: JobCost) -> dict[str, Any]:
             "billed_seconds": i.billed_seconds,
             "running_since": iso(i.running_since),
             "burn_rate_usd_per_hour": money(i.burn_usd_per_hour),
-            "recent_segments": [segment_view(s) for s in i.segments],
+            "segments": [segment_view(s) for s in i.segments],
         }
         for i in cost.instances
     ]

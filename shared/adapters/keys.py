@@ -12,7 +12,7 @@
 | cached price | PRICE#<kind>#<region>#<key> | PRICE |
 | spot price series point | SPOT#<series> | <time> |
 | budget / budget history | BUDGETS | <id> ; BUDGET#<id> | H#<time>#<n> |
-| alert outbox | OUTBOX | <alert_id> (+ pending-index while unsent) |
+| alert outbox | OUTBOX | <alert_id> (pending-index while unsent) |
 | capacity reservation | RES#<account>#<id> | HEAD |
 | training job (SageMaker) | JOB#<job> | H#T#<account>#<name> |
 | daily summary | SUMMARY#<date> | SUMMARY |
@@ -87,7 +87,9 @@ def rollup_index_sk(job_id: str, account: str) -> str:
 OPEN_INDEX = "open-index"
 UNPRICED_INDEX = "unpriced-index"
 ROLLUPS_INDEX = "rollups-index"
+PENDING_INDEX = "pending-index"
 INDEXES: dict[str, tuple[str, str]] = {
+    PENDING_INDEX: ("gsi_pending_pk", "gsi_pending_sk"),
     OPEN_INDEX: ("gsi_open_pk", "gsi_open_sk"),
     UNPRICED_INDEX: ("gsi_unpriced_pk", "gsi_unpriced_sk"),
     ROLLUPS_INDEX: ("gsi_rollups_pk", "gsi_rollups_sk"),

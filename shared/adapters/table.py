@@ -64,6 +64,7 @@ class Update:
     add: dict[str, Any] = field(default_factory=dict)  # numbers, or sets of strings
     set: dict[str, Any] = field(default_factory=dict)
     set_if_absent: dict[str, Any] = field(default_factory=dict)
+    remove: Sequence[str] = ()
     conditions: Sequence[Condition] = ()
 
     @property
@@ -134,6 +135,8 @@ def apply_update(current: Item | None, op: Update) -> Item:
             item[name] = set(item.get(name, set())) | value
         else:
             item[name] = Decimal(item.get(name, 0)) + Decimal(value)
+    for name in op.remove:
+        item.pop(name, None)
     return item
 
 
@@ -264,11 +267,14 @@ class DynamoTable:
                 for k, v in op.set_if_absent.items()
             ]
             adds = [f"{name(k)} {value(v)}" for k, v in op.add.items()]
+            removes = [name(k) for k in op.remove]
             expression = []
             if sets:
                 expression.append("SET " + ", ".join(sets))
             if adds:
                 expression.append("ADD " + ", ".join(adds))
+            if removes:
+                expression.append("REMOVE " + ", ".join(removes))
             out["Key"] = self._to({"pk": op.pk, "sk": op.sk})
             out["UpdateExpression"] = " ".join(expression)
         else:

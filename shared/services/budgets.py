@@ -19,13 +19,14 @@ from shared.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.day_split import job_between
 from shared.domain.job import _tags
+from shared.adapters.outbox import OutboxStore
 from shared.notify import Alert, Notifier
+from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import all_rollups, load_job
 from shared.views import cents, iso
 
 HOUR = timedelta(hours=1)
-CLAIM_TTL = timedelta(days=400)
 
 
 def effective_budgets(
@@ -196,13 +197,20 @@ def _next_change(status: BudgetStatus, now: datetime) -> datetime:
 def evaluate_budgets(
     deps: LedgerDeps, ledger: Any, config: LedgerConfig, notifier: Notifier, now: datetime
 ) -> Evaluation:
-    """Alert every threshold crossed and every forecast over budget, once each."""
+    """Alert every threshold crossed and every forecast over budget, once each; re-send
+    alerts that SNS has not accepted yet (the outbox)."""
     sent = []
+    poster = AlertPoster(OutboxStore(deps.table), notifier)
+    _, still_pending = poster.resend_pending(now)
     cache = JobCache(deps)
     next_midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
     budgets = effective_budgets(ledger, config)
+    if still_pending:  # try again at the next tick
+        quiet_until = now + timedelta(minutes=1)
     if not budgets:
+        if still_pending:
+            return Evaluation([], quiet_until)
         return Evaluation([], next_midnight, quiet_regardless_of_events=True)
     for budget in budgets:
         status = budget_status(deps, config, budget, now, cache)
@@ -210,15 +218,10 @@ def evaluate_budgets(
         for threshold in budget.thresholds:
             if status.spend * 100 < budget.amount_usd * threshold:
                 continue
-            claim = f"budget#{budget.budget_id}#{status.period_key}#{threshold}#budget"
-            if ledger.claim_once(claim, now + CLAIM_TTL):
-                notifier.send(_budget_alert(status, threshold, now))
+            if poster.post(_budget_alert(status, threshold, now), now) != "known":
                 sent.append(f"{budget.budget_id}:{threshold}")
         over = status.projected_total > budget.amount_usd > status.spend
-        if over and ledger.claim_once(
-            f"budget#{budget.budget_id}#{status.period_key}#forecast", now + CLAIM_TTL
-        ):
-            notifier.send(_forecast_alert(status, now))
+        if over and poster.post(_forecast_alert(status, now), now) != "known":
             sent.append(f"{budget.budget_id}:forecast")
     return Evaluation(sent, max(quiet_until, now), quiet_regardless_of_events=False)
 
@@ -260,10 +263,17 @@ def _budget_alert(status: BudgetStatus, threshold: int, now: datetime) -> Alert:
         "budget_id": budget.budget_id,
         "threshold": str(threshold),
         "severity": severity,
-        "at": iso(now) or "",
         **_scope_attributes(budget),
     }
-    return Alert("finance", "budget", subject, _body(status, subject), attributes)
+    return Alert(
+        "finance",
+        "budget",
+        subject,
+        _body(status, subject),
+        attributes,
+        alert_id=f"budget:{budget.budget_id}:{status.period_key}:{threshold}",
+        at=iso(now) or "",
+    )
 
 
 def _forecast_alert(status: BudgetStatus, now: datetime) -> Alert:
@@ -277,12 +287,19 @@ def _forecast_alert(status: BudgetStatus, now: datetime) -> Alert:
         "budget_id": budget.budget_id,
         "threshold": "100",
         "severity": "warning",
-        "at": iso(now) or "",
         "projected_total_usd": str(status.projected_total.quantize(Decimal("0.01"))),
         "projected_crossing_at": crossing,
         **_scope_attributes(budget),
     }
-    return Alert("finance", "forecast", subject, _body(status, subject), attributes)
+    return Alert(
+        "finance",
+        "forecast",
+        subject,
+        _body(status, subject),
+        attributes,
+        alert_id=f"forecast:{budget.budget_id}:{status.period_key}",
+        at=iso(now) or "",
+    )
 
 
 def day_spend(
@@ -310,6 +327,7 @@ def check_anomalies(
     yesterday = now.date() - timedelta(days=1)
     cache = JobCache(deps)
     sent = []
+    poster = AlertPoster(OutboxStore(deps.table), notifier)
     settings = config.budgeting
     for budget in effective_budgets(ledger, config):
         spend = day_spend(deps, config, budget, yesterday, now, cache)
@@ -325,25 +343,23 @@ def check_anomalies(
         mean = sum(known, Decimal(0)) / len(known)
         if mean <= 0 or spend <= mean * settings.anomaly_multiple:
             continue
-        if not ledger.claim_once(f"anomaly#{budget.budget_id}#{yesterday}", now + CLAIM_TTL):
-            continue
         subject = (
             f"Anomaly: {budget.scope.describe()} spent {cents(spend)} on {yesterday}, "
             f"{spend / mean:.1f}x its 7-day mean of {cents(mean)}"
         )
-        notifier.send(
-            Alert(
-                "finance",
-                "anomaly",
-                subject,
-                subject,
-                {
-                    "budget_id": budget.budget_id,
-                    "severity": "warning",
-                    "at": iso(now) or "",
-                    **_scope_attributes(budget),
-                },
-            )
+        alert = Alert(
+            "finance",
+            "anomaly",
+            subject,
+            subject,
+            {
+                "budget_id": budget.budget_id,
+                "severity": "warning",
+                **_scope_attributes(budget),
+            },
+            alert_id=f"anomaly:{budget.budget_id}:{yesterday.isoformat()}",
+            at=iso(now) or "",
         )
-        sent.append(f"{budget.budget_id}:anomaly")
+        if poster.post(alert, now) != "known":
+            sent.append(f"{budget.budget_id}:anomaly")
     return sent

@@ -8,7 +8,6 @@ rollup in one transaction) and the job's cost is complete.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 
 from shared.adapters import keys
 from shared.adapters.ledger_store import RollupChange, UnitOfWork, checkpoint_of, head_of
@@ -17,7 +16,10 @@ from shared.domain import accrual as acc
 from shared.domain.checkpoint import Version, object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
 from shared.domain.segments import SegmentCost, price_span, segment_accrual
+from shared.adapters.outbox import OutboxStore
 from shared.notify import Alert, Notifier
+from shared.services.alerts import AlertPoster
+from shared.views import iso
 from shared.services.instances import LedgerDeps
 
 
@@ -184,28 +186,25 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
                     f"s3://{head_c.bucket}/{head_c.key}"
                 )
     alerted = []
-    from shared import runtime
-
+    poster = AlertPoster(OutboxStore(deps.table), notifier)
     for key, instances in sorted(missing.items()):
-        if not runtime.legacy_ledger().claim_once(
-            f"price-missing#{key}#{now.date()}", now + timedelta(days=2)
-        ):
-            continue
         kind, name, region = key.split(":")
-        notifier.send(
-            Alert(
-                audience="admin",
-                kind="missing_price",
-                subject=f"No {kind} price for {name} in {region}",
-                message=(
-                    f"No price is known for {kind} {name} in {region}. Affected: "
-                    f"{', '.join(sorted(set(instances)))}. Their running time is kept and will "
-                    "be priced as soon as a price is configured (CDK context prices.*) or the "
-                    "Price List API lists one; until then their jobs show their cost as "
-                    "'at least' and incomplete."
-                ),
-                attributes={"severity": "warning", "region": region, "price_key": name},
-            )
+        alert = Alert(
+            audience="admin",
+            kind="missing_price",
+            subject=f"No {kind} price for {name} in {region}",
+            message=(
+                f"No price is known for {kind} {name} in {region}. Affected: "
+                f"{', '.join(sorted(set(instances)))}. Their running time is kept and will "
+                "be priced as soon as a price is configured (CDK context prices.*) or the "
+                "Price List API lists one; until then their jobs show their cost as "
+                "'at least' and incomplete."
+            ),
+            attributes={"severity": "warning", "region": region, "price_key": name},
+            # once a day per missing price while it is missing
+            alert_id=f"missing_price:{key}:{now.date().isoformat()}",
+            at=iso(now) or "",
         )
-        alerted.append(key)
+        if poster.post(alert, now) != "known":
+            alerted.append(key)
     return BackfillResult(tuple(repriced), tuple(sorted(missing)), tuple(alerted))

@@ -106,6 +106,12 @@ def summarize_day(
         "trailing_7d_mean_usd": money(sum(week, Decimal(0)) / len(week)) if week else None,
         "estimated": True,
         "as_of": iso(now),
+        # Finance hears from the first day with spend on (no empty mail before).
+        "spend_started": any(
+            str(r.get("first_event_at", "9999")) < end.isoformat()
+            for items in jobs.values()
+            for r in items
+        ),
     }
     return summary, rows
 
@@ -162,14 +168,29 @@ def publish_summary(
     }
     for key, (body, content_type) in keys.items():
         store.put(key, body, content_type)
-    if notifier is not None:
+    if notifier is not None and summary.get("spend_started", True):
         notifier.send(summary_alert(summary))
     return sorted(keys)
 
 
 def summary_alert(summary: dict[str, Any]) -> Alert:
     total = Decimal(summary["total_usd"])
-    lines = [f"Estimated ML training spend on {summary['date']} (UTC): {cents(total)}"]
+    complete = summary.get("complete", True)
+    figure = cents(total) if complete else f"at least {cents(total)}"
+    attributes = {"severity": "info", "date": summary["date"]}
+    alert_id = f"daily_summary:{summary['date']}"
+    if not summary["by_job"] and complete:
+        line = f"No ML training spend recorded on {summary['date']} (UTC)."
+        return Alert(
+            "finance", "daily_summary", line, line, attributes, alert_id, summary.get("as_of") or ""
+        )
+    lines = [f"Estimated ML training spend on {summary['date']} (UTC): {figure}"]
+    if not complete:
+        lines.append(
+            "Incomplete: some time has no price yet ("
+            + ", ".join(summary.get("incomplete_jobs", []))
+            + "); the figure is a lower bound until the price is known."
+        )
     if summary["change_vs_previous_day_usd"] is not None:
         lines.append(
             f"Change vs the day before: {cents(Decimal(summary['change_vs_previous_day_usd']))}"
@@ -203,7 +224,9 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
     return Alert(
         "finance",
         "daily_summary",
-        f"ML training spend {summary['date']}: {cents(total)}",
+        f"ML training spend {summary['date']}: {figure}",
         "\n".join(lines),
-        {"severity": "info", "date": summary["date"], "at": summary.get("as_of") or ""},
+        attributes,
+        alert_id,
+        summary.get("as_of") or "",
     )

@@ -23,7 +23,9 @@ from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition, fold
 from shared.events import INSTANCE_ID_PATTERN
 from shared.inventory import InstanceNotFound
+from shared.adapters.outbox import OutboxStore
 from shared.notify import Alert, Notifier
+from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps, _apply_to_instance
 from shared.views import cents, iso
 
@@ -199,27 +201,20 @@ def alert_on_change(
     running_since = head.open_segment.span.start if head.open_segment else None
     runs = condition_runs(head.alarms, running_since)
     sent: list[str] = []
-    expires = now + timedelta(days=400)
+    poster = AlertPoster(OutboxStore(deps.table), notifier)
+    # Only the current run's episodes (its alarms are new at each running): a bounded
+    # number of outbox records per event, whatever the instance's history.
     for n, (condition, since) in enumerate(runs):
         if condition not in ALERT_KINDS:
             continue
-        if runtime_claim(f"alert#{head.instance_id}#{condition}#{since.isoformat()}", expires):
-            notifier.send(_condition_alert(deps, head, condition, since, now))
+        if poster.post(_condition_alert(deps, head, condition, since, now), now) != "known":
             sent.append(condition)
         resolved = n + 1 < len(runs) and runs[n + 1][0] == "busy"
-        if resolved and runtime_claim(
-            f"resolved#{head.instance_id}#{condition}#{since.isoformat()}", expires
+        if resolved and poster.post(_resolved_alert(deps, head, condition, since, now), now) != (
+            "known"
         ):
-            notifier.send(_resolved_alert(head, condition, now))
             sent.append(f"{condition}_resolved")
     return tuple(sent)
-
-
-def runtime_claim(key: str, expires: datetime) -> bool:
-    from shared import runtime
-
-    claimed: bool = runtime.legacy_ledger().claim_once(key, expires)
-    return claimed
 
 
 _ADVICE = {
@@ -233,17 +228,16 @@ _ADVICE = {
 }
 
 
-def _attributes(head: InstanceHead, kind: str, now: datetime, severity: str) -> dict[str, str]:
+def _attributes(deps: LedgerDeps, head: InstanceHead, severity: str) -> dict[str, str]:
     tags = head.profile.tags
     return {
-        "kind": kind,
         "severity": severity,
         "job_id": head.job_id,
         "instance_id": head.instance_id,
-        "team": tags.get("team", ""),
+        # The subscription filter of each team reads this: the configured team tag.
+        "team": tags.get(deps.config.access.team_tag_key, ""),
         "project": tags.get("project", ""),
         "cost-center": tags.get("cost-center", ""),
-        "at": iso(now) or "",
     }
 
 
@@ -271,18 +265,30 @@ def _condition_alert(
         f"{cents(cost)}.\n{_ADVICE[kind]}"
     )
     severity = "warning" if kind != "no_metrics" else "info"
-    return Alert("team", kind, subject, message, _attributes(head, kind, now, severity))
+    return Alert(
+        "team",
+        kind,
+        subject,
+        message,
+        _attributes(deps, head, severity),
+        alert_id=f"{kind}:{head.account}:{head.instance_id}:{iso(since)}",
+        at=iso(now) or "",
+    )
 
 
-def _resolved_alert(head: InstanceHead, kind: str, now: datetime) -> Alert:
+def _resolved_alert(
+    deps: LedgerDeps, head: InstanceHead, kind: str, since: datetime, now: datetime
+) -> Alert:
     subject = f"Resolved: {kind.replace('_', '-')} on {head.instance_id} of job {head.job_id}"
-    attributes = _attributes(head, "resolved", now, "info") | {"resolves": kind}
+    attributes = _attributes(deps, head, "info") | {"resolves": kind}
     return Alert(
         "team",
         "resolved",
         subject,
         f"{subject}: the accelerator is busy again ({iso(now)}).",
         attributes,
+        alert_id=f"resolved:{head.account}:{head.instance_id}:{kind}:{iso(since)}",
+        at=iso(now) or "",
     )
 
 

@@ -116,7 +116,7 @@ def test_get_job_is_one_query_and_accrues_open_segments_to_now(
     assert call_counter.count("dynamodb") == 1 and call_counter.count("dynamodb", "Query") == 1
     assert Decimal(body["cost_usd"]["instance"]) == Decimal(43)  # 2 h x $21.50
     assert body["status"] == "running" and body["burn_rate_usd_per_hour"] == "21.500000000"
-    segment = body["instances"][0]["recent_segments"][0]
+    segment = body["instances"][0]["segments"][0]
     assert segment["state"] == "open" and segment["rates"][0]["source"] == "override"
 
 

@@ -43,6 +43,7 @@ def test_alerts_have_the_right_kinds_times_jobs_and_instances(document: dict[str
         ("idle", "2026-11-01T11:30:00Z", "vit-train", P1),
         ("input_bound", "2026-11-01T12:00:00Z", "llama-ft", T1),
         ("idle", "2026-11-01T12:20:00Z", "llama-ft", T1),
+        ("resolved", "2026-11-01T13:10:00Z", "llama-ft", T1),
         ("no_metrics", "2026-11-01T14:00:00Z", "llama-ft", T1),
         ("idle", "2026-11-01T14:30:00Z", "llama-ft", T1),
     ]
@@ -50,6 +51,8 @@ def test_alerts_have_the_right_kinds_times_jobs_and_instances(document: dict[str
     assert (resolved["resolves"], resolved["at"], resolved["instance_id"]) == (
         "idle", "2026-11-01T13:10:00Z", T1)
     assert all(a["team"] in {"nlp", "vision"} for a in document["alerts"])
+    assert all(a["audience"] == "team" and a["alert_id"] and a["body"] for a in document["alerts"])
+    assert len({a["alert_id"] for a in document["alerts"]}) == len(document["alerts"])
 
 
 def test_idle_cost_and_warmup_equal_the_hand_calculation(document: dict[str, Any]) -> None:

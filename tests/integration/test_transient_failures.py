@@ -137,7 +137,9 @@ def test_sns_throttling_is_retried_and_the_alert_is_sent_once(aws: str,
     runtime.reset()
     faults = Faults(400, "Throttling", times=2)
     runtime.client("sns").meta.events.register("before-send.sns.Publish", faults)
-    runtime.notifier().send(Alert("admin", "price_missing", "subject", "message"))
+    runtime.notifier().send(
+        Alert("admin", "missing_price", "subject", "message", alert_id="missing_price:x")
+    )
     assert faults.injected == 2
 
 
