@@ -29,6 +29,7 @@ from shared.budgets import Budget
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.edge import MalformedEvent
+from shared.services.alerts import refusals
 from shared.event_patterns import (
     EVENT_RULES,
     SCHEDULES,
@@ -189,10 +190,16 @@ class Replayer:
                     pending[function] = (schedule, resume)
                 continue
             self.clock.advance_to(at)
+            refused = refusals()
             result = self.invoke(function, self.scheduled_event(schedule, at))
             self._note_quiet(function, result)
             self.scheduled_runs[function] = self.scheduled_runs.get(function, 0) + 1
             pending[function] = (schedule, schedule.next_after(at))
+            tick = next((s for s in self.schedules if s.function == "budget_tick"), None)
+            if refusals() != refused and tick is not None:  # wake the tick: it re-sends
+                self.quiet_until.pop("budget_tick", None)
+                self._quiet_regardless.discard("budget_tick")
+                pending["budget_tick"] = (tick, tick.next_after(at))
         self.clock.advance_to(to)
 
     def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
@@ -240,8 +247,12 @@ class Replayer:
         # An event may change spend: forget the quiet moments that depend on it.
         for function in [f for f in self.quiet_until if f not in self._quiet_regardless]:
             del self.quiet_until[function]
+        refused = refusals()
         for function in routed:
             self.invoke(function, event)
+        if refusals() != refused:  # an alert waits in the outbox: the next tick sends it
+            self.quiet_until.pop("budget_tick", None)
+            self._quiet_regardless.discard("budget_tick")
 
     def _note_quiet(self, function: str, result: Any) -> None:
         value = result.get("quiet_until") if isinstance(result, dict) else None

@@ -18,6 +18,13 @@ from shared.notify import Alert, Notifier
 logger = logging.getLogger("costtracker.alerts")
 
 
+class _Refusals:
+    """How many publishes SNS refused in this process: the local replay reads it to run
+    the next tick (the deployed tick runs every minute anyway)."""
+
+    count = 0
+
+
 @dataclass(frozen=True)
 class AlertPoster:
     outbox: OutboxStore
@@ -38,6 +45,7 @@ class AlertPoster:
                 extra={"alert_id": alert.alert_id, "error": str(exc)},
             )
             self.outbox.note_failure(alert.alert_id, str(exc))
+            _Refusals.count += 1
             return "pending"
         self.outbox.mark_sent(alert.alert_id, now)
         return "sent"
@@ -51,3 +59,7 @@ class AlertPoster:
             else:
                 pending += 1
         return sent, pending
+
+
+def refusals() -> int:
+    return _Refusals.count
