@@ -92,9 +92,7 @@ def sync_alarms(
     if not specs:
         return "no_accelerator"
     transition = Transition(event_id=event_id, at=utc(at), state=state)
-    folded = fold(
-        (*head.window, transition), head.notices, head.floor_open, head.floor_terminated
-    )
+    folded = fold((*head.window, transition), head.notices, head.floor_open, head.floor_terminated)
     if folded.open is not None:
         alarms.ensure(specs, deps.config.utilization)
         return "created"
@@ -186,15 +184,28 @@ def record_alarm_change(
     return AlarmOutcome("applied", instance_id, updated.job_id, condition, sent, auto_stop)
 
 
-def _last_checkpoint_at(deps: LedgerDeps, job_id: str) -> datetime | None:
-    values = [str(r.get("last_checkpoint_at", "")) for r in deps.rollups.of_job(job_id)]
-    best = max(values, default="")
-    return datetime.fromisoformat(best) if best else None
+def last_complete_checkpoint_at(deps: LedgerDeps, job_id: str, now: datetime) -> datetime | None:
+    """When the job's latest complete checkpoint completed: its step's completion marker
+    was written (where a marker is configured), or nothing of its step has been written
+    for the quiet period. A checkpoint still being written never counts."""
+    from shared.adapters import keys
+
+    config = deps.config.checkpoint
+    quiet = timedelta(minutes=config.quiet_minutes)
+    complete: list[datetime] = []
+    for item in deps.table.query(keys.job_pk(job_id), begins_with="K#"):
+        if config.completion_marker:
+            at = item.get("complete_at")
+            if at:
+                complete.append(datetime.fromisoformat(str(at)))
+            continue
+        last = item.get("last_write")
+        if last and datetime.fromisoformat(str(last)) + quiet <= now:
+            complete.append(datetime.fromisoformat(str(last)))
+    return max(complete, default=None)
 
 
-def alert_on_change(
-    deps: LedgerDeps, notifier: Notifier, head: InstanceHead
-) -> tuple[str, ...]:
+def alert_on_change(deps: LedgerDeps, notifier: Notifier, head: InstanceHead) -> tuple[str, ...]:
     """Alert once per condition episode (idle, input-bound, no metrics) of the current
     run and once when it resolves to busy, walking the run's alarms by event time."""
     now = deps.clock.now()
@@ -298,14 +309,15 @@ def _resolved_alert(
 def consider_auto_stop(
     deps: LedgerDeps, stopper: InstanceStopper | None, head: InstanceHead, idle_since: datetime
 ) -> str:
-    """Stop an idle instance only if it opted in, and only once a checkpoint newer than
-    the idle start exists (or the job declares it writes none). Dry-run stops nothing."""
+    """Stop an idle instance only if it opted in (tag value exactly ``true``, as IAM's
+    condition compares it), and only once a complete checkpoint newer than the idle start
+    exists (or the job declares it writes none). Dry-run stops nothing."""
     config = deps.config.auto_stop
     tags = head.profile.tags
     if not config.enabled or tags.get(config.tag_key, "") != "true":
         return "not_allowed"
     no_checkpoints = tags.get(config.no_checkpoints_tag_key, "") == "true"
-    last = _last_checkpoint_at(deps, head.job_id)
+    last = last_complete_checkpoint_at(deps, head.job_id, deps.clock.now())
     fresh = last is not None and last > idle_since
     if not (no_checkpoints or fresh):
         return "waiting_for_checkpoint"

@@ -35,12 +35,19 @@ def changes(*items: tuple[int, str, str]) -> list[AlarmChange]:
 
 
 def segment(start: int = 0, end: int | None = None, usd: str = "36") -> SegmentCost:
-    rate = Rate(list_usd=Decimal(usd), effective_usd=Decimal(usd), source=RateSource.OVERRIDE,
-                checked_on=T0.date(), region=REGION)
-    pin = RatePin(rate=rate, source=RateSource.OVERRIDE, checked_on=T0.date().isoformat(),
-                  region=REGION)
-    span = Span(start=at(start), end=at(end) if end is not None else None,
-                start_event_id=f"r{start}")
+    rate = Rate(
+        list_usd=Decimal(usd),
+        effective_usd=Decimal(usd),
+        source=RateSource.OVERRIDE,
+        checked_on=T0.date(),
+        region=REGION,
+    )
+    pin = RatePin(
+        rate=rate, source=RateSource.OVERRIDE, checked_on=T0.date().isoformat(), region=REGION
+    )
+    span = Span(
+        start=at(start), end=at(end) if end is not None else None, start_event_id=f"r{start}"
+    )
     return price_span(IID, span, pin, None)
 
 
@@ -72,8 +79,13 @@ def test_insufficient_data_is_never_counted_as_idle() -> None:
 
 
 def test_idle_runs_from_the_later_alarm_until_either_leaves_alarm() -> None:
-    flapping = changes((0, "accelerator", "ALARM"), (10, "cpu", "ALARM"), (40, "cpu", "OK"),
-                       (50, "cpu", "ALARM"), (70, "accelerator", "OK"))
+    flapping = changes(
+        (0, "accelerator", "ALARM"),
+        (10, "cpu", "ALARM"),
+        (40, "cpu", "OK"),
+        (50, "cpu", "ALARM"),
+        (70, "accelerator", "OK"),
+    )
     assert idle_spans(segment(), flapping) == [(at(10), at(40)), (at(50), at(70))]
     # Idle cost: 30 + 20 minutes at $36/h = $30
     (first, second) = episodes([segment()], flapping, None)
@@ -94,7 +106,9 @@ def test_a_stop_ends_idleness_and_a_restart_needs_both_alarms_anew() -> None:
 def test_condition_runs_are_read_by_time_not_arrival() -> None:
     arrived = changes((20, "cpu", "ALARM"), (0, "accelerator", "ALARM"), (10, "cpu", "OK"))
     assert condition_runs(arrived, running_since=at(0)) == [
-        ("input_bound", at(10)), ("idle", at(20))]
+        ("input_bound", at(10)),
+        ("idle", at(20)),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -113,16 +127,28 @@ def test_only_the_trackers_own_alarm_names_speak_for_idleness(name, expected) ->
 
 
 def _ledger(monkeypatch, tags: dict[str, str], auto_stop: AutoStopConfig) -> Ledger:  # type: ignore[no-untyped-def]
-    profile = InstanceProfile(instance_id=IID, instance_type="trn1.32xlarge",
-                              region=REGION, tags={"training-job": "j", **tags})
+    profile = InstanceProfile(
+        instance_id=IID,
+        instance_type="trn1.32xlarge",
+        region=REGION,
+        tags={"training-job": "j", **tags},
+    )
     config = LedgerConfig(
-        live_prices=False, auto_stop=auto_stop,
+        live_prices=False,
+        auto_stop=auto_stop,
         prices=PriceOverrides(ec2={"trn1.32xlarge": Decimal("21.50")}),
     )
     ledger = memory_ledger(profile, config=config, now=at(0))
     use_legacy_records(monkeypatch, ledger)  # alert claims
-    record_state_change(ledger.deps, event_id="run", at=at(0), instance_id=IID, state="running",
-                        region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id="run",
+        at=at(0),
+        instance_id=IID,
+        state="running",
+        region=REGION,
+        account=ACCOUNT,
+    )
     return ledger
 
 
@@ -134,13 +160,27 @@ class FakeStopper:
         self.stopped.append(instance_id)
 
 
-def alarm(ledger: Ledger, stopper, eid: str, signal: str, state: str, minute: int,  # type: ignore[no-untyped-def]
-          name: str | None = None, notifier: RecordingNotifier | None = None):
+def alarm(
+    ledger: Ledger,
+    stopper,
+    eid: str,
+    signal: str,
+    state: str,
+    minute: int,  # type: ignore[no-untyped-def]
+    name: str | None = None,
+    notifier: RecordingNotifier | None = None,
+):
     ledger.clock.advance_to(at(minute))
     return record_alarm_change(
-        ledger.deps, notifier or RecordingNotifier(), stopper, event_id=eid,
-        alarm_name=name or alarm_name(IID, signal), state=state, state_at=at(minute),
-        region=REGION, account=ACCOUNT,
+        ledger.deps,
+        notifier or RecordingNotifier(),
+        stopper,
+        event_id=eid,
+        alarm_name=name or alarm_name(IID, signal),
+        state=state,
+        state_at=at(minute),
+        region=REGION,
+        account=ACCOUNT,
     )
 
 
@@ -150,9 +190,17 @@ def go_idle(ledger: Ledger, stopper: FakeStopper, minute: int = 40):  # type: ig
 
 
 def checkpoint(ledger: Ledger, minute: int) -> None:
-    record_object_event(ledger.deps, ledger.checkpoints, event_id=f"ck{minute}", at=at(minute),
-                        region=REGION, account=ACCOUNT, bucket="b",
-                        raw_key=f"runs/j/step-{minute}/x.pt", size_bytes=1)
+    record_object_event(
+        ledger.deps,
+        ledger.checkpoints,
+        event_id=f"ck{minute}",
+        at=at(minute),
+        region=REGION,
+        account=ACCOUNT,
+        bucket="b",
+        raw_key=f"runs/j/step-{minute}/x.pt",
+        size_bytes=1,
+    )
 
 
 ALLOW = {"costtracker:auto-stop": "true"}
@@ -186,30 +234,68 @@ def test_auto_stop_waits_for_a_checkpoint_newer_than_the_idle_start(monkeypatch)
     assert go_idle(ledger, stopper).auto_stop == "waiting_for_checkpoint"
     assert stopper.stopped == []
     checkpoint(ledger, 50)
+    ledger.clock.advance_to(at(55))  # its step may still be being written: not yet
+    assert sweep_auto_stop(ledger.deps, stopper) == {IID: "waiting_for_checkpoint"}
+    ledger.clock.advance_to(at(60))  # ten quiet minutes: the checkpoint is complete
     assert sweep_auto_stop(ledger.deps, stopper) == {IID: "stopped"}
     assert stopper.stopped == [IID]
 
 
+def test_auto_stop_with_a_completion_marker_waits_for_the_marker(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    stopper = FakeStopper()
+    ledger = _ledger(monkeypatch, ALLOW, AutoStopConfig(enabled=True, dry_run=False))
+    config = ledger.deps.config
+    marked = config.model_copy(
+        update={
+            "checkpoint": config.checkpoint.model_copy(update={"completion_marker": "_COMPLETE"})
+        }
+    )
+    ledger.deps = type(ledger.deps)(**{**ledger.deps.__dict__, "config": marked})
+    assert go_idle(ledger, stopper).auto_stop == "waiting_for_checkpoint"
+    checkpoint(ledger, 50)  # a shard of step 50, written after the idle start
+    ledger.clock.advance_to(at(90))  # quiet for long: still no marker, still no stop
+    assert sweep_auto_stop(ledger.deps, stopper) == {IID: "waiting_for_checkpoint"}
+    record_object_event(
+        ledger.deps,
+        ledger.checkpoints,
+        event_id="marker",
+        at=at(91),
+        region=REGION,
+        account=ACCOUNT,
+        bucket="b",
+        raw_key="runs/j/step-50/_COMPLETE",
+        size_bytes=0,
+    )
+    assert sweep_auto_stop(ledger.deps, stopper) == {IID: "stopped"}
+
+
 def test_dry_run_stops_nothing(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     stopper = FakeStopper()
-    ledger = _ledger(monkeypatch, {**ALLOW, "costtracker:no-checkpoints": "true"},
-                     AutoStopConfig(enabled=True))
+    ledger = _ledger(
+        monkeypatch, {**ALLOW, "costtracker:no-checkpoints": "true"}, AutoStopConfig(enabled=True)
+    )
     assert go_idle(ledger, stopper).auto_stop == "would_stop"
     assert stopper.stopped == []
 
 
 def test_job_declaring_no_checkpoints_is_stopped_at_once_when_idle(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     stopper = FakeStopper()
-    ledger = _ledger(monkeypatch, {**ALLOW, "costtracker:no-checkpoints": "true"},
-                     AutoStopConfig(enabled=True, dry_run=False))
+    ledger = _ledger(
+        monkeypatch,
+        {**ALLOW, "costtracker:no-checkpoints": "true"},
+        AutoStopConfig(enabled=True, dry_run=False),
+    )
     assert go_idle(ledger, stopper).auto_stop == "stopped"
     assert stopper.stopped == [IID]
 
 
 def test_input_bound_is_not_idle_and_never_stops(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     stopper = FakeStopper()
-    ledger = _ledger(monkeypatch, {**ALLOW, "costtracker:no-checkpoints": "true"},
-                     AutoStopConfig(enabled=True, dry_run=False))
+    ledger = _ledger(
+        monkeypatch,
+        {**ALLOW, "costtracker:no-checkpoints": "true"},
+        AutoStopConfig(enabled=True, dry_run=False),
+    )
     alarm(ledger, stopper, "a", "accelerator", "ALARM", 40)
     outcome = alarm(ledger, stopper, "c", "cpu", "OK", 41)
     assert outcome.condition == "input_bound" and outcome.auto_stop is None
@@ -237,11 +323,19 @@ def test_alarm_of_another_name_or_an_instance_ec2_does_not_know_is_ignored(monke
     stopper = FakeStopper()
     # Someone else's alarms on the same instance, even both "low" and in ALARM.
     for n, signal in enumerate(("accelerator", "cpu")):
-        foreign = alarm(ledger, stopper, f"x{n}", signal, "ALARM", 10 + n,
-                        name=alarm_name(IID, signal, prefix="team-vision-"))
+        foreign = alarm(
+            ledger,
+            stopper,
+            f"x{n}",
+            signal,
+            "ALARM",
+            10 + n,
+            name=alarm_name(IID, signal, prefix="team-vision-"),
+        )
         assert foreign.result == "ignored"
     assert ledger.job("j", at(60)).wasted_idle_usd == 0
-    unknown = alarm(ledger, stopper, "y", "cpu", "ALARM", 12,
-                    name=alarm_name("i-0ffffffffffffffff", "cpu"))
+    unknown = alarm(
+        ledger, stopper, "y", "cpu", "ALARM", 12, name=alarm_name("i-0ffffffffffffffff", "cpu")
+    )
     assert unknown.result == "ignored"
     assert stopper.stopped == []
