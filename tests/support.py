@@ -154,3 +154,71 @@ def alarm_name(instance_id: str, signal: str, prefix: str = "costtracker-") -> s
     """The name of one of the tracker's own alarms (SPEC "Metrics for idle detection")."""
     suffix = {"accelerator": "accelerator-low", "cpu": "cpu-low"}[signal]
     return f"{prefix}{instance_id}-{suffix}"
+
+
+class Timeline:
+    """The events of a hand-made scenario, applied in event-time order (as they would
+    arrive live, the clock following them) through the real services."""
+
+    def __init__(self) -> None:
+        self._events: list[tuple[datetime, int, Any]] = []
+
+    def _add(self, at: datetime, apply: Any) -> None:
+        self._events.append((at, len(self._events), apply))
+
+    def state(self, instance_id: str, at: datetime, state: str, event_id: str = "") -> None:
+        from shared.services.instances import record_state_change
+
+        eid = event_id or f"{instance_id}-{state}-{at.isoformat()}"
+        self._add(at, lambda ledger: record_state_change(
+            ledger.deps, event_id=eid, at=at, instance_id=instance_id, state=state,
+            region=REGION, account=ACCOUNT))  # fmt: skip
+
+    def run(self, instance_id: str, start: datetime, end: datetime | None = None) -> None:
+        """A running segment, stopped at ``end`` (None: still running)."""
+        self.state(instance_id, start, "running")
+        if end is not None:
+            self.state(instance_id, end, "stopped")
+
+    def alarm(self, instance_id: str, signal: str, state: str, at: datetime) -> None:
+        """One of the tracker's own alarms of the instance changing state."""
+        from shared.services.utilization import record_alarm_change
+
+        eid = f"{instance_id}-{signal}-{state}-{at.isoformat()}"
+        self._add(at, lambda ledger: record_alarm_change(
+            ledger.deps, ledger.notifier, None, event_id=eid,
+            alarm_name=alarm_name(instance_id, signal), state=state, state_at=at,
+            region=REGION, account=ACCOUNT))  # fmt: skip
+
+    def idle(self, instance_id: str, start: datetime, end: datetime) -> None:
+        """Both alarms (accelerator low, CPU low) in ALARM from ``start``, OK at ``end``."""
+        for signal in ("accelerator", "cpu"):
+            self.alarm(instance_id, signal, "ALARM", start)
+            self.alarm(instance_id, signal, "OK", end)
+
+    def write(self, bucket: str, key: str, at: datetime, size_bytes: int | None = 0) -> None:
+        """A checkpoint object written (``size_bytes``) or deleted (None)."""
+        from shared.services.checkpoints import record_object_event
+
+        eid = f"{bucket}/{key}@{at.isoformat()}"
+        self._add(at, lambda ledger: record_object_event(
+            ledger.deps, ledger.checkpoints, event_id=eid, at=at, region=REGION,
+            account=ACCOUNT, bucket=bucket, raw_key=key, size_bytes=size_bytes))  # fmt: skip
+
+    def apply(self, ledger: Ledger) -> None:
+        import pytest
+
+        with pytest.MonkeyPatch.context() as patch:
+            use_legacy_records(patch, ledger)  # alert claims
+            for at, _, apply in sorted(self._events, key=lambda e: (e[0], e[1])):
+                ledger.clock.advance_to(at)
+                apply(ledger)
+
+
+def job_records(ledger: Ledger, job_id: str, since: datetime) -> Any:
+    """A job's records with every sealed record ending at or after ``since``."""
+    from shared.services.job_view import load_job
+
+    records = load_job(ledger.table, ledger.deps.rollups, job_id, since=since)
+    assert records is not None, f"no records of {job_id}"
+    return records

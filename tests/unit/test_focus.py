@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 from datetime import UTC, datetime, timedelta
@@ -13,32 +14,25 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from shared.costing import instance_cost, instance_cost_between, running_cost_between
+from shared.config import LedgerConfig, PriceOverrides, SpotPricePoint
 from shared.csv_safe import neutralise
+from shared.domain.base import Rate
+from shared.domain.checkpoint import GIB
+from shared.domain.day_split import instance_between, job_between
+from shared.domain.instance import InstanceProfile, Volume
 from shared.focus import (
     COLUMN_NAMES,
     KINDS,
     MANDATORY,
     check_rows,
     focus_row,
-    job_charges,
     to_csv,
     to_parquet,
 )
-from shared.models import (
-    CheckpointObject,
-    InstanceProfile,
-    InstanceRecord,
-    ObjectWrite,
-    Rate,
-    RateSource,
-    RateStep,
-    Transition,
-    Volume,
-)
+from shared.focus_charges import job_charges
+from shared.pricing import PriceBook, bundled_snapshot
+from tests.support import REGION, Ledger, Timeline, job_records, memory_ledger
 from tests.unit.focus_samples import DAY, NEXT, every_kind
-
-GIB = 2**30
 
 
 def rows() -> list[dict[str, Any]]:
@@ -135,81 +129,112 @@ def test_a_missing_column_and_two_categories_for_one_service_are_caught() -> Non
 
 
 # ------------------------------------------------------------------ charges from the ledger
-def rate(usd: str, effective: str | None = None, at: datetime = DAY) -> Rate:
-    return Rate(list_usd=Decimal(usd), effective_usd=Decimal(effective or usd),
-                source=RateSource.OVERRIDE, checked_on=at.date(), region="us-east-1")  # fmt: skip
+ACCOUNT_ID = "123456789012"
+SPOT_ID, OD_ID = "i-0c3c3c3c3c3c3c3c3", "i-0e5e5e5e5e5e5e5e5"
+EVIL_NAME = '=HYPERLINK("http://x")'
 
 
-def record(
-    lifecycle: str, transitions: list[tuple[str, datetime, str]], steps: list[RateStep]
-) -> InstanceRecord:
-    profile = InstanceProfile(
-        instance_id="i-0c3c3c3c3c3c3c3c3", instance_type="p5.48xlarge", region="us-east-1",
-        account="123456789012", availability_zone="us-east-1a", lifecycle=lifecycle,  # type: ignore[arg-type]
-        tags={"training-job": "j", "Name": "=HYPERLINK(\"http://x\")"},
+def prices(**extra: Any) -> LedgerConfig:
+    return LedgerConfig(live_prices=False, prices=PriceOverrides(as_of=DAY.date(), **extra))
+
+
+class DiscountedEbs(PriceBook):
+    """10 % off EBS (the price book gives none yet): a row must carry list and contracted
+    unit prices apart."""
+
+    def volume_rate(self, region: str, volume_type: str) -> Rate | None:
+        rate = super().volume_rate(region, volume_type)
+        if rate is None:
+            return None
+        return rate.model_copy(update={"effective_usd": rate.list_usd * Decimal("0.9")})
+
+
+def ledger_of(config: LedgerConfig, *profiles: InstanceProfile, discounted_ebs: bool = False
+              ) -> Ledger:  # fmt: skip
+    ledger = memory_ledger(*profiles, config=config, now=DAY)
+    if discounted_ebs:
+        book = DiscountedEbs(config, ledger.records, None, bundled_snapshot(), DAY.date())
+        ledger.deps = dataclasses.replace(ledger.deps, prices=book)
+    return ledger
+
+
+def instance(instance_id: str, lifecycle: str, job: str) -> InstanceProfile:
+    return InstanceProfile(
+        instance_id=instance_id, instance_type="p5.48xlarge", region=REGION,
+        availability_zone="us-east-1a", lifecycle=lifecycle,
+        tags={"training-job": job, "Name": EVIL_NAME},
         volumes=(Volume(volume_id="vol-1", size_gib=300, volume_type="gp3"),),
     )  # fmt: skip
-    return InstanceRecord(
-        profile=profile,
-        job_id="j",
-        transitions=tuple(Transition(event_id=e, at=at, state=s) for e, at, s in transitions),  # type: ignore[arg-type]
-        segment_rates={transitions[0][0]: tuple(steps)},
-        volume_rates={"gp3": rate("0.08", "0.072")},
-    )
 
 
 def test_spot_price_steps_give_a_row_per_rate_and_the_minimum_is_billed_not_consumed() -> None:
-    """Spot from 22:00 to 23:59:30 (a price change at 23:00) then a 20 s run that closes in
-    the day: 20 s used, 60 s billed at the closing rate."""
+    """Spot from 22:00 to 22:30 (the price goes from $10 to $12 at 22:15), then a 20 s run
+    at 23:00 that closes in the day: 900 s at $10; 900 s + 20 s used at $12, billed 900 s +
+    60 s (the minimum, at the closing rate): $2.50 + $3.20 = $5.70."""
     t = DAY + timedelta(hours=22)
-    spot = record(
-        "spot",
-        [("a", t, "running"), ("b", t + timedelta(minutes=30), "stopped")],
-        [RateStep(since=t, rate=rate("10")), RateStep(since=t + timedelta(minutes=15),
-                                                      rate=rate("12"))],
-    )  # fmt: skip
-    short = spot.model_copy(
-        update={
-            "transitions": (
-                *spot.transitions,
-                Transition(event_id="c", at=t + timedelta(hours=1), state="running"),
-                Transition(event_id="d", at=t + timedelta(hours=1, seconds=20), state="stopped"),
-            ),
-            "segment_rates": {**spot.segment_rates, "c": (RateStep(since=t, rate=rate("12")),)},
-        }
-    )
+    series = (SpotPricePoint(from_=t, usd=Decimal(10)),
+              SpotPricePoint(from_=t + timedelta(minutes=15), usd=Decimal(12)))  # fmt: skip
+    config = prices(spot={"p5.48xlarge": series}, ebs_gb_month={"gp3": Decimal("0.08")})
+    ledger = ledger_of(config, instance(SPOT_ID, "spot", "j"), discounted_ebs=True)
+    events = Timeline()
+    events.run(SPOT_ID, t, t + timedelta(minutes=30))
+    events.run(SPOT_ID, t + timedelta(hours=1), t + timedelta(hours=1, seconds=20))
+    events.apply(ledger)
     now = NEXT + timedelta(hours=1)
-    charges = job_charges("j", [short], [], DAY, now, "123456789012")
-    instance = [c for c in charges if c.kind == "instance"]
+    records = job_records(ledger, "j", DAY)
+    book = ledger.deps.prices.series
+    charges = job_charges(records, DAY, now, book)
+    spot = [c for c in charges if c.kind == "instance"]
     seconds = [
         (c.list_unit_price, round(c.pricing_quantity * 3600), round(c.consumed_quantity * 3600))
-        for c in instance
+        for c in spot
     ]
     assert seconds == [(Decimal(10), 900, 900), (Decimal(12), 960, 920)]
-    assert all(c.pricing_category == "Dynamic" for c in instance)
-    day_total = running_cost_between(instance_cost(short, now), DAY, NEXT, now)
-    assert abs(sum(c.effective_cost for c in instance) - day_total) < Decimal("1e-20")
-    both = instance_cost_between(short, DAY, NEXT, now)
-    assert abs(sum(c.effective_cost for c in charges) - both) < Decimal("1e-20")
+    assert all(c.pricing_category == "Dynamic" for c in spot)
+    assert all(c.sku_id == "SpotUsage:p5.48xlarge" and c.account == ACCOUNT_ID for c in spot)
+    assert all((c.rate_source, c.rate_checked_on) == ("override", DAY.date()) for c in spot)
+    assert sum(c.effective_cost for c in spot) == Decimal("5.70")
+    assert sum(c.effective_cost for c in spot) == instance_between(
+        records.all_segments(), DAY, NEXT, book
+    )
+    # 300 GiB x $0.072 (list $0.08) from 22:00 to midnight: 2 h of November's 720 h = $0.06
+    (volume,) = [c for c in charges if c.kind == "ebs_volume"]
+    assert abs(volume.pricing_quantity - Decimal(300) * 2 / 720) < Decimal("1e-20")
+    assert abs(volume.effective_cost - Decimal("0.06")) < Decimal("1e-20")
+    # The rows of the day add up to the day's cost as every other view splits it.
+    day, _ = job_between(records, DAY, NEXT, now, book)
+    assert abs(sum(c.effective_cost for c in charges) - day["total"]) < Decimal("1e-20")
     rows_ = [focus_row(c) for c in charges]
     assert check_rows(rows_) == []
-    volume = next(r for r in rows_ if r["x_ChargeKind"] == "ebs_volume")
-    assert volume["ServiceName"] == "Amazon Elastic Block Store"
-    assert volume["ListUnitPrice"] == Decimal("0.08")
-    assert volume["ContractedUnitPrice"] == Decimal("0.072")
-    assert volume["PricingUnit"] == "GiB-Months"
+    volume_row = next(r for r in rows_ if r["x_ChargeKind"] == "ebs_volume")
+    assert volume_row["ServiceName"] == "Amazon Elastic Block Store"
+    assert volume_row["ListUnitPrice"] == Decimal("0.08")
+    assert volume_row["ContractedUnitPrice"] == Decimal("0.072")
+    assert volume_row["PricingUnit"] == "GiB-Months"
+    assert volume_row["ListCost"] == Decimal("0.08") * volume.pricing_quantity
+    back = pq.read_table(io.BytesIO(to_parquet(rows_))).to_pylist()
+    assert check_rows(back) == []
+    assert [r["x_ChargeKind"] for r in back] == ["instance", "instance", "ebs_volume"]
 
 
 def test_checkpoint_storage_rows_carry_a_quantity_in_gib_months() -> None:
-    obj = CheckpointObject(
-        bucket="ckpt", key="j/step-100.pt", job_id="j", step=100, region="us-east-1",
-        writes=(ObjectWrite(event_id="w", at=DAY + timedelta(hours=12), size_bytes=30 * GIB),),
-        rate=rate("0.023"),
-    )  # fmt: skip
-    (charge,) = job_charges("j", [], [obj], DAY, NEXT + timedelta(days=3), "123456789012")
-    assert charge.pricing_quantity == Decimal(30) * Decimal(43200) / Decimal(30 * 86400)
-    assert charge.resource_id == "arn:aws:s3:::ckpt/j/step-100.pt"
-    assert check_rows([focus_row(charge)]) == []
+    """30 GiB written at noon, never deleted, $0.023/GB-month: half a day of November is
+    1/60 month (0.5 GiB-months, $0.0115); the next whole day 1 GiB-month ($0.023)."""
+    ledger = ledger_of(prices(s3_gb_month=Decimal("0.023")))
+    events = Timeline()
+    events.write("ckpt", "runs/j/step-100/model.pt", DAY + timedelta(hours=12), 30 * GIB)
+    events.apply(ledger)
+    records = job_records(ledger, "j", DAY)
+    now = NEXT + timedelta(days=3)
+    (charge,) = job_charges(records, DAY, now, None)
+    assert abs(charge.pricing_quantity - Decimal("0.5")) < Decimal("1e-20")
+    assert abs(charge.effective_cost - Decimal("0.0115")) < Decimal("1e-20")
+    assert charge.resource_id == "arn:aws:s3:::ckpt/runs/j/step-100/model.pt"
+    assert charge.account == ACCOUNT_ID and charge.region == REGION
+    assert "step 100" in charge.description and "30.000 GiB" in charge.description
+    (next_day,) = job_charges(records, NEXT, now, None)
+    assert abs(next_day.pricing_quantity - Decimal(1)) < Decimal("1e-20")
+    assert check_rows([focus_row(charge), focus_row(next_day)]) == []
 
 
 # ------------------------------------------------------------------------- CSV for people
@@ -235,14 +260,18 @@ def test_formula_cells_are_neutralised_numbers_are_not(cell: str, safe: str) -> 
 
 
 def test_csv_nulls_are_empty_cells_and_formulas_are_neutralised() -> None:
-    t = DAY + timedelta(hours=1)
-    evil = record("on-demand", [("a", t, "running")], [RateStep(since=t, rate=rate("98"))])
-    charges = job_charges("=cmd|' /C calc'!A0", [evil], [], DAY, NEXT, "123456789012")
+    job = "=cmd|' /C calc'!A0"
+    ledger = ledger_of(prices(ec2={"p5.48xlarge": Decimal(98)}), instance(OD_ID, "on-demand", job))
+    events = Timeline()
+    events.run(OD_ID, DAY + timedelta(hours=1))  # still running
+    events.apply(ledger)
+    charges = job_charges(job_records(ledger, job, DAY), DAY, NEXT, None)
+    assert charges[0].kind == "instance" and charges[0].effective_cost == Decimal(98 * 23)
     typed = [focus_row(c) for c in charges]
     text = to_csv(typed)
     assert ',"",' not in text
     parsed = list(csv.DictReader(io.StringIO(text)))
-    assert parsed[0]["ResourceName"] == "'=HYPERLINK(\"http://x\")"
+    assert parsed[0]["ResourceName"] == '\'=HYPERLINK("http://x")'
     assert parsed[0]["x_JobId"] == "'=cmd|' /C calc'!A0"
     assert parsed[0]["InvoiceId"] == "" and parsed[0]["ChargeClass"] == ""
     assert json.loads(parsed[0]["Tags"])["Name"] == '=HYPERLINK("http://x")'  # inside JSON
