@@ -27,7 +27,10 @@ def ceil_second(at: datetime) -> datetime:
     """``at`` rounded up to a whole second: a started second is billed whole."""
     at = at.astimezone(UTC)
     if at.microsecond:
-        return at.replace(microsecond=0) + timedelta(seconds=1)
+        try:
+            return at.replace(microsecond=0) + timedelta(seconds=1)
+        except OverflowError:  # the last second of year 9999: nothing comes after it
+            return at.replace(microsecond=0)
     return at
 
 

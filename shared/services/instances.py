@@ -224,10 +224,13 @@ def _apply_to_instance(
         if new_pointer is not None:
             uow.add(deps.instances.put_pointer(new_pointer))
         uow.add(head_op)
-        for cost in result.write:
-            uow.add(deps.instances.sealed_segment(result.head, cost))
-        for cost in result.void:
-            uow.add(deps.instances.sealed_segment(result.head, cost, void=True))
+        written = [deps.instances.sealed_segment(result.head, cost) for cost in result.write]
+        uow.extend(written)
+        rewritten = {op.key for op in written}
+        for cost in result.void:  # a record whose key did not change is simply rewritten
+            void = deps.instances.sealed_segment(result.head, cost, void=True)
+            if void.key not in rewritten:
+                uow.add(void)
         for notice in result.seal_notices:
             uow.add(deps.instances.notice_item(result.head, notice))
         old_accrual = deps.instances.accrual(old) if old is not None else None

@@ -20,9 +20,7 @@ def _transitions_of(cost: SegmentCost) -> list[Transition]:
     span = cost.span
     out = [Transition(event_id=span.start_event_id, at=span.start, state="running")]
     if span.end is not None and span.end_event_id and span.end_state:
-        out.append(
-            Transition(event_id=span.end_event_id, at=span.end, state=span.end_state)
-        )
+        out.append(Transition(event_id=span.end_event_id, at=span.end, state=span.end_state))
     return out
 
 
@@ -52,7 +50,9 @@ def widen_and_refold(deps: LedgerDeps, head: InstanceHead, transition: Transitio
                 window.append(t)
                 known.add(t.event_id)
     terminated = head.floor_terminated
-    if terminated is not None and not any(t.state == "terminated" for t in window):
+    if terminated is not None and not any(  # the floor's stays final whatever comes later
+        t.state == "terminated" and t.at == terminated for t in window
+    ):
         window.append(
             Transition(
                 event_id=f"terminated@{keys.iso(terminated)}", at=terminated, state="terminated"

@@ -406,9 +406,6 @@ def test_far_years_in_any_zone_price_without_crashing(
     assert months >= 0
 
 
-@pytest.mark.xfail(strict=True, raises=OverflowError,
-                   reason="ceil_second rounds a time in the last second of year 9999 up past "
-                          "datetime.max (reported)")  # fmt: skip
 def test_the_last_second_of_year_9999_with_a_fraction() -> None:
     at = datetime(9999, 12, 31, 23, 59, 59, 500_000, tzinfo=UTC)  # parses as an event time
     seconds_clock(at)
@@ -658,9 +655,6 @@ def test_a_running_later_than_24_transitions_still_ends_at_its_stop() -> None:
     assert _deliver(arrivals) == _expected(arrivals)  # got 2,150 s: [50, 1100] + 11 runs
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="reported: widen_and_refold restores the floor's "
-                   "terminated only when the window holds no terminated at all")  # fmt: skip
 def test_terminated_below_the_floor_stays_final_when_a_later_terminated_is_in_the_window() -> None:
     """A run of 50 s, then ``terminated`` at 100 s; then 12 runs and a second ``terminated``
     timed after it (reported, billing nothing) slide the window past it; then a stale
@@ -678,9 +672,6 @@ def test_terminated_below_the_floor_stays_final_when_a_later_terminated_is_in_th
     assert _deliver(arrivals) == _expected(history)  # got 1,160 s: the runs after it bill
 
 
-@pytest.mark.xfail(strict=True, raises=ValueError, reason="reported: a segment's sealed record "
-                   "is keyed by its end to the second; an end that moves within its second is "
-                   "voided and written at the same key in one transaction")  # fmt: skip
 def test_an_end_that_moves_within_its_second_is_recorded() -> None:
     """``stopped`` at 1.5 s arrives before the ``stopping`` at 1.2 s (sub-second times: a
     scenario's, or the sweep's inferred stop at its clock's now)."""

@@ -45,7 +45,7 @@ def run_ticks(ledger: Ledger, until: datetime) -> list[tuple[str, str, str]]:
     while at <= until:  # no day-boundary work any more: the rollups know active days
         evaluate(ledger, notifier, at)
         at += timedelta(minutes=10)
-    return [(a.kind, a.attributes.get("threshold", ""), a.attributes["at"]) for a in notifier.sent]
+    return [(a.kind, a.attributes.get("threshold", ""), a.at) for a in notifier.sent]
 
 
 def test_daily_budget_resets_at_utc_midnight_and_alerts_again() -> None:
