@@ -253,6 +253,45 @@ def cmd_api(args: argparse.Namespace) -> int:
     raise AssertionError(f"unhandled command {args.command}")
 
 
+def cmd_config_show(args: argparse.Namespace) -> int:
+    """The effective CDK configuration and where each value came from (default,
+    cdk.json, -c), exactly as ``cdk synth`` would resolve it."""
+    from cdk.settings import SettingsError, effective_settings, settings_with_sources
+
+    path: Path = args.cdk_json
+    try:
+        document = json.loads(path.read_text()) if path.is_file() else {}
+    except (OSError, json.JSONDecodeError) as exc:
+        print(f"costtracker config show: cannot read {path}: {exc}", file=sys.stderr)
+        return 2
+    file_context = document.get("context", {}) if isinstance(document, dict) else {}
+    overrides: dict[str, str] = {}
+    for pair in args.context:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            print(f"costtracker config show: -c {pair}: give KEY=VALUE", file=sys.stderr)
+            return 2
+        overrides[key] = value
+    try:
+        settings, resolved = settings_with_sources({**file_context, **overrides}, file_context)
+    except SettingsError as exc:
+        print(f"costtracker config show: {exc}", file=sys.stderr)
+        return 2
+    rows = effective_settings(settings, resolved)
+    if args.json:
+        json.dump(
+            {key: {"value": value, "source": source} for key, value, source in rows},
+            sys.stdout,
+            indent=2,
+        )
+        sys.stdout.write("\n")
+        return 0
+    width = max(len(key) for key, _, _ in rows)
+    for key, value, source in rows:
+        print(f"{key.ljust(width)}  {source.ljust(8)}  {json.dumps(value)}")
+    return 0
+
+
 def _api_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--endpoint",
@@ -348,6 +387,25 @@ def build_parser() -> argparse.ArgumentParser:
     p_prices.add_argument("instance_type")
     p_prices.add_argument("--region", default="us-east-1")
     _api_options(p_prices)
+
+    p_config = sub.add_parser("config", help="the CDK configuration of the stack")
+    config_sub = p_config.add_subparsers(dest="config_command", required=True)
+    p_show_config = config_sub.add_parser(
+        "show", help="the effective configuration, with where each value came from"
+    )
+    p_show_config.add_argument(
+        "-c",
+        "--context",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a context value as given to cdk (repeatable), e.g. -c ledger.reconcile.enabled=true",
+    )
+    p_show_config.add_argument(
+        "--cdk-json", type=Path, default=Path("cdk.json"), help="default: ./cdk.json"
+    )
+    p_show_config.add_argument("--json", action="store_true", help="as a JSON document")
+    p_show_config.set_defaults(func=cmd_config_show)
 
     p_dlq = sub.add_parser("dlq", help="dead-letter queues of the deployed stack")
     dlq_sub = p_dlq.add_subparsers(dest="dlq_command", required=True)
