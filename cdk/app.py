@@ -2,7 +2,8 @@
 """CDK entry point (``cdk.json``: ``.venv/bin/python cdk/app.py``, run from the repo root).
 
 Reads the context (cdk.json, then -c) into ``StackSettings`` once, builds the stacks
-``stacks`` names (the tracker; the member-account stack), and runs cdk-nag (AwsSolutions) as a validation plugin.
+``stacks`` names (the tracker; the member-account stack), and runs cdk-nag
+(AwsSolutions) as a validation plugin.
 """
 
 from __future__ import annotations

@@ -54,7 +54,8 @@ def test_the_readme_deploy_commands_synthesize() -> None:
             text=True,
             timeout=600,
         )
-        assert result.returncode == 0, f"{command}\n{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        output = f"{result.stdout[-2000:]}\n{result.stderr[-3000:]}"
+        assert result.returncode == 0, f"{command}\n{output}"
         ran.append(command)
     print(f"README deploy commands as synth: {time.monotonic() - started:.1f} s")
     assert any(" synth " in c for c in ran)
