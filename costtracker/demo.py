@@ -11,6 +11,7 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "llama-lora-vs-p
 
 def run_demo(host: str, port: int, serve: bool, scenario_path: Path | None, verbose: bool) -> int:
     from costtracker.cli import _job_table
+    from costtracker.local_api import CALLER_HEADER, LOCAL_CALLER_ARN
     from costtracker.local_api import serve as make_server
     from costtracker.replay import replay_session, report
     from costtracker.scenario import load_scenario
@@ -29,7 +30,9 @@ def run_demo(host: str, port: int, serve: bool, scenario_path: Path | None, verb
             f"\nJob-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json), "
             f"e.g. curl http://{bound_host}:{bound_port}/jobs?from=2026-11-01\n"
             "Local mode: requests are not signed and no credentials are checked; the server "
-            "trusts any caller on this loopback address. Ctrl-C stops it.",
+            "trusts any caller on this loopback address as the local admin "
+            f"({LOCAL_CALLER_ARN}; another ARN in the {CALLER_HEADER} header tries the "
+            "ledger.access rules). Ctrl-C stops it.",
             flush=True,
         )
         try:

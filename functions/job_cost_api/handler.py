@@ -18,6 +18,7 @@ from aws_lambda_powertools.event_handler.exceptions import (
     BadRequestError,
     ForbiddenError,
     NotFoundError,
+    ServiceError,
 )
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
@@ -25,7 +26,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared import runtime
-from shared.access import Caller, resolve_caller
+from shared.access import Caller, denial, resolve_caller
 from shared.budgets import BUDGET_ID, Budget, BudgetScope
 from shared.costing import spend_between
 from shared.ledger import JobItems
@@ -51,16 +52,20 @@ MAX_RANGE_DAYS = 93
 def _caller() -> Caller:
     """Who is asking (IAM auth: API Gateway verified the SigV4 signature)."""
     identity = app.current_event.request_context.identity
-    caller = resolve_caller(identity.user_arn, runtime.current_settings().config.access)
+    access = runtime.current_settings().config.access
+    caller = resolve_caller(identity.user_arn, access)
     if caller is None:
-        raise ForbiddenError(f"caller {identity.user_arn or '(unknown)'} has no access rule")
+        raise ForbiddenError(denial(identity.user_arn, access))
     return caller
 
 
 def _finance_or_admin(what: str) -> Caller:
     caller = _caller()
     if not caller.sees_everything:
-        raise ForbiddenError(f"{what} is for finance and admins; you are a {caller.team} member")
+        raise ForbiddenError(
+            f"{what} is for finance and admins (ledger.access.rules); "
+            f"you are a member of team {caller.team}"
+        )
     return caller
 
 
@@ -109,9 +114,12 @@ def list_jobs(
         raise BadRequestError("from: must not be after to")
     if (last - first).days >= MAX_RANGE_DAYS:
         raise BadRequestError(f"from: the range may span at most {MAX_RANGE_DAYS} days")
-    filters = {k: v for k, v in {"project": project, "team": team, "owner": owner}.items() if v}
-    if not caller.sees_everything and team:
-        filters[access.team_tag_key] = team
+    # `team` is the value of the team tag, whichever key the teams are tagged with.
+    filters = {
+        k: v
+        for k, v in {"project": project, access.team_tag_key: team, "owner": owner}.items()
+        if v
+    }
     jobs = list_job_costs(
         runtime.ledger(),
         runtime.current_settings().config,
@@ -332,24 +340,63 @@ def put_budget(
     budget_id: Annotated[str, Path(pattern=BUDGET_ID)], body: Annotated[BudgetBody, Body()]
 ) -> dict[str, Any]:
     """Create or replace a budget; it is validated like a budget in CDK context."""
-    _finance_or_admin("setting budgets")
+    caller = _finance_or_admin("setting budgets")
     config = runtime.current_settings().config
+    _refuse_context_budget(budget_id, "changed")
     try:
         budget = Budget.model_validate({"budget_id": budget_id, **body.model_dump()})
         budget.check_tag_keys(config.known_tag_keys())
     except (ValidationError, ValueError) as exc:
         raise BadRequestError(str(exc).replace("\n", " ")) from exc
-    runtime.ledger().put_budget(budget)
+    before = runtime.ledger().stored_budgets().get(budget_id)
+    _record_change(caller, budget_id, before, budget)
     return _budget_view(budget, "api")
 
 
 @app.delete("/budgets/<budget_id>")
 def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
-    _finance_or_admin("deleting budgets")
-    if budget_id not in _sources():
+    caller = _finance_or_admin("deleting budgets")
+    _refuse_context_budget(budget_id, "deleted")
+    before = runtime.ledger().stored_budgets().get(budget_id)
+    if before is None:
         raise NotFoundError(f"no budget {budget_id!r}")
-    runtime.ledger().delete_budget(budget_id)
+    _record_change(caller, budget_id, before, None)
     return {"budget_id": budget_id, "deleted": True}
+
+
+@app.get("/budgets/<budget_id>/history")
+def budget_history(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
+    """Every change made to a budget through the API: who (the caller's ARN), when,
+    and the budget before and after (null: absent / deleted)."""
+    _finance_or_admin("a budget's history")
+    changes = runtime.ledger().budget_history(budget_id)
+    if not changes and budget_id not in _sources():
+        raise NotFoundError(f"no budget {budget_id!r}")
+    return {"budget_id": budget_id, "changes": changes}
+
+
+def _refuse_context_budget(budget_id: str, verb: str) -> None:
+    """Budgets from CDK context are managed where they are defined, not by the API."""
+    if any(b.budget_id == budget_id for b in runtime.current_settings().config.budgets):
+        raise ServiceError(
+            409,
+            f"budget {budget_id!r} is defined in CDK context (ledger.budgets) and cannot be "
+            f"{verb} through the API; change it there and deploy",
+        )
+
+
+def _record_change(
+    caller: Caller, budget_id: str, before: Budget | None, after: Budget | None
+) -> None:
+    change = {
+        "at": iso(runtime.clock().now()),
+        "who": caller.arn,
+        "role": caller.role,
+        "action": "delete" if after is None else ("create" if before is None else "update"),
+        "before": before.model_dump(mode="json") if before is not None else None,
+        "after": after.model_dump(mode="json") if after is not None else None,
+    }
+    runtime.ledger().put_budget_change(budget_id, after, change)
 
 
 @app.get("/summaries/<day>")

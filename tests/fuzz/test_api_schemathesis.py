@@ -34,7 +34,7 @@ from schemathesis.checks import not_a_server_error  # noqa: E402
 from schemathesis.core.failures import FailureGroup  # noqa: E402
 from schemathesis.specs.openapi.checks import response_schema_conformance  # noqa: E402
 
-from costtracker.local_api import proxy_event  # noqa: E402
+from costtracker.local_api import proxy_event, with_local_admin  # noqa: E402
 from shared import ledger_schema, runtime  # noqa: E402
 from shared.clock import FixedClock  # noqa: E402
 from shared.config import LedgerConfig, PriceOverrides  # noqa: E402
@@ -178,7 +178,7 @@ def ledger_with_jobs() -> Iterator[dict[str, str]]:
             )  # fmt: skip
             ids[job] = reservation["Instances"][0]["InstanceId"]
         os.environ["TABLE_NAME"] = TABLE
-        os.environ["LEDGER_CONFIG"] = CONFIG.model_dump_json()
+        os.environ["LEDGER_CONFIG"] = with_local_admin(CONFIG.model_dump_json())
         runtime.reset()
         clock = FixedClock(T0)
         runtime.use_clock(clock)
