@@ -242,6 +242,9 @@ class CostTrackerStack(Stack):
                     finding=f"Resource::arn:<AWS::Partition>:ec2:{settings.region}:"
                     f"{settings.account}:instance/*",
                 )
+            organization = settings.ledger.accounts.organization_id
+            if organization and set(INSTANCE_READ_ACTIONS) <= set(spec.unscoped_reads):
+                self._grant_member_role(function.role, settings)
             if spec.publishes_team_alerts:
                 topics.grant_publish(topics.team, function.role)
             if spec.publishes_finance_alerts:
@@ -343,3 +346,23 @@ class CostTrackerStack(Stack):
         CfnOutput(self, "FinanceTopicArn", value=topics.finance.topic_arn)
         CfnOutput(self, "TeamTopicArn", value=topics.team.topic_arn)
         CfnOutput(self, "AdminTopicArn", value=topics.admin.topic_arn)
+
+    def _grant_member_role(self, role: iam.IRole, settings: StackSettings) -> None:
+        """Assume the member stack's read-only role, in the organisation's accounts only."""
+        name = settings.ledger.accounts.member_role_name
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["sts:AssumeRole"],
+                resources=[f"arn:{self.partition}:iam::*:role/{name}"],
+                conditions={
+                    "StringEquals": {"aws:ResourceOrgID": settings.ledger.accounts.organization_id}
+                },
+            )
+        )
+        acknowledge(
+            role,
+            "IAM5",
+            f"sts:AssumeRole on the member stack's read-only role {name} in any account of "
+            "the organisation (aws:ResourceOrgID); the member accounts are not known at synth.",
+            finding=f"Resource::arn:<AWS::Partition>:iam::*:role/{name}",
+        )
