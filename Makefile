@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup demo test unit integration infra e2e lint synth diff deploy bootstrap config openapi check bench clean
+.PHONY: setup demo test unit integration infra e2e lint synth diff deploy bootstrap config openapi check bench clean focus-validate browser screenshots dashboard-demo
 
 $(STAMP): pyproject.toml requirements/dev.lock package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -66,6 +66,16 @@ bootstrap: setup
 config: setup
 	$(BIN)/costtracker config show $(ARGS)
 
+browser: setup
+	$(BIN)/pytest -q tests/browser
+
+screenshots: setup
+	COSTTRACKER_SCREENSHOTS=docs/dashboard $(BIN)/pytest -q tests/browser
+
+dashboard-demo: setup
+	$(BIN)/costtracker demo --scenario examples/two-teams-fortnight.json \
+		--budgets examples/two-teams-fortnight.budgets.json
+
 openapi: setup
 	$(BIN)/python -m costtracker.openapi > docs/openapi.json
 
@@ -74,5 +84,20 @@ bench: setup
 
 check: lint test synth
 
+# Opt-in (not in CI): the FinOps Foundation's validator on the example's daily Parquet files.
+# Needs ../shared/tools/focus-validator.sh (first run builds a Debian chroot, ~2.5 min, root).
+FOCUS_VALIDATOR ?= ../shared/tools/focus-validator.sh
+focus-validate: setup
+	rm -rf .focus-check
+	$(BIN)/costtracker replay examples/llama-lora-vs-p5.json --json --focus-dir .focus-check > /dev/null
+	set -e; for f in .focus-check/focus/*/*/*/focus-1.2.parquet; do \
+	  for try in 1 2 3; do \
+	    rc=0; out=$$($(FOCUS_VALIDATOR) $$f) || rc=$$?; \
+	    [ $$rc -eq 2 ] || break; \
+	  done; \
+	  echo "$$f: $$(printf '%s\n' "$$out" | grep -E '^Total:') / $$(printf '%s\n' "$$out" | tail -1)"; \
+	  [ $$rc -eq 0 ]; \
+	done
+
 clean:
-	rm -rf $(VENV) node_modules cdk.out
+	rm -rf $(VENV) node_modules cdk.out .focus-check

@@ -3,6 +3,7 @@ same definitions the CDK stack uses (table schema, topics), for local runs."""
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import urllib.request
@@ -119,11 +120,24 @@ def function_environment(emulator: Emulator, ledger_config_json: str) -> dict[st
     }
 
 
+def volume_id_for(instance_id: str, device: str) -> str:
+    """A stable EBS volume id for a scenario volume that names none: the same scenario
+    gives the same ids (and so byte-identical exports) on every run."""
+    return "vol-" + hashlib.sha256(f"{instance_id} {device}".encode()).hexdigest()[:17]
+
+
 def launch_instance(emulator: Emulator, spec: Any) -> None:
-    """Create a scenario's instance in the emulator under its own id, type, tags and disks."""
+    """Create a scenario's instance in the emulator under its own id, type, tags and disks
+    (volume ids from the scenario, or derived from the instance id and device)."""
     from moto.ec2.models import ec2_backends
+    from moto.ec2.utils import random_volume_id
 
     ec2 = emulator.client("ec2")
+    devices = [f"/dev/sd{chr(ord('f') + n)}" for n in range(len(spec.volumes))]
+    volume_ids = [
+        v.volume_id or volume_id_for(spec.instance_id, device)
+        for v, device in zip(spec.volumes, devices, strict=True)
+    ]
     kwargs: dict[str, Any] = {
         "ImageId": "ami-12c6146b",
         "MinCount": 1,
@@ -131,10 +145,10 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
         "InstanceType": spec.instance_type,
         "BlockDeviceMappings": [
             {
-                "DeviceName": f"/dev/sd{chr(ord('f') + n)}",
+                "DeviceName": device,
                 "Ebs": {"VolumeSize": v.size_gib, "VolumeType": v.volume_type},
             }
-            for n, v in enumerate(spec.volumes)
+            for v, device in zip(spec.volumes, devices, strict=True)
         ],
     }
     if spec.availability_zone:
@@ -148,9 +162,21 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
         ]
     if spec.lifecycle == "spot":
         kwargs["InstanceMarketOptions"] = {"MarketType": "spot"}
-    with mock.patch("moto.ec2.models.instances.random_instance_id", return_value=spec.instance_id):
-        ec2.run_instances(**kwargs)
+    # moto builds its EC2 backend (AMIs, their volumes) on first use: build it first, so
+    # that only this instance's volumes, in mapping order, take the ids below.
     backend = ec2_backends[emulator.account][emulator.region]
+    pending = list(volume_ids)
+
+    def next_volume_id() -> str:
+        return pending.pop(0) if pending else random_volume_id()
+
+    with (
+        mock.patch("moto.ec2.models.instances.random_instance_id", return_value=spec.instance_id),
+        mock.patch(
+            "moto.ec2.models.elastic_block_store.random_volume_id", side_effect=next_volume_id
+        ),
+    ):
+        ec2.run_instances(**kwargs)
     instance = backend.get_instance(spec.instance_id)
     # moto does not model PlatformDetails; set it on the emulated instance.
     instance.platform_details = spec.platform  # type: ignore[attr-defined]

@@ -1,18 +1,61 @@
-"""Writes examples/llama-lora-vs-p5.json: a 2-node trn1.32xlarge LoRA fine-tune beside a
-p5.48xlarge spot baseline over two days (rerun to regenerate)."""
+"""Writes examples/llama-lora-vs-p5.json: the same LoRA fine-tune of Llama 3 8B (same
+global batch, so the same tokens per step, to the same 6,000 steps) run twice: on two
+on-demand trn1.32xlarge (with an m5.large data-prep node) and on one p5.48xlarge spot
+instance that is stopped and resumed once. Both write a checkpoint every 500 steps, so
+`costtracker jobs compare` shows $/step and $/1M tokens for both (rerun to regenerate).
+"""
 
 import json
+import zlib
+from datetime import datetime, timedelta
 from pathlib import Path
+
+ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "llama-checkpoints"
+TRN_JOB, GPU_JOB = "llama3-8b-lora", "llama3-8b-lora-gpu-baseline"
+STEPS, EVERY = 6000, 500
+# 64 sequences of 4,096 tokens per optimizer step, in both runs.
+TOKENS_PER_STEP = "262144"
+# A LoRA adapter with its optimizer state: about 160 MiB per checkpoint.
+CHECKPOINT_BYTES = 160 * 2**20
+
+
+def envelope(eid: str, at: str, source: str, detail_type: str, detail: dict,
+             resources: list[str] | None = None) -> dict:
+    return {"version": "0", "id": eid, "detail-type": detail_type, "source": source,
+            "account": ACCOUNT, "time": at, "region": REGION, "resources": resources or [],
+            "detail": detail}
 
 
 def state(n: int, at: str, iid: str, st: str) -> dict:
-    return {
-        "version": "0", "id": f"demo-{n:03d}",
-        "detail-type": "EC2 Instance State-change Notification", "source": "aws.ec2",
-        "account": "123456789012", "time": at, "region": "us-east-1",
-        "resources": [f"arn:aws:ec2:us-east-1:123456789012:instance/{iid}"],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return envelope(f"demo-{n:03d}", at, "aws.ec2", "EC2 Instance State-change Notification",
+                    {"instance-id": iid, "state": st},
+                    [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"])
+
+
+def checkpoint(job: str, step: int, at: datetime) -> dict:
+    key = f"runs/{job}/step-{step}/adapter.safetensors"
+    eid = f"ckpt-{zlib.crc32(key.encode()):08x}"
+    obj = {"key": key, "size": CHECKPOINT_BYTES, "etag": "d41d8cd98f00b204e9800998ecf8427e",
+           "sequencer": f"00{zlib.crc32(eid.encode()):08X}"}
+    return envelope(eid, at.strftime("%Y-%m-%dT%H:%M:%SZ"), "aws.s3", "Object Created",
+                    {"version": "0", "bucket": {"name": BUCKET}, "object": obj,
+                     "request-id": "R", "requester": ACCOUNT, "reason": "PutObject"},
+                    [f"arn:aws:s3:::{BUCKET}"])
+
+
+def checkpoints(job: str, windows: list[tuple[str, str]]) -> list[dict]:
+    """A checkpoint every EVERY steps, the steps spread evenly over the running windows."""
+    spans = [(datetime.fromisoformat(a), datetime.fromisoformat(b)) for a, b in windows]
+    running = sum(((b - a) for a, b in spans), timedelta())
+    out = []
+    for step in range(EVERY, STEPS + 1, EVERY):
+        left = running * step / STEPS
+        for a, b in spans:
+            if left <= b - a:
+                out.append(checkpoint(job, step, a + left))
+                break
+            left -= b - a
+    return out
 
 
 TRN_A, TRN_B, P5, PREP = (
@@ -25,40 +68,50 @@ timeline = [
     ("2026-11-01T08:00:00Z", PREP, "running"),
     ("2026-11-01T09:00:00Z", TRN_A, "running"),
     ("2026-11-01T09:00:40Z", TRN_B, "running"),
-    ("2026-11-01T09:30:00Z", PREP, "stopped"),
+    ("2026-11-01T09:30:00Z", PREP, "terminated"),
     ("2026-11-01T10:00:00Z", P5, "running"),
     ("2026-11-01T21:00:00Z", TRN_B, "stopping"),
     ("2026-11-01T21:01:10Z", TRN_B, "stopped"),
     ("2026-11-01T22:15:00Z", TRN_B, "running"),
     ("2026-11-02T06:00:00Z", P5, "stopped"),
     ("2026-11-02T07:30:00Z", P5, "running"),
+    ("2026-11-02T12:10:00Z", P5, "shutting-down"),
+    ("2026-11-02T12:11:00Z", P5, "terminated"),
     ("2026-11-02T16:00:00Z", TRN_A, "shutting-down"),
     ("2026-11-02T16:00:30Z", TRN_B, "shutting-down"),
     ("2026-11-02T16:01:00Z", TRN_A, "terminated"),
     ("2026-11-02T16:01:20Z", TRN_B, "terminated"),
 ]
 events = [state(n, at, iid, st) for n, (at, iid, st) in enumerate(timeline, 1)]
+# The Trainium run pauses while node B is down (data parallel over both nodes).
+events += checkpoints(TRN_JOB, [("2026-11-01T09:00:40+00:00", "2026-11-01T21:00:00+00:00"),
+                                ("2026-11-01T22:15:00+00:00", "2026-11-02T15:55:00+00:00")])
+events += checkpoints(GPU_JOB, [("2026-11-01T10:00:00+00:00", "2026-11-02T05:40:00+00:00"),
+                                ("2026-11-02T07:30:00+00:00", "2026-11-02T12:05:00+00:00")])
+events.sort(key=lambda e: (e["time"], e["id"]))
 # As AWS may deliver them: one duplicate, one late arrival.
 events.insert(3, events[1])
 events.append(state(99, "2026-11-01T22:14:00Z", TRN_B, "pending"))
 
-lora = {"project": "llama", "team": "nlp", "owner": "ana", "cost-center": "cc-4410"}
+lora = {"project": "llama", "team": "nlp", "owner": "ana", "cost-center": "cc-4410",
+        "tokens-per-step": TOKENS_PER_STEP}
 scenario = {
-    "region": "us-east-1",
-    "account": "123456789012",
+    "region": REGION,
+    "account": ACCOUNT,
     "prices": {"ec2": {"m5.large": "0.096"}, "spot": {"p5.48xlarge": "21.90"}},
+    "checkpoint": {"buckets": [BUCKET]},
     "instances": [
         {"instance_id": TRN_A, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": "llama3-8b-lora", **lora},
+         "tags": {"training-job": TRN_JOB, **lora},
          "volumes": [{"size_gib": 1024, "volume_type": "gp3"}]},
         {"instance_id": TRN_B, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": "llama3-8b-lora", **lora},
+         "tags": {"training-job": TRN_JOB, **lora},
          "volumes": [{"size_gib": 1024, "volume_type": "gp3"}]},
         {"instance_id": PREP, "instance_type": "m5.large",
-         "tags": {"training-job": "llama3-8b-lora", **lora}, "volumes": []},
+         "tags": {"training-job": TRN_JOB, **lora}, "volumes": []},
         {"instance_id": P5, "instance_type": "p5.48xlarge", "lifecycle": "spot",
-         "tags": {"training-job": "llama3-8b-lora-gpu-baseline", "project": "llama",
-                  "team": "nlp", "owner": "ben"},
+         "tags": {"training-job": GPU_JOB, "project": "llama", "team": "nlp", "owner": "ben",
+                  "tokens-per-step": TOKENS_PER_STEP},
          "volumes": [{"size_gib": 2048, "volume_type": "gp3"}]},
     ],
     "events": events,

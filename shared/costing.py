@@ -577,10 +577,12 @@ def _seconds_inside(instance: InstanceCost, windows: Sequence[Interval], now: da
 
 
 def _tokens_per_step(records: Sequence[InstanceRecord], tag: str) -> int | None:
+    from shared.tags import tokens_per_step
+
     for record in records:
-        value = record.profile.tags.get(tag, "").replace(",", "").strip()
-        if value.isdigit() and int(value) > 0:
-            return int(value)
+        tokens = tokens_per_step(record.profile.tags.get(tag))
+        if tokens is not None:
+            return tokens
     return None
 
 

@@ -1,72 +1,91 @@
-"""The daily FOCUS 1.2 export: one row per resource and day, our estimates marked.
+"""The daily FOCUS 1.2 export: one row per charge (resource, rate and UTC day), estimates marked.
 
-FOCUS (FinOps Open Cost and Usage Specification) column names and value rules; the
-``x_`` columns are ours. The CSV quotes every value so that a reader cannot turn an
-account id into a number; ``FOCUS_METADATA`` says each column's type.
+A charge is generic (``Charge``): a resource of some kind, a period, a usage quantity in the
+kind's unit, list and contracted unit prices, and the costs. ``KINDS`` gives each kind its
+FOCUS service, category, resource type and unit, so that a new kind (provisioned IOPS,
+capacity reservations, ...) is a row in that table and a producer of charges, nothing more.
+
+Two files carry the same rows: Parquet (typed: what FinOps tools and the FinOps Foundation's
+validator ingest) and CSV (for spreadsheets: nulls are empty cells, never ``""``, and text
+cells that a spreadsheet would run as a formula are neutralised, see ``shared.csv_safe``).
+The Parquet strings are left as they are: typed data is not a formula.
+
+FOCUS column names and value rules; the ``x_`` columns are ours.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import itertools
 import json
-from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, timedelta
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from shared.costing import (
     GIB,
-    ebs_cost_between,
+    SECONDS_PER_HOUR,
     ebs_window,
+    exact_seconds,
     instance_cost,
     month_start,
     next_month_start,
     object_spans,
-    running_cost_between,
-    storage_cost_between,
+    prorate_monthly,
     whole_seconds,
 )
-from shared.models import CheckpointObject, InstanceRecord
+from shared.csv_safe import write_csv
+from shared.models import CheckpointObject, InstanceRecord, Rate, RateStep
+from shared.parquet import Column, write_parquet
 
 FOCUS_VERSION = "1.2"
+PROVIDER = "AWS"  # ProviderName = PublisherName = InvoiceIssuerName: AWS sells and bills
+MONEY_SCALE = 10  # costs and unit prices: DECIMAL(38, 10)
+QUANTITY_SCALE = 16  # quantities: DECIMAL(38, 16), so that price x quantity = cost holds
+
+ColumnType = Literal["Decimal", "Quantity", "String", "DateTime", "JSON", "Boolean"]
 # (column, type, nullable) in output order: FOCUS columns first, then ours (x_).
-COLUMNS: tuple[tuple[str, str, bool], ...] = (
+COLUMNS: tuple[tuple[str, ColumnType, bool], ...] = (
+    ("AvailabilityZone", "String", True),
     ("BilledCost", "Decimal", False),
     ("BillingAccountId", "String", False),
     ("BillingAccountName", "String", True),
     ("BillingCurrency", "String", False),
     ("BillingPeriodEnd", "DateTime", False),
     ("BillingPeriodStart", "DateTime", False),
+    ("CapacityReservationId", "String", True),
+    ("CapacityReservationStatus", "String", True),
     ("ChargeCategory", "String", False),
     ("ChargeClass", "String", True),
     ("ChargeDescription", "String", True),
     ("ChargeFrequency", "String", True),
     ("ChargePeriodEnd", "DateTime", False),
     ("ChargePeriodStart", "DateTime", False),
-    ("ConsumedQuantity", "Decimal", True),
+    ("ConsumedQuantity", "Quantity", True),
     ("ConsumedUnit", "String", True),
     ("ContractedCost", "Decimal", False),
     ("ContractedUnitPrice", "Decimal", True),
     ("EffectiveCost", "Decimal", False),
+    ("InvoiceId", "String", True),
     ("InvoiceIssuerName", "String", False),
     ("ListCost", "Decimal", False),
     ("ListUnitPrice", "Decimal", True),
     ("PricingCategory", "String", True),
     ("PricingCurrency", "String", True),
-    ("PricingQuantity", "Decimal", True),
+    ("PricingQuantity", "Quantity", True),
     ("PricingUnit", "String", True),
     ("ProviderName", "String", False),
     ("PublisherName", "String", False),
     ("RegionId", "String", True),
     ("RegionName", "String", True),
-    ("AvailabilityZone", "String", True),
     ("ResourceId", "String", True),
     ("ResourceName", "String", True),
     ("ResourceType", "String", True),
     ("ServiceCategory", "String", False),
-    ("ServiceSubcategory", "String", True),
     ("ServiceName", "String", False),
+    ("ServiceSubcategory", "String", True),
     ("SkuId", "String", True),
     ("SkuPriceId", "String", True),
     ("SubAccountId", "String", True),
@@ -74,11 +93,31 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("Tags", "JSON", True),
     ("x_Estimated", "Boolean", False),
     ("x_JobId", "String", False),
+    ("x_ChargeKind", "String", False),
     ("x_RateSource", "String", True),
     ("x_RateCheckedOn", "String", True),
 )
+COLUMN_NAMES = tuple(name for name, _, _ in COLUMNS)
 MANDATORY = tuple(name for name, _, nullable in COLUMNS if not nullable)
+_PARQUET_KIND = {
+    "Decimal": "decimal",
+    "Quantity": "decimal",
+    "String": "string",
+    "DateTime": "timestamp",
+    "JSON": "string",
+    "Boolean": "boolean",
+}
+PARQUET_COLUMNS = tuple(
+    Column(
+        name,
+        _PARQUET_KIND[kind],  # type: ignore[arg-type]
+        nullable,
+        scale=QUANTITY_SCALE if kind == "Quantity" else MONEY_SCALE,
+    )
+    for name, kind, nullable in COLUMNS
+)
 CHARGE_CATEGORIES = {"Usage", "Purchase", "Tax", "Credit", "Adjustment"}
+PRICING_CATEGORIES = {"Standard", "Dynamic", "Committed", "Other"}
 SERVICE_CATEGORIES = {
     "AI and Machine Learning", "Analytics", "Business Applications", "Compute", "Databases",
     "Developer Tools", "Multicloud", "Identity", "Integration", "Internet of Things",
@@ -88,46 +127,386 @@ SERVICE_CATEGORIES = {
 FOCUS_METADATA = {
     "FocusVersion": FOCUS_VERSION,
     "DataGenerator": "costtracker",
-    "Columns": [{"ColumnName": n, "DataType": t, "Nullable": nl} for n, t, nl in COLUMNS],
-    "Notes": "Estimates from live events (x_Estimated = true) until reconciled with the bill.",
+    "Columns": [
+        {"ColumnName": n, "DataType": "Decimal" if t == "Quantity" else t, "Nullable": nl}
+        for n, t, nl in COLUMNS
+    ],
+    "Notes": (
+        "Estimates from live events (x_Estimated = true) until reconciled with the bill. "
+        "The Parquet file is the typed copy; the CSV is for spreadsheets (text cells that "
+        "begin with = + - @ or a tab or carriage return carry a leading apostrophe)."
+    ),
 }
+REGION_NAMES = {
+    "us-east-1": "US East (N. Virginia)", "us-east-2": "US East (Ohio)",
+    "us-west-1": "US West (N. California)", "us-west-2": "US West (Oregon)",
+    "ca-central-1": "Canada (Central)", "sa-east-1": "South America (Sao Paulo)",
+    "eu-west-1": "Europe (Ireland)", "eu-west-2": "Europe (London)",
+    "eu-west-3": "Europe (Paris)", "eu-central-1": "Europe (Frankfurt)",
+    "eu-central-2": "Europe (Zurich)", "eu-north-1": "Europe (Stockholm)",
+    "eu-south-1": "Europe (Milan)", "eu-south-2": "Europe (Spain)",
+    "ap-northeast-1": "Asia Pacific (Tokyo)", "ap-northeast-2": "Asia Pacific (Seoul)",
+    "ap-northeast-3": "Asia Pacific (Osaka)", "ap-southeast-1": "Asia Pacific (Singapore)",
+    "ap-southeast-2": "Asia Pacific (Sydney)", "ap-south-1": "Asia Pacific (Mumbai)",
+    "ap-east-1": "Asia Pacific (Hong Kong)", "me-central-1": "Middle East (UAE)",
+}  # fmt: skip
 
 
-def _ts(at: datetime) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+@dataclass(frozen=True)
+class KindInfo:
+    """What FOCUS says about every charge of one kind."""
+
+    service_name: str
+    service_category: str
+    service_subcategory: str
+    resource_type: str
+    unit: str  # FOCUS unit format: both ConsumedUnit and PricingUnit
 
 
-def _money(value: Decimal) -> str:
-    return format(value.quantize(Decimal("0.0000000001")), "f")
+# One ServiceCategory (and one ServiceSubcategory) per ServiceName: EBS is its own service.
+KINDS: dict[str, KindInfo] = {
+    "instance": KindInfo(
+        "Amazon Elastic Compute Cloud", "Compute", "Virtual Machines", "Instance", "Hours"
+    ),
+    "capacity_reservation": KindInfo(
+        "Amazon Elastic Compute Cloud",
+        "Compute",
+        "Virtual Machines",
+        "Capacity Reservation",
+        "Hours",
+    ),
+    "ebs_volume": KindInfo(
+        "Amazon Elastic Block Store", "Storage", "Block Storage", "Volume", "GiB-Months"
+    ),
+    "ebs_iops": KindInfo(
+        "Amazon Elastic Block Store", "Storage", "Block Storage", "Volume", "IOPS-Months"
+    ),
+    "ebs_throughput": KindInfo(
+        "Amazon Elastic Block Store", "Storage", "Block Storage", "Volume", "MiBps-Months"
+    ),
+    "checkpoint_storage": KindInfo(
+        "Amazon Simple Storage Service", "Storage", "Object Storage", "Object", "GiB-Months"
+    ),
+}
+_KIND_ORDER = {kind: n for n, kind in enumerate(KINDS)}
 
 
-def _base(
-    day_start: datetime, account: str, region: str, job_id: str, tags: dict[str, str]
-) -> dict[str, Any]:
-    billing_start = month_start(day_start)
+@dataclass(frozen=True)
+class Charge:
+    """One FOCUS row: what one resource cost at one rate inside one period.
+
+    ``pricing_quantity`` is what is billed (a segment's 60 s minimum included),
+    ``consumed_quantity`` what was used; both in ``KINDS[kind].unit``. Costs are the
+    ledger's; list cost = list unit price x pricing quantity (contracted likewise).
+    """
+
+    kind: str
+    job_id: str
+    account: str
+    region: str
+    resource_id: str
+    period_start: datetime
+    period_end: datetime
+    pricing_quantity: Decimal
+    consumed_quantity: Decimal
+    list_unit_price: Decimal
+    contracted_unit_price: Decimal
+    list_cost: Decimal
+    contracted_cost: Decimal
+    effective_cost: Decimal
+    description: str
+    sku_id: str | None = None
+    pricing_category: str = "Standard"
+    availability_zone: str | None = None
+    resource_name: str | None = None
+    capacity_reservation_id: str | None = None
+    capacity_reservation_status: str | None = None
+    tags: Mapping[str, str] = field(default_factory=dict)
+    rate_source: str | None = None
+    rate_checked_on: date | None = None
+
+
+def _text(value: str | None) -> str | None:
+    """FOCUS has nulls, not empty strings."""
+    return value or None
+
+
+def focus_row(charge: Charge) -> dict[str, Any]:
+    """The FOCUS row of a charge, typed: Decimal, aware datetime, str, bool or None."""
+    info = KINDS[charge.kind]
+    billing_start = month_start(charge.period_start)
     return {
-        "BillingAccountId": account,
+        "AvailabilityZone": _text(charge.availability_zone),
+        "BilledCost": charge.effective_cost,
+        "BillingAccountId": charge.account,
         "BillingAccountName": None,
         "BillingCurrency": "USD",
-        "BillingPeriodStart": _ts(billing_start),
-        "BillingPeriodEnd": _ts(next_month_start(billing_start)),
+        "BillingPeriodEnd": next_month_start(billing_start),
+        "BillingPeriodStart": billing_start,
+        "CapacityReservationId": _text(charge.capacity_reservation_id),
+        "CapacityReservationStatus": _text(charge.capacity_reservation_status),
         "ChargeCategory": "Usage",
         "ChargeClass": None,
+        "ChargeDescription": _text(charge.description),
         "ChargeFrequency": "Usage-Based",
-        "ChargePeriodStart": _ts(day_start),
-        "ChargePeriodEnd": _ts(day_start + timedelta(days=1)),
-        "InvoiceIssuerName": "Amazon Web Services, Inc.",
-        "ProviderName": "AWS",
-        "PublisherName": "AWS",
+        "ChargePeriodEnd": charge.period_end,
+        "ChargePeriodStart": charge.period_start,
+        "ConsumedQuantity": charge.consumed_quantity,
+        "ConsumedUnit": info.unit,
+        "ContractedCost": charge.contracted_cost,
+        "ContractedUnitPrice": charge.contracted_unit_price,
+        "EffectiveCost": charge.effective_cost,
+        "InvoiceId": None,  # an estimate belongs to no invoice yet
+        "InvoiceIssuerName": PROVIDER,
+        "ListCost": charge.list_cost,
+        "ListUnitPrice": charge.list_unit_price,
+        "PricingCategory": charge.pricing_category,
         "PricingCurrency": "USD",
-        "RegionId": region,
-        "RegionName": None,
-        "SubAccountId": account,
+        "PricingQuantity": charge.pricing_quantity,
+        "PricingUnit": info.unit,
+        "ProviderName": PROVIDER,
+        "PublisherName": PROVIDER,
+        "RegionId": _text(charge.region),
+        "RegionName": REGION_NAMES.get(charge.region),
+        "ResourceId": _text(charge.resource_id),
+        "ResourceName": _text(charge.resource_name),
+        "ResourceType": info.resource_type,
+        "ServiceCategory": info.service_category,
+        "ServiceName": info.service_name,
+        "ServiceSubcategory": info.service_subcategory,
+        "SkuId": _text(charge.sku_id),
+        "SkuPriceId": None,
+        "SubAccountId": charge.account,
         "SubAccountName": None,
-        "Tags": json.dumps(tags, sort_keys=True),
-        "x_Estimated": "true",
-        "x_JobId": job_id,
+        "Tags": json.dumps(dict(charge.tags), sort_keys=True) if charge.tags else None,
+        "x_Estimated": True,
+        "x_JobId": charge.job_id,
+        "x_ChargeKind": charge.kind,
+        "x_RateSource": charge.rate_source,
+        "x_RateCheckedOn": charge.rate_checked_on.isoformat() if charge.rate_checked_on else None,
     }
+
+
+# --------------------------------------------------------------------- charges from the ledger
+def _rate_key(rate: Rate) -> tuple[Decimal, Decimal, str, date]:
+    return (rate.list_usd, rate.effective_usd, rate.source.value, rate.checked_on)
+
+
+def _rate_at(steps: Sequence[RateStep], at: datetime) -> Rate:
+    current = steps[0].rate
+    for step in steps:
+        if step.since <= at:
+            current = step.rate
+    return current
+
+
+def _instance_seconds(
+    record: InstanceRecord, day_start: datetime, day_end: datetime, now: datetime
+) -> dict[tuple[Decimal, Decimal, str, date], tuple[Rate, Decimal, Decimal]]:
+    """Billed and used seconds of an instance inside the day, per rate, split as
+    ``costing.running_cost_between`` splits them (the started second and a segment's
+    billing minimum at the rate in effect when it ends)."""
+    cost = instance_cost(record, now)
+    out: dict[tuple[Decimal, Decimal, str, date], tuple[Rate, Decimal, Decimal]] = {}
+
+    def add(rate: Rate, billed: Decimal, used: Decimal) -> None:
+        key = _rate_key(rate)
+        _, b, u = out.get(key, (rate, Decimal(0), Decimal(0)))
+        out[key] = (rate, b + billed, u + used)
+
+    for priced in cost.segments:
+        if not priced.steps:
+            continue
+        steps = sorted(priced.steps, key=lambda s: s.since)
+        segment = priced.segment
+        seg_end = segment.end if segment.end is not None else max(now, segment.start)
+        lo, hi = max(day_start, segment.start), min(day_end, seg_end)
+        if lo < hi:
+            bounds = [lo, *(s.since for s in steps if lo < s.since < hi), hi]
+            exact = Decimal(0)
+            for a, b in itertools.pairwise(bounds):
+                seconds = exact_seconds(b - a)
+                exact += seconds
+                add(_rate_at(steps, a), seconds, seconds)
+            started = Decimal(whole_seconds(hi - lo)) - exact
+            if started > 0:
+                add(_rate_at(steps, hi), started, started)
+        if segment.end is not None and day_start < segment.end <= day_end:
+            extra = priced.billed_seconds - whole_seconds(segment.end - segment.start)
+            if extra > 0:
+                add(_rate_at(steps, segment.end), Decimal(extra), Decimal(0))
+    return out
+
+
+def instance_charges(
+    job_id: str, record: InstanceRecord, day_start: datetime, day_end: datetime, now: datetime
+) -> list[Charge]:
+    """One charge per rate the instance ran at inside the day (spot prices step)."""
+    profile = record.profile
+    charges = []
+    for rate, billed, used in _instance_seconds(record, day_start, day_end, now).values():
+        hours, used_hours = billed / SECONDS_PER_HOUR, used / SECONDS_PER_HOUR
+        spot = profile.lifecycle == "spot"
+        charges.append(
+            Charge(
+                kind="instance",
+                job_id=job_id,
+                account=profile.account,
+                region=profile.region,
+                availability_zone=profile.availability_zone,
+                resource_id=profile.instance_id,
+                resource_name=profile.tags.get("Name"),
+                period_start=day_start,
+                period_end=day_end,
+                pricing_quantity=hours,
+                consumed_quantity=used_hours,
+                list_unit_price=rate.list_usd,
+                contracted_unit_price=rate.effective_usd,
+                list_cost=billed * rate.list_usd / SECONDS_PER_HOUR,
+                contracted_cost=billed * rate.effective_usd / SECONDS_PER_HOUR,
+                effective_cost=billed * rate.effective_usd / SECONDS_PER_HOUR,
+                description=(
+                    f"Estimated by costtracker from EC2 state events: {profile.instance_type} "
+                    f"{profile.lifecycle} ({profile.platform}) running time"
+                ),
+                sku_id=f"{'SpotUsage' if spot else 'BoxUsage'}:{profile.instance_type}",
+                pricing_category="Dynamic" if spot else "Standard",
+                tags=profile.tags,
+                rate_source=rate.source.value,
+                rate_checked_on=rate.checked_on,
+            )
+        )
+    return charges
+
+
+def _month_seconds(day_start: datetime) -> Decimal:
+    return Decimal((next_month_start(day_start) - month_start(day_start)).days * 86400)
+
+
+def volume_charges(
+    job_id: str, record: InstanceRecord, day_start: datetime, day_end: datetime, now: datetime
+) -> list[Charge]:
+    """Each priced EBS volume's GiB-months inside the day (stopped time included)."""
+    profile = record.profile
+    window = ebs_window(record.transitions, now)
+    if window is None:
+        return []
+    lo, hi = max(day_start, window[0]), min(day_end, window[1])
+    if lo >= hi:
+        return []
+    months = Decimal(whole_seconds(hi - lo)) / _month_seconds(day_start)
+    charges = []
+    for volume in profile.volumes:
+        rate = record.volume_rates.get(volume.volume_type)
+        if rate is None:
+            continue  # unpriced: the job reports it; FOCUS has no row without a cost
+        quantity = Decimal(volume.size_gib) * months
+        charges.append(
+            Charge(
+                kind="ebs_volume",
+                job_id=job_id,
+                account=profile.account,
+                region=profile.region,
+                availability_zone=profile.availability_zone,
+                resource_id=volume.volume_id,
+                period_start=day_start,
+                period_end=day_end,
+                pricing_quantity=quantity,
+                consumed_quantity=quantity,
+                list_unit_price=rate.list_usd,
+                contracted_unit_price=rate.effective_usd,
+                list_cost=prorate_monthly(rate.list_usd * volume.size_gib, lo, hi),
+                contracted_cost=prorate_monthly(rate.effective_usd * volume.size_gib, lo, hi),
+                effective_cost=prorate_monthly(rate.effective_usd * volume.size_gib, lo, hi),
+                description=(
+                    f"Estimated by costtracker: EBS {volume.volume_type} {volume.size_gib} GiB "
+                    f"attached to {profile.instance_id}"
+                ),
+                sku_id=f"EBS:VolumeUsage.{volume.volume_type}",
+                tags=profile.tags,
+                rate_source=rate.source.value,
+                rate_checked_on=rate.checked_on,
+            )
+        )
+    return charges
+
+
+def checkpoint_charge(
+    job_id: str, account: str, obj: CheckpointObject, day_start: datetime, day_end: datetime,
+    now: datetime,
+) -> Charge | None:  # fmt: skip
+    """A checkpoint object's GiB-months of S3 Standard inside the day."""
+    rate = obj.rate
+    if rate is None:
+        return None
+    quantity = list_usd = effective_usd = Decimal(0)
+    largest = 0
+    stored = False
+    for span in object_spans(obj):
+        span_end = span.end if span.end is not None else max(now, span.start)
+        lo, hi = max(day_start, span.start), min(day_end, span_end)
+        if span.start < day_end and (span.end is None or span.end > day_start):
+            stored = True
+            largest = max(largest, span.size_bytes)
+        if lo < hi:
+            gib = Decimal(span.size_bytes) / GIB
+            quantity += gib * Decimal(whole_seconds(hi - lo)) / _month_seconds(day_start)
+            list_usd += prorate_monthly(rate.list_usd * gib, lo, hi)
+            effective_usd += prorate_monthly(rate.effective_usd * gib, lo, hi)
+    if not stored:
+        return None
+    step = f" step {obj.step}" if obj.step is not None else ""
+    return Charge(
+        kind="checkpoint_storage",
+        job_id=job_id,
+        account=account,
+        region=obj.region,
+        resource_id=f"arn:aws:s3:::{obj.bucket}/{obj.key}",
+        resource_name=obj.key,
+        period_start=day_start,
+        period_end=day_end,
+        pricing_quantity=quantity,
+        consumed_quantity=quantity,
+        list_unit_price=rate.list_usd,
+        contracted_unit_price=rate.effective_usd,
+        list_cost=list_usd,
+        contracted_cost=effective_usd,
+        effective_cost=effective_usd,
+        description=(
+            f"Estimated by costtracker from S3 events: checkpoint object{step} "
+            f"({Decimal(largest) / GIB:.3f} GiB)"
+        ),
+        sku_id="TimedStorage-ByteHrs",
+        rate_source=rate.source.value,
+        rate_checked_on=rate.checked_on,
+    )
+
+
+def job_charges(
+    job_id: str,
+    records: Sequence[InstanceRecord],
+    checkpoints: Sequence[CheckpointObject],
+    day_start: datetime,
+    now: datetime,
+    account: str,
+) -> list[Charge]:
+    """The job's charges for one UTC day, in a stable order."""
+    day_end = day_start + timedelta(days=1)
+    charges: list[Charge] = []
+    for record in records:
+        charges += instance_charges(job_id, record, day_start, day_end, now)
+        charges += volume_charges(job_id, record, day_start, day_end, now)
+    for obj in checkpoints:
+        charge = checkpoint_charge(job_id, account, obj, day_start, day_end, now)
+        if charge is not None:
+            charges.append(charge)
+    charges = [c if c.account else replace(c, account=account) for c in charges]
+    return sorted(charges, key=charge_order)
+
+
+def charge_order(c: Charge) -> tuple[Any, ...]:
+    return (c.job_id, _KIND_ORDER[c.kind], c.resource_id, c.period_start, c.list_unit_price,
+            c.contracted_unit_price)  # fmt: skip
 
 
 def focus_rows(
@@ -139,196 +518,159 @@ def focus_rows(
     account: str,
 ) -> list[dict[str, Any]]:
     """The job's FOCUS rows for one UTC day: running time, volumes, checkpoint objects."""
-    day_end = day_start + timedelta(days=1)
-    rows = []
-    for record in records:
-        profile = record.profile
-        cost = instance_cost(record, now)
-        running = running_cost_between(cost, day_start, day_end, now)
-        list_cost = running_cost_between(cost, day_start, day_end, now, list_price=True)
-        seconds = 0
-        rate_source = checked = None
-        for priced in cost.segments:
-            seg_end = priced.segment.end or max(now, priced.segment.start)
-            lo, hi = max(day_start, priced.segment.start), min(day_end, seg_end)
-            if lo < hi:
-                seconds += whole_seconds(hi - lo)
-            if priced.steps:
-                rate_source = priced.steps[0].rate.source.value
-                checked = priced.steps[0].rate.checked_on.isoformat()
-        if running > 0 or seconds:
-            hours = Decimal(seconds) / 3600
-            rows.append(
-                {
-                    **_base(day_start, account, profile.region, job_id, profile.tags),
-                    "BilledCost": _money(running),
-                    "EffectiveCost": _money(running),
-                    "ContractedCost": _money(running),
-                    "ListCost": _money(list_cost),
-                    "ChargeDescription": (
-                        f"Estimated by costtracker from EC2 state events: {profile.instance_type} "
-                        f"{profile.lifecycle} ({profile.platform}) running time"
-                    ),
-                    "ConsumedQuantity": _money(hours),
-                    "ConsumedUnit": "Hours",
-                    "PricingQuantity": _money(hours),
-                    "PricingUnit": "Hours",
-                    "PricingCategory": "Dynamic" if profile.lifecycle == "spot" else "Standard",
-                    "AvailabilityZone": profile.availability_zone or None,
-                    "ResourceId": profile.instance_id,
-                    "ResourceName": profile.tags.get("Name"),
-                    "ResourceType": "Instance",
-                    "ServiceCategory": "Compute",
-                    "ServiceSubcategory": "Virtual Machines",
-                    "ServiceName": "Amazon Elastic Compute Cloud",
-                    "SkuId": profile.instance_type,
-                    "x_RateSource": rate_source,
-                    "x_RateCheckedOn": checked,
-                }
-            )
-        window = ebs_window(record.transitions, now)
-        if window is None or window[0] >= day_end or window[1] <= day_start:
-            continue
-        for volume in profile.volumes:
-            one = record.model_copy(
-                update={"profile": profile.model_copy(update={"volumes": (volume,)})}
-            )
-            ebs = ebs_cost_between(one, day_start, day_end, now)
-            rate = record.volume_rates.get(volume.volume_type)
-            lo, hi = max(day_start, window[0]), min(day_end, window[1])
-            month_seconds = Decimal(
-                (next_month_start(day_start) - month_start(day_start)).days * 86400
-            )
-            gb_months = Decimal(volume.size_gib) * Decimal(whole_seconds(hi - lo)) / month_seconds
-            rows.append(
-                {
-                    **_base(day_start, account, profile.region, job_id, profile.tags),
-                    "BilledCost": _money(ebs),
-                    "EffectiveCost": _money(ebs),
-                    "ContractedCost": _money(ebs),
-                    "ListCost": _money(ebs),
-                    "ChargeDescription": (
-                        f"Estimated by costtracker: EBS {volume.volume_type} {volume.size_gib} GiB "
-                        f"attached to {profile.instance_id}"
-                    ),
-                    "ConsumedQuantity": _money(gb_months),
-                    "ConsumedUnit": "GB-Mo",
-                    "PricingQuantity": _money(gb_months),
-                    "PricingUnit": "GB-Mo",
-                    "PricingCategory": "Standard",
-                    "ListUnitPrice": _money(rate.list_usd) if rate else None,
-                    "ContractedUnitPrice": _money(rate.effective_usd) if rate else None,
-                    "AvailabilityZone": profile.availability_zone or None,
-                    "ResourceId": volume.volume_id,
-                    "ResourceName": None,
-                    "ResourceType": "Volume",
-                    "ServiceCategory": "Storage",
-                    "ServiceSubcategory": "Block Storage",
-                    "ServiceName": "Amazon Elastic Compute Cloud",
-                    "SkuId": f"EBS:VolumeUsage.{volume.volume_type}",
-                    "x_RateSource": rate.source.value if rate else None,
-                    "x_RateCheckedOn": rate.checked_on.isoformat() if rate else None,
-                }
-            )
-    for obj in checkpoints:
-        stored_usd = storage_cost_between(obj, day_start, day_end, now)
-        stored = [
-            s
-            for s in object_spans(obj)
-            if s.start < day_end and (s.end is None or s.end > day_start)
-        ]
-        if not stored:
-            continue
-        rate = obj.rate
-        rows.append(
-            {
-                **_base(day_start, account, obj.region, job_id, {}),
-                "BilledCost": _money(stored_usd),
-                "EffectiveCost": _money(stored_usd),
-                "ContractedCost": _money(stored_usd),
-                "ListCost": _money(stored_usd),
-                "ChargeDescription": (
-                    f"Estimated by costtracker from S3 events: checkpoint object"
-                    f"{' step ' + str(obj.step) if obj.step is not None else ''} "
-                    f"({max(s.size_bytes for s in stored) / GIB:.3f} GB)"
-                ),
-                "PricingUnit": "GB-Mo",
-                "PricingCategory": "Standard",
-                "ListUnitPrice": _money(rate.list_usd) if rate else None,
-                "ResourceId": f"arn:aws:s3:::{obj.bucket}/{obj.key}",
-                "ResourceName": obj.key,
-                "ResourceType": "Object",
-                "ServiceCategory": "Storage",
-                "ServiceSubcategory": "Object Storage",
-                "ServiceName": "Amazon Simple Storage Service",
-                "SkuId": "TimedStorage-ByteHrs",
-                "x_RateSource": rate.source.value if rate else None,
-                "x_RateCheckedOn": rate.checked_on.isoformat() if rate else None,
-            }
-        )
-    return rows
+    return [
+        focus_row(c) for c in job_charges(job_id, records, checkpoints, day_start, now, account)
+    ]
 
 
-def to_csv(rows: Iterable[dict[str, Any]]) -> str:
-    """Every value quoted (an empty string is a null): types come from FOCUS_METADATA."""
-    out = io.StringIO()
-    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    writer.writerow([name for name, _, _ in COLUMNS])
-    for row in rows:
-        writer.writerow(["" if row.get(n) is None else str(row[n]) for n, _, _ in COLUMNS])
-    return out.getvalue()
+# ------------------------------------------------------------------------------- the files
+def _cell(value: Any, kind: ColumnType) -> str | None:
+    if value is None:
+        return None
+    if kind in ("Decimal", "Quantity"):
+        scale = QUANTITY_SCALE if kind == "Quantity" else MONEY_SCALE
+        return format(Decimal(value).quantize(Decimal(1).scaleb(-scale)), "f")
+    if kind == "DateTime":
+        return str(value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    if kind == "Boolean":
+        return "true" if value else "false"
+    return str(value)
 
 
-def check_rows(rows: Sequence[dict[str, str]]) -> list[str]:
-    """FOCUS column rules our rows must meet (read back from CSV: every value a string)."""
-    problems = []
+def to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
+    """The rows for spreadsheets: a null is an empty cell, every other value has text."""
+    return write_csv(
+        COLUMN_NAMES, ([_cell(row.get(n), kind) for n, kind, _ in COLUMNS] for row in rows)
+    )
+
+
+def to_parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
+    """The rows as typed Parquet (DECIMAL, TIMESTAMP UTC, STRING, BOOLEAN; nulls as nulls)."""
+    return write_parquet(
+        PARQUET_COLUMNS,
+        rows,
+        metadata={"FocusVersion": FOCUS_VERSION, "DataGenerator": "costtracker"},
+    )
+
+
+# ------------------------------------------------------------------------------ the checks
+_DATA = "b|Kb|Mb|Gb|Tb|Pb|Eb|B|KB|MB|GB|TB|PB|EB|Kib|Mib|Gib|Tib|Pib|Eib|KiB|MiB|GiB|TiB|PiB|EiB"
+_TIMES = "Year|Month|Day|Hour|Minute|Second"
+_PLURAL = "Years|Months|Days|Hours|Minutes|Seconds"
+_COUNT = r"[A-Za-z][A-Za-z0-9]*(?: [A-Za-z][A-Za-z0-9]*)*"
+UNIT_FORMAT = re.compile(
+    rf"^(?:(?:{_DATA}|{_TIMES}|{_PLURAL}|{_COUNT})"
+    rf"|(?:{_DATA}|{_COUNT})-(?:{_PLURAL})"
+    rf"|(?:{_DATA}|{_COUNT}|{_PLURAL})/(?:{_TIMES})"
+    rf"|[0-9]+ (?:{_DATA}|{_TIMES}|{_PLURAL}|{_COUNT})"
+    rf"|(?:{_DATA}|{_COUNT}|{_PLURAL})/[0-9]+ (?:{_PLURAL}))$"
+)
+_PRODUCTS = (
+    ("ListUnitPrice", "ListCost"),
+    ("ContractedUnitPrice", "ContractedCost"),
+)
+
+
+def check_rows(rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """FOCUS 1.2 rules our rows must meet, on typed rows (as written, or read back from
+    Parquet): columns, types, nulls, units, provider and issuer, periods, services."""
+    problems: list[str] = []
     types = {name: kind for name, kind, _ in COLUMNS}
+    categories: dict[str, set[str | None]] = {}
+    subcategories: dict[str, set[str | None]] = {}
     for n, row in enumerate(rows):
         where = f"row {n + 1}"
-        for column in MANDATORY:
-            if not row.get(column):
-                problems.append(f"{where}: {column} is mandatory and empty")
-        for column, value in row.items():
-            if not value:
-                continue
-            kind = types.get(column)
-            if kind is None and not column.startswith("x_"):
+        for column in row:
+            if column not in types:
                 problems.append(f"{where}: {column} is neither a FOCUS nor an x_ column")
-            if kind == "Decimal":
-                try:
-                    Decimal(value)
-                except ArithmeticError:
-                    problems.append(f"{where}: {column} is not a decimal: {value!r}")
-            if kind == "DateTime":
-                try:
-                    datetime.strptime(value + "+0000", "%Y-%m-%dT%H:%M:%SZ%z")
-                except ValueError:
-                    problems.append(f"{where}: {column} is not an ISO 8601 UTC time: {value!r}")
-            if kind == "JSON":
-                try:
-                    if not isinstance(json.loads(value), dict):
-                        problems.append(f"{where}: {column} is not a JSON object")
-                except ValueError:
-                    problems.append(f"{where}: {column} is not JSON")
-        for column in ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost"):
-            try:
-                if Decimal(row.get(column) or "0") < 0:
-                    problems.append(f"{where}: {column} is negative")
-            except ArithmeticError:
-                pass
-        if row.get("ChargeCategory") not in CHARGE_CATEGORIES:
-            problems.append(f"{where}: ChargeCategory {row.get('ChargeCategory')!r} not allowed")
-        if row.get("ChargeClass") not in ("", None, "Correction"):
-            problems.append(f"{where}: ChargeClass must be null or Correction")
-        if row.get("ServiceCategory") not in SERVICE_CATEGORIES:
-            problems.append(f"{where}: ServiceCategory {row.get('ServiceCategory')!r} unknown")
-        if row.get("BillingCurrency") != "USD":
-            problems.append(f"{where}: BillingCurrency must be an ISO 4217 code (USD)")
+        for column, kind, nullable in COLUMNS:
+            if column not in row:
+                problems.append(f"{where}: {column} is missing")
+                continue
+            problems += _check_value(where, column, kind, nullable, row[column])
+        problems += _check_relations(where, row)
+        service = row.get("ServiceName")
+        if isinstance(service, str):
+            categories.setdefault(service, set()).add(row.get("ServiceCategory"))
+            subcategories.setdefault(service, set()).add(row.get("ServiceSubcategory"))
+    for service, values in sorted(categories.items()):
+        if len(values) != 1:
+            problems.append(f"ServiceName {service!r} has {len(values)} ServiceCategory values")
+    for service, subs in sorted(subcategories.items()):
+        if len(subs) != 1:
+            problems.append(f"ServiceName {service!r} has {len(subs)} ServiceSubcategory values")
+    return problems
+
+
+def _check_value(where: str, column: str, kind: str, nullable: bool, value: Any) -> list[str]:
+    if value is None:
+        return [] if nullable else [f"{where}: {column} is mandatory and null"]
+    problems = []
+    expected: type | tuple[type, ...] = {
+        "Decimal": Decimal, "Quantity": Decimal, "String": str, "JSON": str,
+        "DateTime": datetime, "Boolean": bool,
+    }[kind]  # fmt: skip
+    if not isinstance(value, expected):
+        return [f"{where}: {column} is a {type(value).__name__}, not {kind}"]
+    if isinstance(value, str) and not value:
+        problems.append(f"{where}: {column} is an empty string (FOCUS has nulls)")
+    if isinstance(value, Decimal) and not value.is_finite():
+        problems.append(f"{where}: {column} is not a finite decimal")
+    if isinstance(value, datetime) and (value.tzinfo is None or value.utcoffset()):
+        problems.append(f"{where}: {column} is not a UTC time")
+    if kind == "JSON":
         try:
-            cps, cpe = row["ChargePeriodStart"], row["ChargePeriodEnd"]
-            bps, bpe = row["BillingPeriodStart"], row["BillingPeriodEnd"]
-            if not (bps <= cps < cpe <= bpe):
-                problems.append(f"{where}: ChargePeriod not inside BillingPeriod")
-        except KeyError:
-            pass
+            parsed = json.loads(value)
+            if not isinstance(parsed, dict) or not all(isinstance(v, str) for v in parsed.values()):
+                problems.append(f"{where}: {column} is not a JSON object of strings")
+        except ValueError:
+            problems.append(f"{where}: {column} is not JSON")
+    if column in ("ConsumedUnit", "PricingUnit") and not UNIT_FORMAT.match(value):
+        problems.append(f"{where}: {column} {value!r} does not follow the FOCUS unit format")
+    return problems
+
+
+def _check_relations(where: str, row: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for column in ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost"):
+        value = row.get(column)
+        if isinstance(value, Decimal) and value < 0 and row.get("ChargeCategory") == "Usage":
+            problems.append(f"{where}: {column} is negative")
+    if row.get("ChargeCategory") not in CHARGE_CATEGORIES:
+        problems.append(f"{where}: ChargeCategory {row.get('ChargeCategory')!r} not allowed")
+    if row.get("ChargeClass") not in (None, "Correction"):
+        problems.append(f"{where}: ChargeClass must be null or Correction")
+    if row.get("PricingCategory") not in (None, *PRICING_CATEGORIES):
+        problems.append(f"{where}: PricingCategory {row.get('PricingCategory')!r} not allowed")
+    if row.get("ServiceCategory") not in SERVICE_CATEGORIES:
+        problems.append(f"{where}: ServiceCategory {row.get('ServiceCategory')!r} unknown")
+    if row.get("BillingCurrency") != "USD" or row.get("PricingCurrency") not in (None, "USD"):
+        problems.append(f"{where}: BillingCurrency and PricingCurrency must be USD (ISO 4217)")
+    if row.get("ProviderName") != row.get("InvoiceIssuerName") and row.get("BilledCost") != 0:
+        problems.append(
+            f"{where}: ProviderName differs from InvoiceIssuerName (a third-party charge) "
+            "but BilledCost is not 0"
+        )
+    if row.get("x_Estimated") and row.get("InvoiceId") is not None:
+        problems.append(f"{where}: an estimate belongs to no invoice (InvoiceId must be null)")
+    pairs = (("PricingQuantity", "PricingUnit"), ("ConsumedQuantity", "ConsumedUnit"))
+    for quantity, unit in pairs:
+        if (row.get(quantity) is None) != (row.get(unit) is None):
+            problems.append(f"{where}: {quantity} and {unit} must be null together")
+    pricing_quantity = row.get("PricingQuantity")
+    for price, cost in _PRODUCTS:
+        unit_price, total = row.get(price), row.get(cost)
+        if not isinstance(unit_price, Decimal) or not isinstance(pricing_quantity, Decimal):
+            continue
+        if not isinstance(total, Decimal) or abs(unit_price * pricing_quantity - total) > Decimal(
+            "1e-9"
+        ) * max(abs(total), Decimal(1)):
+            problems.append(f"{where}: {cost} is not {price} x PricingQuantity")
+    try:
+        cps, cpe = row["ChargePeriodStart"], row["ChargePeriodEnd"]
+        bps, bpe = row["BillingPeriodStart"], row["BillingPeriodEnd"]
+        if not (bps <= cps < cpe <= bpe):
+            problems.append(f"{where}: ChargePeriod not inside BillingPeriod")
+    except (KeyError, TypeError):
+        problems.append(f"{where}: charge and billing periods must be times")
     return problems

@@ -50,6 +50,8 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
         "complete": not cost.unpriced,
         "as_of": iso(cost.as_of),
         "started_at": iso(cost.started_at),
+        "ended_at": iso(ended_at(cost)),
+        "wall_clock_seconds": wall_clock_seconds(cost),
         "burn_rate_usd_per_hour": money(cost.burn_rate_usd_per_hour),
         "tag_conflicts": {k: list(v) for k, v in sorted(cost.tag_conflicts.items())},
         "price_sources": list(cost.price_sources),
@@ -66,6 +68,31 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
         "warmup_seconds": cost.warmup_seconds,
         "warmup_usd": _maybe(cost.warmup_usd),
     }
+
+
+def _span(cost: JobCost) -> tuple[datetime, datetime] | None:
+    """From the first segment's start to the last one's end (``as_of`` while open)."""
+    segments = [p.segment for i in cost.instances for p in i.segments]
+    if not segments:
+        return None
+    start = min(s.start for s in segments)
+    end = max(s.end if s.end is not None else cost.as_of for s in segments)
+    return start, max(start, end)
+
+
+def ended_at(cost: JobCost) -> datetime | None:
+    """When the job's last instance stopped running; None while one runs."""
+    segments = [p.segment for i in cost.instances for p in i.segments]
+    if not segments or any(s.end is None for s in segments):
+        return None
+    return max(s.end for s in segments if s.end is not None)
+
+
+def wall_clock_seconds(cost: JobCost) -> int:
+    """Elapsed time from the job's first start to its last stop (or now): not the
+    instance-hours, which add up every instance's time."""
+    span = _span(cost)
+    return int((span[1] - span[0]).total_seconds()) if span else 0
 
 
 def _maybe(value: Decimal | None) -> str | None:
@@ -189,67 +216,144 @@ def _family(instance_type: str) -> str:
     return "CPU"
 
 
-def compare_jobs(costs: list[JobCost], instances: list[Any], tokens_tag: str) -> dict[str, Any]:
-    """Jobs side by side; ``notes`` says what is not comparable and why."""
-    rows = []
-    tokens: dict[str, int | None] = {}
-    for cost, records in zip(costs, instances, strict=True):
-        per_step = next(
-            (
-                int(r.profile.tags[tokens_tag])
-                for r in records
-                if r.profile.tags.get(tokens_tag, "").isdigit()
-            ),
-            None,
-        )
-        tokens[cost.job_id] = per_step
-        hours = Decimal(cost.billed_seconds) / 3600
-        rows.append(
-            {
-                "job_id": cost.job_id,
-                "instance_types": sorted({i.instance_type for i in cost.instances}),
-                "accelerators": sorted({_family(i.instance_type) for i in cost.instances}),
-                "instance_hours": money(hours),
-                "total_usd": money(cost.total_usd),
-                "cost_per_1k_steps_usd": money(cost.cost_per_1k_steps_usd)
-                if cost.cost_per_1k_steps_usd is not None
-                else None,
-                "cost_per_million_tokens_usd": money(cost.cost_per_million_tokens_usd)
-                if cost.cost_per_million_tokens_usd is not None
-                else None,
-                "steps": cost.last_checkpoint_step,
-                "tokens_per_step": per_step,
-                "idle_share": f"{Decimal(cost.idle_seconds) / Decimal(cost.billed_seconds):.3f}"
-                if cost.billed_seconds
-                else None,
-                "wasted_rerun_usd": money(cost.wasted_rerun_usd),
-                "wasted_idle_usd": money(cost.wasted_idle_usd),
-                "warmup_seconds": cost.warmup_seconds,
-                "warmup_usd": money(cost.warmup_usd) if cost.warmup_usd is not None else None,
-                "complete": not cost.unpriced,
-            }
-        )
+def _per(numerator: Decimal, denominator: Decimal) -> str | None:
+    return money(numerator / denominator) if denominator > 0 else None
+
+
+def _job_tokens(records: list[Any], tokens_tag: str) -> int | None:
+    from shared.tags import tokens_per_step
+
+    for record in records:
+        tokens = tokens_per_step(record.profile.tags.get(tokens_tag))
+        if tokens is not None:
+            return tokens
+    return None
+
+
+def _compare_row(cost: JobCost, records: list[Any], tokens_tag: str) -> dict[str, Any]:
+    instance_hours = Decimal(cost.billed_seconds) / 3600
+    wall_hours = Decimal(wall_clock_seconds(cost)) / 3600
+    lifecycles = sorted({r.profile.lifecycle for r in records}) or ["on-demand"]
+    steps = cost.last_checkpoint_step
+    busy = (
+        1 - Decimal(cost.idle_seconds) / Decimal(cost.billed_seconds)
+        if cost.billed_seconds
+        else None
+    )
+    return {
+        "job_id": cost.job_id,
+        "status": cost.status,
+        "running": cost.status == "running",
+        "instance_types": sorted({i.instance_type for i in cost.instances}),
+        "accelerators": sorted({_family(i.instance_type) for i in cost.instances}),
+        "lifecycle": lifecycles[0] if len(lifecycles) == 1 else "mixed",
+        "instances": len(cost.instances),
+        "instance_hours": money(instance_hours),
+        "wall_clock_hours": money(wall_hours),
+        "total_usd": money(cost.total_usd),
+        "list_total_usd": money(
+            cost.instance_list_usd + cost.ebs_usd + cost.checkpoint_storage_usd
+        ),
+        "usd_per_hour": _per(cost.total_usd, wall_hours),
+        "usd_per_instance_hour": _per(cost.instance_usd, instance_hours),
+        "cost_per_step_usd": _per(cost.total_usd, Decimal(steps)) if steps else None,
+        "cost_per_1k_steps_usd": _maybe(cost.cost_per_1k_steps_usd),
+        "cost_per_million_tokens_usd": _maybe(cost.cost_per_million_tokens_usd),
+        "steps": steps,
+        "steps_per_hour": _maybe(cost.steps_per_hour),
+        "tokens_per_step": _job_tokens(records, tokens_tag),
+        "checkpoints": cost.checkpoints,
+        "interruptions": cost.interruptions,
+        "utilization": f"{busy:.3f}" if busy is not None else None,
+        "idle_share": f"{1 - busy:.3f}" if busy is not None else None,
+        "wasted_rerun_usd": money(cost.wasted_rerun_usd),
+        "wasted_idle_usd": money(cost.wasted_idle_usd),
+        "warmup_seconds": cost.warmup_seconds,
+        "warmup_usd": _maybe(cost.warmup_usd),
+        "complete": not cost.unpriced,
+    }
+
+
+def _names(rows: list[dict[str, Any]], keep: Any) -> str:
+    return ", ".join(r["job_id"] for r in rows if keep(r))
+
+
+def _compare_notes(rows: list[dict[str, Any]]) -> list[str]:
+    """Every difference that makes the jobs not comparable as they stand, and what to
+    compare instead."""
     notes = []
-    known_tokens = {v for v in tokens.values() if v is not None}
-    if len(known_tokens) > 1:
+    families = {tuple(a for a in r["accelerators"] if a != "CPU") for r in rows}
+    if len(families) > 1:
+        notes.append(
+            "different accelerators ("
+            + "; ".join(f"{r['job_id']}: {', '.join(r['instance_types'])}" for r in rows)
+            + "): compare the cost of the same work ($/step, $/1M tokens), not $/h"
+        )
+    if any("CPU" in r["accelerators"] and len(r["accelerators"]) > 1 for r in rows):
+        notes.append(
+            f"{_names(rows, lambda r: 'CPU' in r['accelerators'] and len(r['accelerators']) > 1)}"
+            " also ran CPU instances (e.g. data preparation): they are in its total"
+        )
+    if len({r["lifecycle"] for r in rows}) > 1:
+        notes.append(
+            "spot and on-demand differ ("
+            + "; ".join(f"{r['job_id']}: {r['lifecycle']}" for r in rows)
+            + "): spot prices vary over time and an interruption costs a rerun; the same "
+            "instances on demand cost more per hour"
+        )
+    if len({r["running"] for r in rows}) > 1:
+        notes.append(
+            f"{_names(rows, lambda r: r['running'])} is still running (its figures grow) "
+            f"while {_names(rows, lambda r: not r['running'])} is not: compare $/step or "
+            "$/1M tokens, not totals"
+        )
+    steps = {r["steps"] for r in rows}
+    if None in steps:
+        notes.append(
+            f"no checkpoint steps for {_names(rows, lambda r: r['steps'] is None)}: no $/step "
+            "or $/1M tokens; compare only if the jobs did the same work"
+        )
+    elif len(steps) > 1:
+        notes.append(
+            "different progress ("
+            + ", ".join(f"{r['job_id']}: step {r['steps']}" for r in rows)
+            + "): totals cover different amounts of work; compare $/step"
+        )
+    tokens = {r["tokens_per_step"] for r in rows}
+    if None in tokens:
+        notes.append(
+            f"no tokens-per-step tag on {_names(rows, lambda r: r['tokens_per_step'] is None)}:"
+            " $/1M tokens unknown; $/step compares only if a step is the same work in every job"
+        )
+    elif len(tokens) > 1:
         notes.append(
             "tokens per step differ ("
-            + ", ".join(f"{j}: {t}" for j, t in tokens.items())
-            + "): cost per 1,000 steps is not "
-            "comparable; compare cost per million tokens"
+            + ", ".join(f"{r['job_id']}: {r['tokens_per_step']}" for r in rows)
+            + "): $/step is not comparable; compare $/1M tokens"
         )
-    elif None in tokens.values():
-        missing = [j for j, t in tokens.items() if t is None]
+    if len({r["utilization"] for r in rows}) > 1 or any(
+        Decimal(r["wasted_idle_usd"]) or Decimal(r["wasted_rerun_usd"]) for r in rows
+    ):
         notes.append(
-            f"no tokens-per-step tag on {', '.join(missing)}: cost per million "
-            "tokens unknown; cost per 1,000 steps compares only if a step is the "
-            "same work in every job"
+            "idle time and reruns differ: part of each cost difference is waste that a "
+            "rerun of the same job need not repeat"
         )
-    if any(r["steps"] is None for r in rows):
-        notes.append("a job without checkpoint steps has no cost per step")
-    if any(not r["complete"] for r in rows):
-        notes.append("a job has unpriced time: its total is incomplete")
-    return {"jobs": rows, "notes": notes}
+    if not all(r["complete"] for r in rows):
+        notes.append(
+            f"{_names(rows, lambda r: not r['complete'])} has unpriced time: its figures "
+            "are lower bounds"
+        )
+    return notes
+
+
+def compare_jobs(costs: list[JobCost], instances: list[Any], tokens_tag: str) -> dict[str, Any]:
+    """Jobs side by side (per unit of work, per hour, waste, how each ran); ``notes``
+    says every difference that makes them not comparable and what to compare instead."""
+    rows = [
+        _compare_row(cost, list(records), tokens_tag)
+        for cost, records in zip(costs, instances, strict=True)
+    ]
+    return {"jobs": rows, "notes": _compare_notes(rows)}
 
 
 def estimate_to_finish(

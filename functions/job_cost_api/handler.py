@@ -1,25 +1,25 @@
 """The job-cost API (API Gateway REST, IAM auth): wiring only.
 
-Bad parameters are answered 422 by the resolver's validation with the
-parameter named; unknown jobs 404. Costs are accrued to the clock's now.
+Every 4xx has one shape (``shared.api_errors``): bad input is a 400 naming the
+parameter or field, never echoing the input; a denied job 403, an unknown one 404; a
+budget defined in CDK context is not changed here (409). Access fails closed: a caller
+no ``ledger.access`` rule matches (every caller, with no rules) gets 403 on every route.
+Path ids arrive percent-encoded (as API Gateway REST passes them) and are decoded
+here. Costs are accrued to the clock's now.
 """
 
 from __future__ import annotations
 
 import base64
 import json
-from datetime import date, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Annotated, Any, Literal
+from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.exceptions import (
-    BadRequestError,
-    ForbiddenError,
-    NotFoundError,
-    ServiceError,
-)
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError, ServiceError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -27,12 +27,22 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared import runtime
 from shared.access import Caller, denial, resolve_caller
-from shared.budgets import BUDGET_ID, Budget, BudgetScope
-from shared.costing import spend_between
+from shared.api_errors import (
+    ApiProblem,
+    bad_input,
+    forbidden,
+    from_validation_errors,
+    not_found,
+)
+from shared.budgets import BUDGET_ID, Budget, BudgetScope, period_bounds
+from shared.costing import job_tags
 from shared.ledger import JobItems
 from shared.models import JobCost
 from shared.services.budgets import JobCache, budget_status, effective_budgets
+from shared.services.change import change_json, scope_change
+from shared.services.idle_now import idle_now
 from shared.services.jobs import cost_of_items, list_job_costs
+from shared.services.timeline import cumulative_points
 from shared.views import (
     compare_jobs,
     estimate_to_finish,
@@ -47,6 +57,18 @@ logger = Logger(service="costtracker")
 app = APIGatewayRestResolver(enable_validation=True)
 
 MAX_RANGE_DAYS = 93
+# GET /change: a period against the same period a year before, at most.
+MAX_CHANGE_SPAN_DAYS = 366 + MAX_RANGE_DAYS
+MAX_JOB_ID = 256
+# A job id in a path, percent-encoded as API Gateway REST passes it (decoded by _job_id).
+JobIdInPath = Annotated[
+    str,
+    Path(
+        min_length=1,
+        max_length=3 * 4 * MAX_JOB_ID,
+        description=f"the job id, percent-encoded (at most {MAX_JOB_ID} characters decoded)",
+    ),
+]
 
 
 def _caller() -> Caller:
@@ -55,29 +77,39 @@ def _caller() -> Caller:
     access = runtime.current_settings().config.access
     caller = resolve_caller(identity.user_arn, access)
     if caller is None:
-        raise ForbiddenError(denial(identity.user_arn, access))
+        raise forbidden(denial(identity.user_arn, access))
     return caller
 
 
 def _finance_or_admin(what: str) -> Caller:
     caller = _caller()
     if not caller.sees_everything:
-        raise ForbiddenError(
+        raise forbidden(
             f"{what} is for finance and admins (ledger.access.rules); "
             f"you are a member of team {caller.team}"
         )
     return caller
 
 
+# A page offset beyond this is not one the API issued (no listing is this long).
+MAX_OFFSET = 1_000_000
+
+
 def _decode_token(token: str | None) -> int:
+    """The offset in a ``next_token``: an integer in [0, MAX_OFFSET], else a 400 (a forged
+    ``{"offset": 1e999}`` is an infinite float, refused like any other non-integer)."""
     if not token:
         return 0
+    refused = bad_input(
+        "next_token", "not a token this API issued: pass the next_token of the previous page"
+    )
     try:
-        offset = int(json.loads(base64.urlsafe_b64decode(token.encode()))["offset"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise BadRequestError("next_token: not a token this API issued") from exc
-    if offset < 0:
-        raise BadRequestError("next_token: not a token this API issued")
+        decoded = json.loads(base64.urlsafe_b64decode(token.encode()))
+    except (ValueError, TypeError) as exc:  # binascii.Error and UnicodeError are ValueErrors
+        raise refused from exc
+    offset = decoded.get("offset") if isinstance(decoded, dict) else None
+    if type(offset) is not int or not 0 <= offset <= MAX_OFFSET:
+        raise refused
     return offset
 
 
@@ -105,15 +137,15 @@ def list_jobs(
     access = runtime.current_settings().config.access
     if not caller.sees_everything:
         if team is not None and team != caller.team:
-            raise ForbiddenError(f"team: you may list only team {caller.team}'s jobs")
+            raise ApiProblem(403, f"you may list only team {caller.team}'s jobs", "team")
         team = caller.team
     now = runtime.clock().now()
     last = to or now.date()
     first = from_ or last - timedelta(days=6)
     if first > last:
-        raise BadRequestError("from: must not be after to")
+        raise bad_input("from", "must not be after to")
     if (last - first).days >= MAX_RANGE_DAYS:
-        raise BadRequestError(f"from: the range may span at most {MAX_RANGE_DAYS} days")
+        raise bad_input("from", f"the range may span at most {MAX_RANGE_DAYS} days")
     # `team` is the value of the team tag, whichever key the teams are tagged with.
     filters = {
         k: v
@@ -145,9 +177,9 @@ def list_jobs(
 
 
 @app.get("/jobs/<job_id>")
-def get_job(job_id: Annotated[str, Path(min_length=1, max_length=256)]) -> dict[str, Any]:
+def get_job(job_id: JobIdInPath) -> dict[str, Any]:
     """One job's cost breakdown, accrued to now (a denied or unknown job: the same 403)."""
-    return job_detail(_readable_job(job_id)[0])
+    return job_detail(_readable_job(_job_id(job_id))[0])
 
 
 def _budget_view(budget: Budget, source: str, cache: JobCache | None = None) -> dict[str, Any]:
@@ -156,10 +188,13 @@ def _budget_view(budget: Budget, source: str, cache: JobCache | None = None) -> 
     status = budget_status(
         runtime.ledger(), config, budget, now, cache or JobCache(runtime.ledger())
     )
+    period_start, period_end, _ = period_bounds(budget, now)
     return {
         **budget.model_dump(mode="json"),
         "source": source,
         "period_key": status.period_key,
+        "period_start": iso(period_start),
+        "period_end": iso(period_end),
         "spend_usd": money(status.spend),
         "percent": f"{status.percent:.2f}",
         "burn_rate_usd_per_hour": money(status.burn_per_hour),
@@ -184,19 +219,30 @@ def _sources(stored: dict[str, Budget | None] | None = None) -> dict[str, str]:
     return sources
 
 
+def _job_id(raw: str) -> str:
+    """The job id of a path segment: percent-decoded (UTF-8), of a sane length."""
+    try:
+        job_id = unquote(raw, errors="strict") if "%" in raw else raw
+    except UnicodeDecodeError as exc:
+        raise bad_input("job_id", "not percent-encoded UTF-8") from exc
+    if not job_id.strip() or len(job_id) > MAX_JOB_ID:
+        raise bad_input("job_id", f"give a job id of 1 to {MAX_JOB_ID} characters")
+    return job_id
+
+
 def _readable_job(job_id: str) -> tuple[JobCost, JobItems]:
     """A job the caller may read, with its items (one Query); else 403/404 as in
     GET /jobs/{job_id}."""
     caller = _caller()
     config = runtime.current_settings().config
-    denied = ForbiddenError(
+    denied = forbidden(
         f"job {job_id!r} is not visible to team {caller.team} (not your team's job, or none)"
     )
     items = runtime.ledger().job_items(job_id)
     if items is None or not items.instances:
         if not caller.sees_everything:
             raise denied
-        raise NotFoundError(f"no job {job_id!r}")
+        raise not_found("job_id", f"no job {job_id!r}")
     cost = cost_of_items(items, config, runtime.clock().now())
     if not caller.may_read(cost.tags, config.access.team_tag_key):
         raise denied
@@ -205,11 +251,12 @@ def _readable_job(job_id: str) -> tuple[JobCost, JobItems]:
 
 @app.get("/jobs/<job_id>/items")
 def job_items(
-    job_id: Annotated[str, Path(min_length=1, max_length=256)],
+    job_id: JobIdInPath,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
     next_token: Annotated[str | None, Query(max_length=512)] = None,
 ) -> dict[str, Any]:
     """The job's line items: segments, checkpoints, interruptions, idle periods."""
+    job_id = _job_id(job_id)
     cost, items = _readable_job(job_id)
     lines = job_line_items(cost, items, runtime.clock().now())
     offset = _decode_token(next_token)
@@ -223,35 +270,33 @@ def job_items(
 
 @app.get("/jobs/<job_id>/timeline")
 def job_timeline(
-    job_id: Annotated[str, Path(min_length=1, max_length=256)],
+    job_id: JobIdInPath,
     points: Annotated[int, Query(ge=2, le=500)] = 100,
 ) -> dict[str, Any]:
-    """Cumulative cost over time, evenly spaced from the job's start to now (for plotting)."""
+    """Cumulative cost over time, evenly spaced from the job's start to now (for plotting):
+    the total and its instance, EBS and checkpoint-storage parts."""
+    job_id = _job_id(job_id)
     cost, items = _readable_job(job_id)
     now = runtime.clock().now()
-    start = cost.started_at or now
-    series = []
-    for n in range(points):
-        at = start + (now - start) * n / (points - 1)
-        usd = spend_between(
-            items.instances, items.checkpoints, start - timedelta(seconds=1), at, now
-        )
-        series.append({"at": iso(at), "total_usd": money(usd)})
+    series = cumulative_points(
+        items.instances, items.checkpoints, cost.started_at or now, now, points
+    )
     return {"job_id": job_id, "points": series}
 
 
 @app.get("/jobs/<job_id>/estimate")
 def estimate(
-    job_id: Annotated[str, Path(min_length=1, max_length=256)],
+    job_id: JobIdInPath,
     target_steps: Annotated[int, Query(ge=1, le=10**12)],
     utilization_drop: Annotated[Decimal, Query(ge=0, lt=1)] = Decimal("0.2"),
 ) -> dict[str, Any]:
     """The projected cost to reach ``target_steps``, as a range with its assumptions."""
+    job_id = _job_id(job_id)
     cost, _ = _readable_job(job_id)
     try:
         return estimate_to_finish(cost, target_steps, utilization_drop, runtime.clock().now())
     except ValueError as exc:
-        raise BadRequestError(f"target_steps: job {job_id!r} {exc}") from exc
+        raise bad_input("target_steps", f"job {job_id!r} {exc}") from exc
 
 
 @app.get("/compare")
@@ -260,13 +305,93 @@ def compare(jobs: Annotated[str, Query(min_length=1, max_length=800)]) -> dict[s
     comparable said plainly."""
     job_ids = [j.strip() for j in jobs.split(",") if j.strip()]
     if not 2 <= len(job_ids) <= 5:
-        raise BadRequestError("jobs: give 2 to 5 comma-separated job ids")
+        raise bad_input("jobs", "give 2 to 5 comma-separated job ids")
     readable = [_readable_job(job_id) for job_id in job_ids]
     return compare_jobs(
         [cost for cost, _ in readable],
         [items.instances for _, items in readable],
         runtime.current_settings().config.checkpoint.tokens_per_step_tag,
     )
+
+
+@app.get("/idle")
+def idle_accelerators() -> dict[str, Any]:
+    """Accelerators idle (accelerator and CPU alarms low) or input-bound (accelerator low,
+    CPU busy) now, since when and what that stretch has cost; a team member sees their
+    team's. Utilization here is the instances' own alarms' view, not a metric read."""
+    caller = _caller()
+    config = runtime.current_settings().config
+    now = runtime.clock().now()
+    by_job: dict[str, list[Any]] = {}
+    for record in runtime.ledger().open_instances():
+        by_job.setdefault(record.job_id, []).append(record)
+    rows = []
+    for job_id, records in sorted(by_job.items()):
+        if not caller.sees_everything:
+            items = runtime.ledger().job_items(job_id)
+            tags, _ = job_tags(
+                items.instances if items else records, config.tracking.grouping_tag_keys
+            )
+            if not caller.may_read(tags, config.access.team_tag_key):
+                continue
+        rows += idle_now(records, now)
+    return {"instances": rows, "as_of": iso(now), "estimated": True}
+
+
+@app.get("/change")
+def spend_change(
+    from0: Annotated[date, Query()],
+    to0: Annotated[date, Query()],
+    from1: Annotated[date, Query()],
+    to1: Annotated[date, Query()],
+    project: Annotated[str | None, Query(max_length=256)] = None,
+    team: Annotated[str | None, Query(max_length=256)] = None,
+    job_id: Annotated[str | None, Query(min_length=1, max_length=MAX_JOB_ID)] = None,
+) -> dict[str, Any]:
+    """Why spend changed from period 0 (``from0``..``to0``, UTC days) to period 1: usage =
+    (H1 - H0) x r0 and rate = (r1 - r0) x H1 (H accelerator instance-hours, r $ per such
+    hour), beside the change in wasted cost and in cost per 1,000 steps. A team member's
+    scope is their team."""
+    caller = _caller()
+    if not caller.sees_everything:
+        if team is not None and team != caller.team:
+            raise ApiProblem(403, f"you may see only team {caller.team}'s spend", "team")
+        team = caller.team
+    periods = []
+    for name, first, last in (("from0", from0, to0), ("from1", from1, to1)):
+        if first > last:
+            raise bad_input(name, f"must not be after to{name[-1]}")
+        if (last - first).days >= MAX_RANGE_DAYS:
+            raise bad_input(name, f"a period may span at most {MAX_RANGE_DAYS} days")
+        if last >= date.max:
+            raise bad_input(f"to{name[-1]}", "give a day before 9999-12-31")
+        start = datetime.combine(first, time(0), tzinfo=UTC)
+        periods.append((start, datetime.combine(last + timedelta(days=1), time(0), tzinfo=UTC)))
+    if (max(to0, to1) - min(from0, from1)).days >= MAX_CHANGE_SPAN_DAYS:
+        raise bad_input(
+            "from0",
+            f"the two periods must lie within {MAX_CHANGE_SPAN_DAYS} days of each other "
+            "(every day between them is read)",
+        )
+    if job_id is not None:
+        _readable_job(job_id)
+    config = runtime.current_settings().config
+    # `team` is the value of the team tag (a team member's: their own, set above).
+    filters = {k: v for k, v in {"project": project, config.access.team_tag_key: team}.items() if v}
+    change = scope_change(
+        runtime.ledger(),
+        config,
+        runtime.clock().now(),
+        periods[0],
+        periods[1],
+        filters,
+        job_id,
+    )
+    return {
+        "scope": {"project": project, "team": team, "job_id": job_id},
+        **change_json(change),
+        "as_of": iso(runtime.clock().now()),
+    }
 
 
 @app.get("/prices")
@@ -279,9 +404,10 @@ def prices(
     _caller()
     rate = runtime.ledger_deps().prices.on_demand(region, instance_type, platform)
     if rate is None:
-        raise NotFoundError(
+        raise not_found(
+            "instance_type",
             f"no price known for {instance_type} in {region} ({platform}); it would be "
-            "kept unpriced until one is configured or listed"
+            "kept unpriced until one is configured or listed",
         )
     return {
         "instance_type": instance_type,
@@ -319,7 +445,7 @@ def get_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, 
     for budget in effective_budgets(runtime.ledger(), config):
         if budget.budget_id == budget_id:
             return _budget_view(budget, _sources().get(budget_id, "api"))
-    raise NotFoundError(f"no budget {budget_id!r}")
+    raise not_found("budget_id", f"no budget {budget_id!r}")
 
 
 class BudgetBody(BaseModel):
@@ -339,15 +465,19 @@ class BudgetBody(BaseModel):
 def put_budget(
     budget_id: Annotated[str, Path(pattern=BUDGET_ID)], body: Annotated[BudgetBody, Body()]
 ) -> dict[str, Any]:
-    """Create or replace a budget; it is validated like a budget in CDK context."""
+    """Create or replace a budget; it is validated like a budget in CDK context. The
+    change is recorded (GET /budgets/{budget_id}/history)."""
     caller = _finance_or_admin("setting budgets")
     config = runtime.current_settings().config
     _refuse_context_budget(budget_id, "changed")
     try:
         budget = Budget.model_validate({"budget_id": budget_id, **body.model_dump()})
         budget.check_tag_keys(config.known_tag_keys())
-    except (ValidationError, ValueError) as exc:
-        raise BadRequestError(str(exc).replace("\n", " ")) from exc
+    except ValidationError as exc:
+        raise from_validation_errors(exc.errors()) from exc
+    except ValueError as exc:  # "scope.tag.<key>: unknown tag key (known: ...)"
+        field, _, message = str(exc).partition(": ")
+        raise bad_input(field, message) from exc
     before = runtime.ledger().stored_budgets().get(budget_id)
     _record_change(caller, budget_id, before, budget)
     return _budget_view(budget, "api")
@@ -355,11 +485,12 @@ def put_budget(
 
 @app.delete("/budgets/<budget_id>")
 def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
+    """Delete a budget set through the API; the deletion is recorded in its history."""
     caller = _finance_or_admin("deleting budgets")
     _refuse_context_budget(budget_id, "deleted")
     before = runtime.ledger().stored_budgets().get(budget_id)
     if before is None:
-        raise NotFoundError(f"no budget {budget_id!r}")
+        raise not_found("budget_id", f"no budget {budget_id!r}")
     _record_change(caller, budget_id, before, None)
     return {"budget_id": budget_id, "deleted": True}
 
@@ -371,17 +502,18 @@ def budget_history(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[s
     _finance_or_admin("a budget's history")
     changes = runtime.ledger().budget_history(budget_id)
     if not changes and budget_id not in _sources():
-        raise NotFoundError(f"no budget {budget_id!r}")
+        raise not_found("budget_id", f"no budget {budget_id!r}")
     return {"budget_id": budget_id, "changes": changes}
 
 
 def _refuse_context_budget(budget_id: str, verb: str) -> None:
     """Budgets from CDK context are managed where they are defined, not by the API."""
     if any(b.budget_id == budget_id for b in runtime.current_settings().config.budgets):
-        raise ServiceError(
+        raise ApiProblem(
             409,
             f"budget {budget_id!r} is defined in CDK context (ledger.budgets) and cannot be "
             f"{verb} through the API; change it there and deploy",
+            "budget_id",
         )
 
 
@@ -405,7 +537,7 @@ def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
     _finance_or_admin("the daily summary")
     found = runtime.ledger().get_summaries([day])
     if day not in found:
-        raise NotFoundError(f"no summary for {day.isoformat()} (yet)")
+        raise not_found("day", f"no summary for {day.isoformat()} (yet)")
     return found[day]
 
 
@@ -415,7 +547,7 @@ def get_reconciliation(day: Annotated[date, Path()]) -> dict[str, Any]:
     _finance_or_admin("reconciliation")
     found = runtime.ledger().get_reconciliations([day])
     if day not in found:
-        raise NotFoundError(f"{day.isoformat()} is not reconciled (yet, or not enabled)")
+        raise not_found("day", f"{day.isoformat()} is not reconciled (yet, or not enabled)")
     return found[day]
 
 
@@ -429,12 +561,12 @@ def list_summaries(
     each day's split by that tag."""
     _finance_or_admin("daily summaries")
     if from_ > to:
-        raise BadRequestError("from: must not be after to")
+        raise bad_input("from", "must not be after to")
     if (to - from_).days >= MAX_RANGE_DAYS:
-        raise BadRequestError(f"from: the range may span at most {MAX_RANGE_DAYS} days")
+        raise bad_input("from", f"the range may span at most {MAX_RANGE_DAYS} days")
     keys = runtime.current_settings().config.tracking.grouping_tag_keys
     if group_by is not None and group_by not in keys:
-        raise BadRequestError(f"group_by: not a grouping tag key (one of {', '.join(keys)})")
+        raise bad_input("group_by", f"not a grouping tag key (one of {', '.join(keys)})")
     days = [from_ + timedelta(days=n) for n in range((to - from_).days + 1)]
     found = runtime.ledger().get_summaries(days)
     out = []
@@ -455,37 +587,57 @@ def list_summaries(
     return {"from": from_.isoformat(), "to": to.isoformat(), "group_by": group_by, "days": out}
 
 
+def _problem_response(problem: ApiProblem) -> Response[dict[str, Any]]:
+    return Response(
+        status_code=problem.status,
+        content_type=content_types.APPLICATION_JSON,
+        body=problem.body(),
+    )
+
+
+@app.exception_handler(ApiProblem)
+def api_problem(problem: ApiProblem) -> Response[dict[str, Any]]:
+    return _problem_response(problem)
+
+
 @app.exception_handler(RequestValidationError)
 def invalid_request(error: RequestValidationError) -> Response[dict[str, Any]]:
-    """422 naming each bad parameter and why (Pydantic's message, never the input)."""
-    detail = [
-        {"loc": list(e["loc"]), "msg": str(e.get("msg", "")), "type": e["type"]}
-        for e in error.errors()
-    ]
-    return Response(
-        status_code=422,
-        content_type=content_types.APPLICATION_JSON,
-        body={"statusCode": 422, "detail": detail},
+    """400 naming each bad parameter or field and why (pydantic's rule, never the input)."""
+    return _problem_response(from_validation_errors(error.errors()))
+
+
+@app.exception_handler(ServiceError)
+def service_error(error: ServiceError) -> Response[dict[str, Any]]:
+    """Powertools' own client errors (e.g. a body it cannot read), in the same shape."""
+    status = error.status_code if 400 <= error.status_code < 500 else 400
+    return _problem_response(ApiProblem(status, str(error.msg)))
+
+
+@app.not_found
+def no_route(error: NotFoundError) -> Response[dict[str, Any]]:
+    method = app.current_event.http_method
+    return _problem_response(
+        ApiProblem(404, f"no {method} route at this path: /openapi.json lists the API's routes")
     )
 
 
 def _unsupported_body(event: dict[str, Any]) -> dict[str, Any] | None:
-    """A body that is not JSON is a 415 here, before the resolver tries to parse it."""
-    if not event.get("body"):
-        return None
+    """A body that is not JSON is a 415 here, before the resolver tries to parse it (a
+    PUT or POST declaring another type is one even when empty: the resolver would try to
+    parse it as that type)."""
     headers = {k.lower(): v for k, v in (event.get("headers") or {}).items()}
+    if not event.get("body") and not (
+        event.get("httpMethod") in ("PUT", "POST", "PATCH") and "content-type" in headers
+    ):
+        return None
     content_type = str(headers.get("content-type", "application/json")).lower()
     if content_type.split(";")[0].strip() in ("application/json", ""):
         return None
+    problem = ApiProblem(415, "send the body as application/json", "Content-Type")
     return {
         "statusCode": 415,
         "headers": {"Content-Type": "application/json"},
-        "body": json.dumps(
-            {
-                "statusCode": 415,
-                "message": f"Content-Type: send application/json, not {content_type}",
-            }
-        ),
+        "body": json.dumps(problem.body()),
         "isBase64Encoded": False,
     }
 

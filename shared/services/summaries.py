@@ -7,8 +7,6 @@ up to the jobs' totals. Re-running a day overwrites the same outputs.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta
@@ -17,7 +15,8 @@ from typing import Any
 
 from shared.config import LedgerConfig
 from shared.costing import job_day_breakdown, job_tags
-from shared.focus import FOCUS_METADATA, focus_rows, to_csv
+from shared.csv_safe import write_csv
+from shared.focus import FOCUS_METADATA, focus_rows, to_csv, to_parquet
 from shared.ledger import JobItems, Ledger
 from shared.notify import Alert, Notifier
 from shared.reports import ReportStore
@@ -119,18 +118,17 @@ def summaries_between(
 
 
 def summary_csv(summary: dict[str, Any]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    writer.writerow(["date", "group", "value", "usd"])
+    """The day's totals for spreadsheets; tag values and job ids are neutralised against
+    formula injection (they come from whoever tags an instance)."""
     day = summary["date"]
-    writer.writerow([day, "total", "", summary["total_usd"]])
+    rows: list[list[str | None]] = [[day, "total", None, summary["total_usd"]]]
     for key, values in summary["by_tag"].items():
         for value, usd in values.items():
-            writer.writerow([day, f"tag:{key}", value, usd])
+            rows.append([day, f"tag:{key}", value, usd])
     for job, usd in summary["by_job"].items():
-        writer.writerow([day, "job", job, usd])
-    writer.writerow([day, "untagged", "", summary["untagged_usd"]])
-    return out.getvalue()
+        rows.append([day, "job", job, usd])
+    rows.append([day, "untagged", None, summary["untagged_usd"]])
+    return write_csv(["date", "group", "value", "usd"], rows)
 
 
 def publish_summary(
@@ -139,12 +137,15 @@ def publish_summary(
     store: ReportStore,
     notifier: Notifier | None,
 ) -> list[str]:
-    """Write the day's JSON, CSV and FOCUS files (same keys on a re-run) and tell finance."""
+    """Write the day's JSON, CSV and FOCUS files (same keys on a re-run) and tell finance.
+
+    The FOCUS rows go out twice: Parquet (typed, for FinOps tools) and CSV (spreadsheets)."""
     day = date.fromisoformat(summary["date"])
     prefix = f"{day:%Y/%m/%d}"
-    keys = {
+    keys: dict[str, tuple[str | bytes, str]] = {
         f"summaries/{prefix}/summary.json": (json.dumps(summary, indent=2), "application/json"),
         f"summaries/{prefix}/summary.csv": (summary_csv(summary), "text/csv"),
+        f"focus/{prefix}/focus-1.2.parquet": (to_parquet(rows), "application/vnd.apache.parquet"),
         f"focus/{prefix}/focus-1.2.csv": (to_csv(rows), "text/csv"),
         f"focus/{prefix}/focus-1.2.metadata.json": (
             json.dumps(FOCUS_METADATA, indent=2),

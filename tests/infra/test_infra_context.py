@@ -203,5 +203,16 @@ def test_config_show_names_a_bad_key(capsys: pytest.CaptureFixture[str]) -> None
     from costtracker.cli import main
 
     cdk_json = str(REPO_ROOT / "cdk.json")
-    assert main(["config", "show", "--cdk-json", cdk_json, "-c", "finance_email=x"]) == 2
-    assert "finance_email: not a setting" in capsys.readouterr().err
+    for argv, words in (
+        (["-c", "finance_email=x", "-c", "ledger.reconcile.settle_days=0"],
+         ("finance_email: not a setting",)),
+        (["-c", "ledger.reconcile.settle_days=0"], ("ledger.reconcile.settle_days",)),
+        (["-c", "nonsense"], ("-c nonsense", "KEY=VALUE")),
+    ):  # fmt: skip
+        assert main(["config", "show", "--cdk-json", cdk_json, *argv]) == 2
+        out, err = capsys.readouterr()
+        # One line on stderr (the CLI's rule), nothing on stdout.
+        assert out == "" and err.count("\n") == 1 and err.startswith("costtracker: "), err
+        assert all(word in err for word in words), err
+    assert main(["config", "show", "--cdk-json", "/no/such/cdk.json"]) == 2
+    assert "no such file" in capsys.readouterr().err

@@ -48,6 +48,8 @@ ROUTES = [
     ("GET", "/jobs/llama/timeline", None),
     ("GET", "/jobs/llama/estimate?target_steps=10", None),
     ("GET", "/compare?jobs=llama,vit", None),
+    ("GET", "/idle", None),
+    ("GET", "/change?from0=2026-10-25&to0=2026-10-31&from1=2026-11-01&to1=2026-11-07", None),
     ("GET", "/prices?instance_type=trn1.32xlarge", None),
     ("GET", "/budgets", None),
     ("GET", "/budgets/all", None),
@@ -115,7 +117,7 @@ def call(method: str, path: str, arn: str, body: dict[str, Any] | None = None) -
     from functions.job_cost_api.handler import handler
 
     event = proxy_event(method, path, {"Content-Type": "application/json"},
-                        json.dumps(body) if body is not None else None, caller_arn=arn)  # fmt: skip
+                        json.dumps(body) if body is not None else None, user_arn=arn)  # fmt: skip
     response = handler(event, FakeLambdaContext("test"))  # type: ignore[arg-type]
     return int(response["statusCode"]), json.loads(response["body"])
 
@@ -159,6 +161,9 @@ def test_every_route_refuses_callers_without_a_rule_naming_the_setting(
     for arn in (POWER_USER, ADMIN):
         status, answer = call(method, path, arn, body)
         assert status == 403, answer
+        # The API's one error shape (shared.api_errors), declared for the route.
+        assert answer["statusCode"] == 403 and answer["field"] is None
+        assert answer["errors"] == [{"field": None, "message": answer["message"]}]
         message = answer["message"]
         assert "ledger.access" in message and "admin, finance and team" in message
     # Rules, none of which matches (e.g. PowerUserAccess has execute-api:Invoke).
@@ -220,6 +225,7 @@ def test_context_budgets_cannot_be_deleted_or_changed_through_the_api(
 ) -> None:
     status, body = call("DELETE", "/budgets/all", ADMIN)
     assert status == 409 and "ledger.budgets" in body["message"]
+    assert body["statusCode"] == 409 and body["field"] == "budget_id"
     status, body = call("PUT", "/budgets/all", ADMIN, {"scope": {"account": True},
                                                         "amount_usd": "1"})  # fmt: skip
     assert status == 409 and "CDK context" in body["message"]
@@ -227,3 +233,20 @@ def test_context_budgets_cannot_be_deleted_or_changed_through_the_api(
     assert status == 200 and body["amount_usd"] == "1000" and body["source"] == "context"
     assert call("GET", "/budgets/all/history", FINANCE) == (200, {"budget_id": "all",
                                                                    "changes": []})  # fmt: skip
+
+
+def test_the_refusals_are_declared_in_the_openapi_document() -> None:
+    from costtracker.openapi import schema
+
+    document = schema()
+    assert json.loads(OPENAPI.read_text()) == document  # `make openapi` shows no drift
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert responses["403"]["content"] == error["content"], (method, path)
+            assert "ledger.access" in responses["403"]["description"]
+            declares_409 = path == "/budgets/{budget_id}" and method in ("put", "delete")
+            assert ("409" in responses) == declares_409, (method, path)
+    history = document["paths"]["/budgets/{budget_id}/history"]["get"]["responses"]
+    assert {"200", "400", "403", "404"} <= set(history)

@@ -5,13 +5,15 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from costtracker.cli import main
+from costtracker.demo import store_reported_summaries
 from costtracker.local_api import serve
-from costtracker.replay import replay_session
+from costtracker.replay import replay_session, report
 from costtracker.scenario import load_scenario
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-lora-vs-p5.json"
@@ -21,6 +23,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-lora-vs-p5.j
 def endpoint() -> Iterator[str]:
     with replay_session(load_scenario(EXAMPLE)) as replayer:
         replayer.run()
+        store_reported_summaries(report(replayer))  # as the demo does
         server = serve("127.0.0.1", 0)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
@@ -48,25 +51,92 @@ def test_json_output_is_the_apis_document_with_sorted_keys(
     assert first == second
     document = json.loads(first)
     assert list(document) == sorted(document)
-    assert document["cost_usd"]["total"] == "1313.266660494"
+    assert document["cost_usd"]["total"] == "1313.267983726"
 
 
 def test_ls_compare_and_prices(endpoint: str, capsys: pytest.CaptureFixture[str]) -> None:
     out = run(capsys, "jobs", "ls", "--from", "2026-11-01", "--to", "2026-11-02",
               "--endpoint", endpoint)
-    assert "llama3-8b-lora-gpu-baseline" in out
-    out = run(capsys, "jobs", "compare", "llama3-8b-lora", "llama3-8b-lora-gpu-baseline",
+    assert "llama3-8b-lora-gpu-baseline" in out and "INST-H" in out
+    out = run(capsys, "jobs", "ls", "--from", "2026-11-01", "--owner", "ben", "--sort", "start",
               "--endpoint", endpoint)
-    assert "Neuron" in out and "NVIDIA" in out and "note:" in out
-    assert max(len(line) for line in out.splitlines()) <= 80
+    assert "llama3-8b-lora-gpu-baseline" in out and "llama3-8b-lora " not in out
     out = run(capsys, "prices", "trn1.32xlarge", "--endpoint", endpoint)
     assert "$21.50/h list" in out and "snapshot" in out
+    out = run(capsys, "prices", "m5.large", "--endpoint", endpoint)
+    assert "$0.096/h list" in out and "override" in out
+
+
+def test_the_demo_compare_supports_a_decision(
+    endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The bundled demo: the same fine-tune to the same step on Trainium and on a GPU,
+    $/step and $/1M tokens for both, full ids, notes on what differs."""
+    document = json.loads(run(capsys, "jobs", "compare", "llama3-8b-lora",
+                              "llama3-8b-lora-gpu-baseline", "--endpoint", endpoint, "--json"))
+    trn, gpu = document["jobs"]
+    for job in (trn, gpu):
+        assert job["steps"] == 6000 and job["tokens_per_step"] == 262144
+        assert job["cost_per_step_usd"] and job["cost_per_million_tokens_usd"]
+    per_million = Decimal(trn["total_usd"]) * 10**6 / (6000 * 262144)
+    assert abs(Decimal(trn["cost_per_million_tokens_usd"]) - per_million) < Decimal("1e-6")
+    assert (trn["lifecycle"], gpu["lifecycle"]) == ("on-demand", "spot")
+    notes = " ".join(document["notes"])
+    assert "different accelerators" in notes and "spot and on-demand differ" in notes
+    assert "CPU instances" in notes
+    out = run(capsys, "jobs", "compare", "llama3-8b-lora", "llama3-8b-lora-gpu-baseline",
+              "--endpoint", endpoint)
+    assert "llama3-8b-lora-gpu-baseline" in out  # the full id
+    assert "Neuron" in out and "NVIDIA" in out and "note:" in out
+    for label in ("$/step", "$/1M tokens", "$/h (wall clock)", "wall clock", "instance-hours",
+                  "busy (not idle)", "idle waste", "rerun waste", "pricing model"):
+        assert label in out, label
+    dollars = [line for line in out.splitlines() if line.startswith(("$/step", "$/1M tokens"))]
+    assert all(line.count("$") == 3 for line in dollars), dollars  # a figure for both jobs
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_jobs_show_says_what_its_figures_are(
+    endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = run(capsys, "jobs", "show", "llama3-8b-lora", "--endpoint", endpoint)
+    assert "finished" in out and "fully priced" in out and " complete" not in out
+    assert "burning" not in out and "at risk" not in out  # not running: no burn rate
+    assert "32.01 h wall clock" in out and "62.25 instance-hours" in out
+    assert "$0.096" in out and "override 2026-11-01" in out and "snapshot 2025-12-01" in out
+    assert "$0.8350 per 1M tokens" in out
+
+
+def test_items_timeline_estimate_and_summaries_read_well(
+    endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    first = run(capsys, "jobs", "items", "llama3-8b-lora", "--limit", "3", "--endpoint", endpoint)
+    assert "more: --next-token" in first and "666.500000000" not in first and "$666.50" in first
+    every = run(capsys, "jobs", "items", "llama3-8b-lora", "--all", "--endpoint", endpoint)
+    key = "s3://llama-checkpoints/runs/llama3-8b-lora/step-6000/adapter.safetensors"
+    assert key in every and "next-token" not in every
+    out = run(capsys, "jobs", "timeline", "llama3-8b-lora", "--points", "4", "--endpoint", endpoint)
+    assert "$1,313.27" in out and "#" in out
+    out = run(capsys, "jobs", "estimate", "llama3-8b-lora-gpu-baseline", "--target-steps",
+              "12000", "--endpoint", endpoint)
+    assert "6,000 to go" in out and "assumptions" in out
+    out = run(capsys, "summaries", "show", "2026-11-02", "--endpoint", endpoint)
+    assert out.startswith("Daily summary 2026-11-02") and "fully priced" in out
+    assert "{" not in out
 
 
 def test_api_errors_are_reported_not_raised(endpoint: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["jobs", "show", "nope", "--endpoint", endpoint]) == 1
-    assert "HTTP 404" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err == (
+        "costtracker: no job 'nope' (HTTP 404; list the jobs with `costtracker jobs ls`)\n"
+    )
+    assert main(["budgets", "set", "b1", '{"amount_usd": "-5", "scope": {"account": true}}',
+                 "--endpoint", endpoint]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("costtracker: amount_usd: ") and "(HTTP 400)" in err
+    assert "{" not in err and "pydantic" not in err
 
 
 def test_replay_json_stdout_is_one_json_document() -> None:

@@ -36,4 +36,4 @@ def test_estimate_is_a_range_with_its_assumptions() -> None:
     assert abs(Decimal(body["cost_usd"]["low"]) - low) < Decimal("1e-6")
     assert abs(Decimal(body["cost_usd"]["high"]) - high) < Decimal("1e-6")
     assert body["remaining_steps"] == 1000 and len(body["assumptions"]) >= 3
-    assert bad["statusCode"] == 422 and "target_steps" in bad["body"]
+    assert bad["statusCode"] == 400 and json.loads(bad["body"])["field"] == "target_steps"

@@ -139,9 +139,9 @@ def test_list_jobs_filters_by_indexed_tag_and_paginates(aws: dict[str, Any]) -> 
     ("path", "query", "status", "names"),
     [
         ("/jobs/nope", None, 404, "nope"),
-        ("/jobs", {"limit": "1000"}, 422, "limit"),
-        ("/jobs", {"status": "exploded"}, 422, "status"),
-        ("/jobs", {"from": "not-a-date"}, 422, "from"),
+        ("/jobs", {"limit": "1000"}, 400, "limit"),
+        ("/jobs", {"status": "exploded"}, 400, "status"),
+        ("/jobs", {"from": "not-a-date"}, 400, "from"),
         ("/jobs", {"from": "2026-11-05", "to": "2026-11-01"}, 400, "from"),
         ("/jobs", {"next_token": "garbage"}, 400, "next_token"),
     ],
@@ -151,6 +151,9 @@ def test_bad_requests_get_a_4xx_naming_the_problem(
 ) -> None:
     code, body = api(path, query)
     assert code == status
+    assert body["statusCode"] == status and isinstance(body["message"], str)
+    if status == 400:
+        assert body["field"] == names, body
     assert names in json.dumps(body)
 
 

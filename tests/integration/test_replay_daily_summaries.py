@@ -18,6 +18,9 @@ Sum 711.202086444 = the jobs' totals.
 from __future__ import annotations
 
 import csv
+import io
+import re
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,7 +29,7 @@ import pytest
 
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
-from shared.focus import MANDATORY, check_rows
+from shared.focus import COLUMN_NAMES, check_rows
 from tests.integration.conftest import results, scenario_dict
 
 TOL = Decimal("1e-6")
@@ -84,42 +87,96 @@ def test_untagged_instances_and_tag_compliance_are_listed(document: dict[str, An
     assert third["change_vs_previous_day_usd"] is not None
 
 
-def test_focus_csv_passes_the_column_rules(document: dict[str, Any]) -> None:
+def _parquet_rows(path: Path) -> list[dict[str, Any]]:
+    import pyarrow.parquet as pq
+
+    rows: list[dict[str, Any]] = pq.read_table(path).to_pylist()
+    return rows
+
+
+def test_focus_parquet_passes_the_focus_rules(document: dict[str, Any]) -> None:
     root = Path(document["_focus_dir"])
     for day in EXPECTED:
-        path = root / "focus" / day.replace("-", "/") / "focus-1.2.csv"
-        with path.open() as handle:
-            rows = list(csv.DictReader(handle))
+        folder = root / "focus" / day.replace("-", "/")
+        rows = _parquet_rows(folder / "focus-1.2.parquet")
         assert rows, day
-        assert set(MANDATORY) <= set(rows[0])
+        assert list(rows[0]) == list(COLUMN_NAMES)
         assert check_rows(rows) == []
-        assert all(r["BillingAccountId"] == "123456789012" for r in rows)  # text, not 1.2e11
-        billed = sum(Decimal(r["BilledCost"]) for r in rows)
+        assert all(r["BillingAccountId"] == "123456789012" for r in rows)  # text, typed
+        billed = sum(r["BilledCost"] for r in rows)
         assert abs(billed - EXPECTED[day]["total"]) <= Decimal("1e-6"), day
+        kinds = {r["x_ChargeKind"] for r in rows}
+        assert {"instance", "ebs_volume"} <= kinds, day
+        assert all(r["InvoiceId"] is None and r["ChargeClass"] is None for r in rows)
 
 
-def test_focus_checker_catches_broken_rows() -> None:
-    good = {name: "" for name in MANDATORY}
-    good.update({"BilledCost": "1", "EffectiveCost": "1", "ListCost": "1", "ContractedCost": "1",
-                 "BillingAccountId": "1", "BillingCurrency": "USD", "ChargeCategory": "Usage",
-                 "ChargePeriodStart": "2026-11-01T00:00:00Z",
-                 "ChargePeriodEnd": "2026-11-02T00:00:00Z",
-                 "BillingPeriodStart": "2026-11-01T00:00:00Z",
-                 "BillingPeriodEnd": "2026-12-01T00:00:00Z", "InvoiceIssuerName": "AWS",
-                 "ProviderName": "AWS", "PublisherName": "AWS", "ServiceCategory": "Compute",
-                 "ServiceName": "EC2", "x_Estimated": "true", "x_JobId": "j"})
-    assert check_rows([good]) == []
-    bad = {**good, "BilledCost": "-1", "ChargePeriodEnd": "2026-12-02T00:00:00Z",
-           "ServiceCategory": "Spaceships", "Tags": "[1]"}
+def test_focus_csv_says_what_the_parquet_says(document: dict[str, Any]) -> None:
+    """Same rows, same values as text; a null is an empty unquoted cell, never ``""``."""
+    root = Path(document["_focus_dir"])
+    for day in EXPECTED:
+        folder = root / "focus" / day.replace("-", "/")
+        text = (folder / "focus-1.2.csv").read_text()
+        assert not any(re.search(r'(^|,)""(,|$)', line) for line in text.splitlines())
+        with (folder / "focus-1.2.csv").open(newline="") as handle:
+            csv_rows = list(csv.DictReader(handle))
+        typed = _parquet_rows(folder / "focus-1.2.parquet")
+        assert len(csv_rows) == len(typed)
+        for as_text, row in zip(csv_rows, typed, strict=True):
+            for column, value in row.items():
+                if value is None:
+                    assert as_text[column] == "", column
+                elif isinstance(value, Decimal):
+                    assert Decimal(as_text[column]) == value, column
+                elif isinstance(value, bool):
+                    assert as_text[column] == str(value).lower()
+                elif isinstance(value, str):
+                    assert as_text[column] == value, column
+
+
+def test_focus_checker_catches_broken_rows(document: dict[str, Any]) -> None:
+    rows = _parquet_rows(Path(document["_focus_dir"]) / "focus/2026/11/02/focus-1.2.parquet")
+    assert check_rows(rows) == []
+    bad = {**rows[0], "BilledCost": Decimal(-1), "ChargePeriodEnd": rows[0]["BillingPeriodEnd"]
+           + timedelta(days=1), "ServiceCategory": "Spaceships", "Tags": "[1]"}
     problems = " ".join(check_rows([bad]))
     for expected in ("negative", "inside BillingPeriod", "ServiceCategory", "JSON object"):
         assert expected in problems
 
 
-def test_shuffled_and_duplicated_delivery_gives_the_same_summaries(
-    document: dict[str, Any],
+def test_shuffled_and_duplicated_delivery_gives_the_same_summaries_and_files(
+    document: dict[str, Any], tmp_path: Path
 ) -> None:
-    shuffled = replay(Scenario.model_validate(scenario_dict("three_days_shuffled.json")))
+    """The same scenario, its events shuffled and doubled: the same summaries, and the
+    same bytes in every file written (a volume the scenario names no id for included)."""
+    shuffled = replay(
+        Scenario.model_validate(scenario_dict("three_days_shuffled.json")), focus_dir=tmp_path
+    )
     ours = {k: v for k, v in results(document).items() if k != "_focus_dir"}
     assert results(shuffled)["daily_summaries"] == ours["daily_summaries"]
     assert results(shuffled)["jobs"] == ours["jobs"]
+    root = Path(document["_focus_dir"])
+    written = sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file())
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file()) == written
+    assert any(p.suffix == ".parquet" for p in written)
+    for relative in written:
+        assert (tmp_path / relative).read_bytes() == (root / relative).read_bytes(), relative
+
+
+def test_the_deployed_daily_summary_writes_the_parquet_to_s3() -> None:
+    """The daily_summary function (run by the replay's schedule) puts the typed export in
+    the reports bucket beside the CSV."""
+    import pyarrow.parquet as pq
+
+    from costtracker.emulator import REPORT_BUCKET
+    from costtracker.replay import replay_session
+
+    scenario = Scenario.model_validate(scenario_dict("three_days.json"))
+    with replay_session(scenario) as replayer:
+        replayer.run()
+        s3 = replayer.emulator.client("s3")
+        keys = {o["Key"] for o in s3.list_objects_v2(Bucket=REPORT_BUCKET)["Contents"]}
+        assert {"focus/2026/11/02/focus-1.2.parquet", "focus/2026/11/02/focus-1.2.csv"} <= keys
+        got = s3.get_object(Bucket=REPORT_BUCKET, Key="focus/2026/11/02/focus-1.2.parquet")
+        assert got["ContentType"] == "application/vnd.apache.parquet"
+        rows = pq.read_table(io.BytesIO(got["Body"].read())).to_pylist()
+    assert rows and check_rows(rows) == []

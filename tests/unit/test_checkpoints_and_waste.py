@@ -30,8 +30,13 @@ from shared.services.instance_state import LedgerDeps, record_spot_notice, recor
 from tests.fakes import FakeInventory, InMemoryLedger
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
-S3_RATE = Rate(list_usd=Decimal("0.023"), effective_usd=Decimal("0.023"),
-               source=RateSource.OVERRIDE, checked_on=T0.date(), region="us-east-1")
+S3_RATE = Rate(
+    list_usd=Decimal("0.023"),
+    effective_usd=Decimal("0.023"),
+    source=RateSource.OVERRIDE,
+    checked_on=T0.date(),
+    region="us-east-1",
+)
 
 
 def at(seconds: int) -> datetime:
@@ -40,9 +45,16 @@ def at(seconds: int) -> datetime:
 
 def obj(writes=(), deletes=(), step=None) -> CheckpointObject:  # type: ignore[no-untyped-def]
     return CheckpointObject(
-        bucket="b", key="k", job_id="j", step=step, region="us-east-1", rate=S3_RATE,
-        writes=tuple(ObjectWrite(event_id=f"w{n}", at=at(s), size_bytes=size)
-                     for n, (s, size) in enumerate(writes)),
+        bucket="b",
+        key="k",
+        job_id="j",
+        step=step,
+        region="us-east-1",
+        rate=S3_RATE,
+        writes=tuple(
+            ObjectWrite(event_id=f"w{n}", at=at(s), size_bytes=size)
+            for n, (s, size) in enumerate(writes)
+        ),
         deletes=tuple(ObjectDelete(event_id=f"d{n}", at=at(s)) for n, s in enumerate(deletes)),
     )
 
@@ -50,7 +62,9 @@ def obj(writes=(), deletes=(), step=None) -> CheckpointObject:  # type: ignore[n
 def test_overwrite_ends_the_previous_version_and_delete_ends_the_last() -> None:
     spans = object_spans(obj(writes=[(0, 100), (60, 200)], deletes=[120]))
     assert [(s.start, s.end, s.size_bytes) for s in spans] == [
-        (at(0), at(60), 100), (at(60), at(120), 200)]
+        (at(0), at(60), 100),
+        (at(60), at(120), 200),
+    ]
 
 
 def test_delete_before_write_in_arrival_order_still_folds_by_time() -> None:
@@ -67,26 +81,41 @@ def test_storage_is_gib_times_rate_prorated_per_second() -> None:
 
 
 def test_unknown_s3_price_is_none_not_zero() -> None:
-    assert checkpoint_storage_cost(obj(writes=[(0, 10)]).model_copy(update={"rate": None}),
-                                   at(10)) is None
+    assert (
+        checkpoint_storage_cost(obj(writes=[(0, 10)]).model_copy(update={"rate": None}), at(10))
+        is None
+    )
 
 
 def test_overlapping_rerun_windows_are_merged() -> None:
     assert merge_windows([(at(0), at(10)), (at(5), at(20)), (at(30), at(40))]) == [
-        (at(0), at(20)), (at(30), at(40))]
+        (at(0), at(20)),
+        (at(30), at(40)),
+    ]
 
 
 def _spot_record(iid: str, transitions, notices=()) -> InstanceRecord:  # type: ignore[no-untyped-def]
-    rate = Rate(list_usd=Decimal(36), effective_usd=Decimal(36), source=RateSource.OVERRIDE,
-                checked_on=T0.date(), region="us-east-1")
-    trs = tuple(Transition(event_id=f"{iid}-{n}", at=at(s), state=st)
-                for n, (s, st) in enumerate(transitions))
+    rate = Rate(
+        list_usd=Decimal(36),
+        effective_usd=Decimal(36),
+        source=RateSource.OVERRIDE,
+        checked_on=T0.date(),
+        region="us-east-1",
+    )
+    trs = tuple(
+        Transition(event_id=f"{iid}-{n}", at=at(s), state=st)
+        for n, (s, st) in enumerate(transitions)
+    )
     return InstanceRecord(
-        profile=InstanceProfile(instance_id=iid, instance_type="p5.48xlarge",
-                                region="us-east-1", lifecycle="spot"),
-        job_id="j", transitions=trs,
-        spot_notices=tuple(SpotNotice(event_id=f"{iid}-n{n}", at=at(s), action=a)
-                           for n, (s, a) in enumerate(notices)),
+        profile=InstanceProfile(
+            instance_id=iid, instance_type="p5.48xlarge", region="us-east-1", lifecycle="spot"
+        ),
+        job_id="j",
+        transitions=trs,
+        spot_notices=tuple(
+            SpotNotice(event_id=f"{iid}-n{n}", at=at(s), action=a)
+            for n, (s, a) in enumerate(notices)
+        ),
         segment_rates={trs[0].event_id: (RateStep(since=at(0), rate=rate),)},
     )
 
@@ -110,24 +139,35 @@ def test_rerun_counts_every_instance_of_the_job_inside_the_window() -> None:
 
 def _deps(profile: InstanceProfile, config: LedgerConfig) -> LedgerDeps:
     ledger = InMemoryLedger()
-    return LedgerDeps(ledger=ledger, inventory=FakeInventory(profile),
-                      prices=PriceBook(config, ledger, None, bundled_snapshot(), T0.date()),
-                      clock=FixedClock(at(0)), config=config)
+    return LedgerDeps(
+        ledger=ledger,
+        inventory=FakeInventory(profile),
+        prices=PriceBook(config, ledger, None, bundled_snapshot(), T0.date()),
+        clock=FixedClock(at(0)),
+        config=config,
+    )
 
 
 def test_hibernate_warning_bills_through_stopping_until_stopped() -> None:
-    profile = InstanceProfile(instance_id="i-0000000000000abcd", instance_type="p5.48xlarge",
-                              region="us-east-1", lifecycle="spot",
-                              tags={"training-job": "hib"})
-    config = LedgerConfig(live_prices=False,
-                          prices=PriceOverrides(spot={"p5.48xlarge": Decimal(36)}))
+    profile = InstanceProfile(
+        instance_id="i-0000000000000abcd",
+        instance_type="p5.48xlarge",
+        region="us-east-1",
+        lifecycle="spot",
+        tags={"training-job": "hib"},
+    )
+    config = LedgerConfig(
+        live_prices=False, prices=PriceOverrides(spot={"p5.48xlarge": Decimal(36)})
+    )
     deps = _deps(profile, config)
     iid = profile.instance_id
     for eid, sec, st in [("r", 0, "running"), ("s1", 1000, "stopping"), ("s2", 1300, "stopped")]:
-        record_state_change(deps, event_id=eid, at=at(sec), instance_id=iid, state=st,
-                            region="us-east-1")
-    record_spot_notice(deps, event_id="n", at=at(880), instance_id=iid, action="hibernate",
-                       region="us-east-1")
+        record_state_change(
+            deps, event_id=eid, at=at(sec), instance_id=iid, state=st, region="us-east-1"
+        )
+    record_spot_notice(
+        deps, event_id="n", at=at(880), instance_id=iid, action="hibernate", region="us-east-1"
+    )
     items = deps.ledger.job_items("hib")
     assert items is not None
     cost = job_cost("hib", items.instances, at(2000), ())
@@ -135,18 +175,42 @@ def test_hibernate_warning_bills_through_stopping_until_stopped() -> None:
 
 
 def test_url_encoded_keys_are_decoded_and_unmatched_keys_counted() -> None:
-    profile = InstanceProfile(instance_id="i-0000000000000abcd", instance_type="m5.large",
-                              region="us-east-1")
+    profile = InstanceProfile(
+        instance_id="i-0000000000000abcd", instance_type="m5.large", region="us-east-1"
+    )
     config = LedgerConfig(live_prices=False, checkpoint=CheckpointConfig(buckets=("b",)))
     deps = _deps(profile, config)
-    out = record_object_event(deps, event_id="e1", at=at(0), region="us-east-1", bucket="b",
-                              raw_key="runs/my+job/step-7/a%2Bb.pt", size_bytes=5)
+    out = record_object_event(
+        deps,
+        event_id="e1",
+        at=at(0),
+        region="us-east-1",
+        bucket="b",
+        raw_key="runs/my+job/step-7/a%2Bb.pt",
+        size_bytes=5,
+    )
     assert (out.job_id, out.step, out.key) == ("my job", 7, "runs/my job/step-7/a+b.pt")
-    assert record_object_event(deps, event_id="e1", at=at(0), region="us-east-1", bucket="b",
-                               raw_key="runs/my+job/step-7/a%2Bb.pt",
-                               size_bytes=5).result == "duplicate"
-    missing = record_object_event(deps, event_id="e2", at=at(0), region="us-east-1",
-                                  bucket="b", raw_key="logs/x.txt", size_bytes=1)
+    assert (
+        record_object_event(
+            deps,
+            event_id="e1",
+            at=at(0),
+            region="us-east-1",
+            bucket="b",
+            raw_key="runs/my+job/step-7/a%2Bb.pt",
+            size_bytes=5,
+        ).result
+        == "duplicate"
+    )
+    missing = record_object_event(
+        deps,
+        event_id="e2",
+        at=at(0),
+        region="us-east-1",
+        bucket="b",
+        raw_key="logs/x.txt",
+        size_bytes=1,
+    )
     assert missing.result == "unmatched"
     assert deps.ledger.unmatched_objects() == [("b", "logs/x.txt")]
     stored = deps.ledger.get_checkpoint("b", "runs/my job/step-7/a+b.pt")
@@ -158,12 +222,20 @@ def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once() -> Non
     from shared.services.price_backfill import backfill_prices
     from tests.fakes import RecordingNotifier
 
-    profile = InstanceProfile(instance_id="i-0000000000000abcd", instance_type="m5.large",
-                              region="us-east-1")
+    profile = InstanceProfile(
+        instance_id="i-0000000000000abcd", instance_type="m5.large", region="us-east-1"
+    )
     config = LedgerConfig(live_prices=False)
     deps = _deps(profile, config)
-    record_object_event(deps, event_id="e1", at=at(0), region="eu-north-1", bucket="b",
-                        raw_key="runs/j/step-1/a.pt", size_bytes=2**30)
+    record_object_event(
+        deps,
+        event_id="e1",
+        at=at(0),
+        region="eu-north-1",
+        bucket="b",
+        raw_key="runs/j/step-1/a.pt",
+        size_bytes=2**30,
+    )
     stored = deps.ledger.get_checkpoint("b", "runs/j/step-1/a.pt")
     assert stored is not None and stored.rate is None  # no snapshot price for eu-north-1
     notifier = RecordingNotifier()
@@ -172,7 +244,10 @@ def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once() -> Non
     assert [a.subject for a in notifier.sent] == ["No s3 price for standard in eu-north-1"]
     deps.prices = PriceBook(
         LedgerConfig(live_prices=False, prices=PriceOverrides(s3_gb_month=Decimal("0.03"))),
-        deps.ledger, None, bundled_snapshot(), T0.date(),
+        deps.ledger,
+        None,
+        bundled_snapshot(),
+        T0.date(),
     )
     assert backfill_prices(deps, notifier).repriced == ("s3://b/runs/j/step-1/a.pt",)
     items = deps.ledger.job_items("j")

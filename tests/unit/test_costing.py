@@ -119,8 +119,12 @@ def test_hibernating_spot_stop_bills_through_stopping_until_stopped() -> None:
 
 
 def test_late_running_after_stopped_does_not_leave_the_instance_running() -> None:
-    events = [t("s", 500, "stopped"), t("r2", 1000, "running"), t("s2", 1100, "stopped"),
-              t("r", 0, "running")]
+    events = [
+        t("s", 500, "stopped"),
+        t("r2", 1000, "running"),
+        t("s2", 1100, "stopped"),
+        t("r", 0, "running"),
+    ]
     segments = fold_segments("i-1", events)
     assert [(s.start, s.end) for s in segments] == [(at(0), at(500)), (at(1000), at(1100))]
 
@@ -158,12 +162,18 @@ def test_windowed_cost_splits_at_midnight_and_adds_up_to_the_lifetime_total() ->
         Transition(event_id="s2", at=start + timedelta(hours=3, seconds=10), state="stopped"),
     )
     record = InstanceRecord(
-        profile=InstanceProfile(instance_id="i-1", instance_type="trn1.32xlarge",
-                                region="us-east-1",
-                                volumes=(Volume(volume_id="v", size_gib=100),)),
-        job_id="j", transitions=transitions,
-        segment_rates={"r": (RateStep(since=start, rate=rate("36")),),
-                       "r2": (RateStep(since=start, rate=rate("36")),)},
+        profile=InstanceProfile(
+            instance_id="i-1",
+            instance_type="trn1.32xlarge",
+            region="us-east-1",
+            volumes=(Volume(volume_id="v", size_gib=100),),
+        ),
+        job_id="j",
+        transitions=transitions,
+        segment_rates={
+            "r": (RateStep(since=start, rate=rate("36")),),
+            "r2": (RateStep(since=start, rate=rate("36")),),
+        },
         volume_rates={"gp3": rate("0.08")},
     )
     now = start + timedelta(hours=5)

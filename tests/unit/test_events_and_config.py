@@ -26,8 +26,9 @@ def test_real_state_change_sample_parses_with_hyphenated_keys() -> None:
 
 
 def test_doc_sample_without_version_still_parses() -> None:
-    event = parse_event(load("ec2-state-change-doc-no-version.json"), InstanceStateChangeEvent,
-                        logger)
+    event = parse_event(
+        load("ec2-state-change-doc-no-version.json"), InstanceStateChangeEvent, logger
+    )
     assert event.version == "0"
 
 

@@ -29,8 +29,9 @@ NEW_TYPE = InstanceProfile(
     region="us-east-1",
     tags={"training-job": "trial"},
 )
-CPU = InstanceProfile(instance_id="i-0aaaaaaaaaaaaaaa3", instance_type="m5.large",
-                      region="us-east-1")
+CPU = InstanceProfile(
+    instance_id="i-0aaaaaaaaaaaaaaa3", instance_type="m5.large", region="us-east-1"
+)
 
 
 def make_deps(config: LedgerConfig | None = None, now: datetime = T0) -> LedgerDeps:
@@ -48,7 +49,11 @@ def make_deps(config: LedgerConfig | None = None, now: datetime = T0) -> LedgerD
 
 def send(deps: LedgerDeps, eid: str, seconds: int, state: str, iid: str = TRN.instance_id):
     return record_state_change(
-        deps, event_id=eid, at=T0 + timedelta(seconds=seconds), instance_id=iid, state=state,
+        deps,
+        event_id=eid,
+        at=T0 + timedelta(seconds=seconds),
+        instance_id=iid,
+        state=state,
         region="us-east-1",
     )
 
@@ -133,12 +138,22 @@ def test_unknown_price_is_kept_unpriced_reported_and_filled_in_later() -> None:
 
 def test_out_of_order_and_duplicated_events_converge() -> None:
     ordered = make_deps()
-    for eid, sec, st in [("r", 0, "running"), ("s", 600, "stopped"), ("r2", 900, "running"),
-                         ("x", 1000, "terminated")]:
+    for eid, sec, st in [
+        ("r", 0, "running"),
+        ("s", 600, "stopped"),
+        ("r2", 900, "running"),
+        ("x", 1000, "terminated"),
+    ]:
         send(ordered, eid, sec, st)
     shuffled = make_deps()
-    for eid, sec, st in [("x", 1000, "terminated"), ("s", 600, "stopped"), ("r2", 900, "running"),
-                         ("s", 600, "stopped"), ("r", 0, "running"), ("x", 1000, "terminated")]:
+    for eid, sec, st in [
+        ("x", 1000, "terminated"),
+        ("s", 600, "stopped"),
+        ("r2", 900, "running"),
+        ("s", 600, "stopped"),
+        ("r", 0, "running"),
+        ("x", 1000, "terminated"),
+    ]:
         send(shuffled, eid, sec, st)
     now = T0 + timedelta(hours=5)
     a, b = cost_of(ordered, "llama", now), cost_of(shuffled, "llama", now)

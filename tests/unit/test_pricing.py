@@ -31,19 +31,28 @@ def test_price_list_product_gives_its_on_demand_hourly_price() -> None:
 
 
 def _stubbed_live() -> tuple[AwsLivePrices, Stubber, Stubber]:
-    pricing = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="x",
-                           aws_secret_access_key="x")
-    ec2 = boto3.client("ec2", region_name="us-east-1", aws_access_key_id="x",
-                       aws_secret_access_key="x")
+    pricing = boto3.client(
+        "pricing", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    ec2 = boto3.client(
+        "ec2", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
     return AwsLivePrices(pricing, ec2), Stubber(pricing), Stubber(ec2)
 
 
 def test_recorded_get_products_response_parses_the_ebs_price() -> None:
     sample = json.loads((EVENTS / "pricing-get-products.json").read_text())
     live, pricing_stub, _ = _stubbed_live()
-    pricing_stub.add_response("get_products", sample["response_raw"], {
-        "ServiceCode": "AmazonEC2", "Filters": ANY, "FormatVersion": "aws_v1", "MaxResults": 10,
-    })
+    pricing_stub.add_response(
+        "get_products",
+        sample["response_raw"],
+        {
+            "ServiceCode": "AmazonEC2",
+            "Filters": ANY,
+            "FormatVersion": "aws_v1",
+            "MaxResults": 10,
+        },
+    )
     with pricing_stub:
         assert live.ebs_usd("ca-central-1", "io1") == Decimal("0.138")
 
@@ -60,7 +69,11 @@ def test_live_price_is_cached_with_region_source_and_check_date() -> None:
     assert rate == again
     assert rate is not None
     assert (rate.list_usd, rate.source.value, rate.checked_on, rate.region) == (
-        Decimal("0.17"), "price_api", TODAY, "us-east-1")
+        Decimal("0.17"),
+        "price_api",
+        TODAY,
+        "us-east-1",
+    )
     assert list(cache.prices) == ["ec2#us-east-1#c5.xlarge#Linux"]
 
 
@@ -89,8 +102,13 @@ def test_spot_history_gives_the_price_in_effect_then_each_change() -> None:
     for entry in response["SpotPriceHistory"]:  # boto3 parses timestamps; the Stubber does not
         entry["Timestamp"] = datetime.fromisoformat(entry["Timestamp"].replace("Z", "+00:00"))
     ec2_stub.add_response("describe_spot_price_history", response)
-    profile = InstanceProfile(instance_id="i-1", instance_type="m1.xlarge", region="us-west-1",
-                              availability_zone="us-west-1a", lifecycle="spot")
+    profile = InstanceProfile(
+        instance_id="i-1",
+        instance_type="m1.xlarge",
+        region="us-west-1",
+        availability_zone="us-west-1a",
+        lifecycle="spot",
+    )
     book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
     start = datetime(2014, 1, 6, 7, 8, 9, tzinfo=UTC)
     with ec2_stub:
@@ -102,5 +120,9 @@ def test_spot_history_gives_the_price_in_effect_then_each_change() -> None:
 
 def test_spot_price_unknown_at_the_start_gives_no_steps() -> None:
     later = datetime(2026, 11, 1, 12, tzinfo=UTC)
-    assert steps_from_history([(later, Decimal("1"))], datetime(2026, 11, 1, tzinfo=UTC),
-                              "us-east-1", TODAY) == ()
+    assert (
+        steps_from_history(
+            [(later, Decimal("1"))], datetime(2026, 11, 1, tzinfo=UTC), "us-east-1", TODAY
+        )
+        == ()
+    )

@@ -30,9 +30,11 @@ def load(name: str) -> dict[str, Any]:
 def test_s3_object_created_samples() -> None:
     docs = parse_event(load("s3-object-created.json"), ObjectCreatedEvent, logger)
     assert (docs.detail.bucket.name, docs.detail.object.key, docs.detail.object.size) == (
-        "amzn-s3-demo-bucket1", "example-key", 5)
-    powertools = parse_event(load("s3-object-created-powertools.json"), ObjectCreatedEvent,
-                             logger)
+        "amzn-s3-demo-bucket1",
+        "example-key",
+        5,
+    )
+    powertools = parse_event(load("s3-object-created-powertools.json"), ObjectCreatedEvent, logger)
     assert powertools.detail.object.size == 184662
 
 
@@ -44,22 +46,26 @@ def test_s3_object_deleted_sample_has_no_size() -> None:
 def test_spot_interruption_and_rebalance_samples() -> None:
     warning = parse_event(load("spot-interruption-warning.json"), SpotInterruptionEvent, logger)
     assert (warning.detail.instance_id, warning.detail.instance_action) == (
-        "i-0b662ef9931388ba0", "terminate")
-    rebalance = parse_event(load("rebalance-recommendation.json"),
-                            RebalanceRecommendationEvent, logger)
+        "i-0b662ef9931388ba0",
+        "terminate",
+    )
+    rebalance = parse_event(
+        load("rebalance-recommendation.json"), RebalanceRecommendationEvent, logger
+    )
     assert rebalance.detail.instance_id == "i-0b662ef9931388ba0"
 
 
 def test_alarm_samples_single_metric_is_read_anomaly_detection_is_not_ours() -> None:
-    single = parse_event(load("alarm-state-change-single-metric.json"), AlarmStateChangeEvent,
-                         logger)
+    single = parse_event(
+        load("alarm-state-change-single-metric.json"), AlarmStateChangeEvent, logger
+    )
     metric = single.single_metric()
-    assert metric is not None and (metric.namespace, metric.name) == ("AWS/EC2",
-                                                                     "CPUUtilization")
+    assert metric is not None and (metric.namespace, metric.name) == ("AWS/EC2", "CPUUtilization")
     assert single.detail.state.value == "ALARM"
     assert single.detail.state.timestamp.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
-    anomaly = parse_event(load("alarm-state-change-anomaly-detection.json"),
-                          AlarmStateChangeEvent, logger)
+    anomaly = parse_event(
+        load("alarm-state-change-anomaly-detection.json"), AlarmStateChangeEvent, logger
+    )
     assert anomaly.single_metric() is None
 
 

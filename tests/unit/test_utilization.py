@@ -25,8 +25,7 @@ def at(minutes: int) -> datetime:
 
 def record(*changes: tuple[int, str, str]) -> InstanceRecord:
     return InstanceRecord(
-        profile=InstanceProfile(instance_id=IID, instance_type="trn1.32xlarge",
-                                region="us-east-1"),
+        profile=InstanceProfile(instance_id=IID, instance_type="trn1.32xlarge", region="us-east-1"),
         job_id="j",
         alarm_transitions=tuple(
             AlarmTransition(event_id=f"a{n}", at=at(m), signal=s, state=v)  # type: ignore[arg-type]
@@ -55,8 +54,13 @@ def test_insufficient_data_is_never_counted_as_idle() -> None:
 
 
 def test_idle_runs_from_the_later_alarm_until_either_leaves_alarm() -> None:
-    r = record((0, "accelerator", "ALARM"), (10, "cpu", "ALARM"), (40, "cpu", "OK"),
-               (50, "cpu", "ALARM"), (70, "accelerator", "OK"))
+    r = record(
+        (0, "accelerator", "ALARM"),
+        (10, "cpu", "ALARM"),
+        (40, "cpu", "OK"),
+        (50, "cpu", "ALARM"),
+        (70, "accelerator", "OK"),
+    )
     assert idle_windows(r, at(100)) == [(at(10), at(40)), (at(50), at(70))]
 
 
@@ -66,18 +70,28 @@ def test_condition_runs_are_read_by_time_not_arrival() -> None:
 
 
 def _deps(tags: dict[str, str], auto_stop: AutoStopConfig) -> LedgerDeps:
-    profile = InstanceProfile(instance_id=IID, instance_type="trn1.32xlarge",
-                              region="us-east-1", tags={"training-job": "j", **tags})
+    profile = InstanceProfile(
+        instance_id=IID,
+        instance_type="trn1.32xlarge",
+        region="us-east-1",
+        tags={"training-job": "j", **tags},
+    )
     config = LedgerConfig(
-        live_prices=False, auto_stop=auto_stop,
+        live_prices=False,
+        auto_stop=auto_stop,
         prices=PriceOverrides(ec2={"trn1.32xlarge": Decimal("21.50")}),
     )
     ledger = InMemoryLedger()
-    deps = LedgerDeps(ledger=ledger, inventory=FakeInventory(profile),
-                      prices=PriceBook(config, ledger, None, bundled_snapshot(), T0.date()),
-                      clock=FixedClock(at(0)), config=config)
-    record_state_change(deps, event_id="run", at=at(0), instance_id=IID, state="running",
-                        region="us-east-1")
+    deps = LedgerDeps(
+        ledger=ledger,
+        inventory=FakeInventory(profile),
+        prices=PriceBook(config, ledger, None, bundled_snapshot(), T0.date()),
+        clock=FixedClock(at(0)),
+        config=config,
+    )
+    record_state_change(
+        deps, event_id="run", at=at(0), instance_id=IID, state="running", region="us-east-1"
+    )
     return deps
 
 
@@ -91,20 +105,37 @@ class FakeStopper:
 
 def go_idle(deps: LedgerDeps, stopper: FakeStopper, minute: int = 40):  # type: ignore[no-untyped-def]
     outcomes = []
-    for n, (metric, namespace) in enumerate((("neuroncore_utilization", "NeuronMonitor"),
-                                            ("CPUUtilization", "AWS/EC2"))):
+    for n, (metric, namespace) in enumerate(
+        (("neuroncore_utilization", "NeuronMonitor"), ("CPUUtilization", "AWS/EC2"))
+    ):
         deps.clock.advance_to(at(minute + n))  # type: ignore[attr-defined]
-        outcomes.append(record_alarm_change(
-            deps, RecordingNotifier(), stopper, event_id=f"idle-{minute}-{n}",
-            namespace=namespace, metric=metric, dimensions={"InstanceId": IID},
-            state="ALARM", state_at=at(minute + n), region="us-east-1",
-        ))
+        outcomes.append(
+            record_alarm_change(
+                deps,
+                RecordingNotifier(),
+                stopper,
+                event_id=f"idle-{minute}-{n}",
+                namespace=namespace,
+                metric=metric,
+                dimensions={"InstanceId": IID},
+                state="ALARM",
+                state_at=at(minute + n),
+                region="us-east-1",
+            )
+        )
     return outcomes[-1]
 
 
 def checkpoint(deps: LedgerDeps, minute: int) -> None:
-    record_object_event(deps, event_id=f"ck{minute}", at=at(minute), region="us-east-1",
-                        bucket="b", raw_key=f"runs/j/step-{minute}/x.pt", size_bytes=1)
+    record_object_event(
+        deps,
+        event_id=f"ck{minute}",
+        at=at(minute),
+        region="us-east-1",
+        bucket="b",
+        raw_key=f"runs/j/step-{minute}/x.pt",
+        size_bytes=1,
+    )
 
 
 ALLOW = {"costtracker:auto-stop": "true"}
@@ -141,8 +172,9 @@ def test_dry_run_stops_nothing() -> None:
 
 def test_job_declaring_no_checkpoints_is_stopped_at_once_when_idle() -> None:
     stopper = FakeStopper()
-    deps = _deps({**ALLOW, "costtracker:no-checkpoints": "true"},
-                 AutoStopConfig(enabled=True, dry_run=False))
+    deps = _deps(
+        {**ALLOW, "costtracker:no-checkpoints": "true"}, AutoStopConfig(enabled=True, dry_run=False)
+    )
     assert go_idle(deps, stopper).auto_stop == "stopped"
     assert stopper.stopped == [IID]
 
@@ -150,12 +182,28 @@ def test_job_declaring_no_checkpoints_is_stopped_at_once_when_idle() -> None:
 def test_alarm_on_another_metric_or_untracked_instance_is_ignored() -> None:
     deps = _deps({}, AutoStopConfig())
     ignored = record_alarm_change(
-        deps, RecordingNotifier(), None, event_id="x", namespace="AWS/EC2",
-        metric="NetworkIn", dimensions={"InstanceId": IID}, state="ALARM", state_at=at(1),
-        region="us-east-1")
+        deps,
+        RecordingNotifier(),
+        None,
+        event_id="x",
+        namespace="AWS/EC2",
+        metric="NetworkIn",
+        dimensions={"InstanceId": IID},
+        state="ALARM",
+        state_at=at(1),
+        region="us-east-1",
+    )
     assert ignored.result == "ignored"
     unknown = record_alarm_change(
-        deps, RecordingNotifier(), None, event_id="y", namespace="AWS/EC2",
-        metric="CPUUtilization", dimensions={"InstanceId": "i-0ffffffffffffffff"},
-        state="ALARM", state_at=at(1), region="us-east-1")
+        deps,
+        RecordingNotifier(),
+        None,
+        event_id="y",
+        namespace="AWS/EC2",
+        metric="CPUUtilization",
+        dimensions={"InstanceId": "i-0ffffffffffffffff"},
+        state="ALARM",
+        state_at=at(1),
+        region="us-east-1",
+    )
     assert unknown.result == "ignored"

@@ -1,0 +1,1028 @@
+// costtracker dashboard: reads the job-cost API from this page's own origin and draws
+// tables and inline SVG charts. Hand-written, no framework, no build step, no network
+// beyond this origin. Money arrives as decimal strings and is rounded to cents here with
+// integer arithmetic (half-even, as the API's own `cents`), never through floats.
+"use strict";
+
+const MAIN = document.getElementById("main");
+const SVGNS = "http://www.w3.org/2000/svg";
+const GROUPING_KEYS = ["team", "project", "owner", "cost-center", "environment", "experiment"];
+let renderToken = 0;
+
+// ---------------------------------------------------------------- DOM helpers
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key === "text") node.textContent = value;
+    else if (key === "on") for (const [ev, fn] of Object.entries(value)) node.addEventListener(ev, fn);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(node, children);
+  return node;
+}
+
+function svg(tag, attrs, ...children) {
+  const node = document.createElementNS(SVGNS, tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined) continue;
+    if (key === "text") node.textContent = value;
+    else node.setAttribute(key, String(value));
+  }
+  append(node, children);
+  return node;
+}
+
+function append(node, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+// ---------------------------------------------------------------- money and numbers
+
+const NANO = 1000000000n;
+
+function nanoOf(value) {
+  // "1234.567890123" -> 1234567890123n (nano-dollars); null stays null
+  if (value === null || value === undefined || value === "") return null;
+  let text = String(value).trim();
+  const negative = text.startsWith("-");
+  if (negative || text.startsWith("+")) text = text.slice(1);
+  const [whole, frac = ""] = text.split(".");
+  const nano = BigInt(whole || "0") * NANO + BigInt((frac + "000000000").slice(0, 9));
+  return negative ? -nano : nano;
+}
+
+function roundHalfEven(nano, unit) {
+  const negative = nano < 0n;
+  const abs = negative ? -nano : nano;
+  let q = abs / unit;
+  const r = abs % unit;
+  if (r * 2n > unit || (r * 2n === unit && q % 2n === 1n)) q += 1n;
+  return negative ? -q : q;
+}
+
+function groupThousands(digits) {
+  return digits.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+}
+
+function usdNano(nano) {
+  if (nano === null) return "–";
+  const cents = roundHalfEven(nano, 10000000n);
+  const negative = cents < 0n;
+  const abs = negative ? -cents : cents;
+  const text = `$${groupThousands((abs / 100n).toString())}.${(abs % 100n).toString().padStart(2, "0")}`;
+  return negative ? `-${text}` : text;
+}
+
+function usd(value) {
+  return usdNano(nanoOf(value));
+}
+
+function signedUsd(value) {
+  const nano = nanoOf(value);
+  if (nano === null) return "–";
+  return nano > 0n ? `+${usdNano(nano)}` : usdNano(nano);
+}
+
+function sumNano(values) {
+  return values.reduce((acc, v) => acc + (nanoOf(v) || 0n), 0n);
+}
+
+function num(value) {
+  // for drawing only
+  return value === null || value === undefined ? 0 : Number(value);
+}
+
+function fixed(value, digits) {
+  if (value === null || value === undefined) return "–";
+  return Number(value).toLocaleString("en-US", {
+    minimumFractionDigits: digits, maximumFractionDigits: digits,
+  });
+}
+
+function pct(share) {
+  return share === null || share === undefined ? "–" : `${(Number(share) * 100).toFixed(1)} %`;
+}
+
+// ---------------------------------------------------------------- time
+
+function parseTime(iso) {
+  return iso ? new Date(iso) : null;
+}
+
+function utc(iso, withDate = true) {
+  if (!iso) return "–";
+  const text = String(iso).replace("T", " ").replace(/:\d\dZ$/, "").replace(/Z$/, "");
+  return withDate ? `${text} UTC` : text.slice(11);
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return "–";
+  const s = Math.round(Number(seconds));
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  if (d) return `${d} d ${h} h`;
+  if (h) return `${h} h ${m} min`;
+  return `${m} min`;
+}
+
+function isoDate(date) {
+  return date.toISOString().slice(0, 10);
+}
+
+function addDays(day, n) {
+  const date = new Date(`${day}T00:00:00Z`);
+  date.setUTCDate(date.getUTCDate() + n);
+  return isoDate(date);
+}
+
+// ---------------------------------------------------------------- API
+
+class ApiFailure extends Error {
+  constructor(status, body) {
+    // The API's one error shape: {statusCode, field, message, errors}; the message names
+    // the field already. API Gateway's own errors carry a message too.
+    const message = typeof body === "string" ? body : body && body.message;
+    super(`HTTP ${status}: ${message || "no message"}`);
+    this.status = status;
+  }
+}
+
+async function api(path, params) {
+  const entries = Object.entries(params || {}).filter(
+    ([, v]) => v !== null && v !== undefined && v !== "");
+  const query = entries.length ? `?${new URLSearchParams(entries)}` : "";
+  const response = await fetch(path + query, { headers: { Accept: "application/json" } });
+  const text = await response.text();
+  let body;
+  try { body = JSON.parse(text); } catch (e) { body = text; }
+  if (!response.ok) throw new ApiFailure(response.status, body);
+  return body;
+}
+
+async function today() {
+  // The API's own date (its clock: the replay's in the demo, the real one when deployed).
+  const body = await api("/jobs", { limit: 1 });
+  return body.to;
+}
+
+// ---------------------------------------------------------------- shared pieces
+
+function card(label, value, sub, fig) {
+  return el("div", { class: "card" },
+    el("div", { class: "label", text: label }),
+    el("div", { class: "value", "data-fig": fig, text: value }),
+    sub ? el("div", { class: "sub", text: sub }) : null);
+}
+
+function stateBadge(job) {
+  // Every live figure is an estimate; "confirmed" would come from the bill (reconcile).
+  const confirmed = job && job.estimated === false;
+  return el("span", { class: `badge ${confirmed ? "confirmed" : "estimated"}`,
+    title: confirmed ? "matched to the bill" : "from live events, not yet the bill",
+    text: confirmed ? "confirmed" : "estimated" });
+}
+
+function sourceText(source) {
+  const [kind, day] = String(source).split(":");
+  const names = { override: "override", snapshot: "bundled snapshot", price_api: "Price List API",
+    spot_history: "spot price history" };
+  return `${names[kind] || kind} (checked ${day})`;
+}
+
+function shortSource(source) {
+  const [kind, day] = String(source).split(":");
+  return `${kind.replace("_", " ")} ${day}`;
+}
+
+function provenance(asOf, sources, extra) {
+  const list = [...new Set(sources || [])].sort();
+  return el("p", { class: "muted small", "data-role": "provenance" },
+    stateBadge(null), ` as of ${utc(asOf)}`,
+    list.length ? ` · prices: ${list.map(sourceText).join(", ")}` : "",
+    extra ? ` · ${extra}` : "");
+}
+
+function table(headers, rows, opts) {
+  const head = el("tr", {}, headers.map((h) => {
+    const [label, cls] = Array.isArray(h) ? h : [h, ""];
+    return el("th", { class: cls || null, text: label });
+  }));
+  const body = rows.map((row) => el("tr", { "data-row": row.key || null },
+    row.cells.map((cell) => {
+      if (cell instanceof Node) return el("td", {}, cell);
+      if (cell && typeof cell === "object" && "v" in cell) {
+        return el("td", { class: cell.cls || null, "data-fig": cell.fig || null },
+          cell.v instanceof Node ? cell.v : String(cell.v));
+      }
+      return el("td", { text: cell === null || cell === undefined ? "–" : String(cell) });
+    })));
+  const t = el("table", { "data-table": (opts && opts.name) || null },
+    el("thead", {}, head), el("tbody", {}, body));
+  return el("div", { class: "scroll" }, t);
+}
+
+function money(value, fig) {
+  return { v: usd(value), cls: "num", fig };
+}
+
+function showError(error) {
+  return el("div", { class: "error", role: "alert", text: String(error.message || error) });
+}
+
+function legend(items) {
+  return el("div", { class: "legend" }, items.map(([cls, label]) => el("span", { class: cls, text: label })));
+}
+
+const PALETTE = ["#2f6fb3", "#e39b2d", "#4f9d69", "#6a4c93", "#c8423b", "#3a9fb0", "#8c6d46"];
+const NONE_COLOUR = "#b9c0c8";
+
+// ---------------------------------------------------------------- charts (inline SVG)
+
+function niceMax(value) {
+  if (!(value > 0)) return 1;
+  const exp = Math.pow(10, Math.floor(Math.log10(value)));
+  for (const m of [1, 1.2, 1.6, 2, 2.4, 3.2, 4, 6, 8, 10]) if (m * exp >= value) return m * exp;
+  return 10 * exp;
+}
+
+function shortUsd(value) {
+  const v = Math.abs(value);
+  const sign = value < 0 ? "-" : "";
+  if (v >= 1e6) return `${sign}$${(v / 1e6).toFixed(1)}M`;
+  if (v >= 1e4) return `${sign}$${(v / 1e3).toFixed(0)}k`;
+  if (v >= 1e3) return `${sign}$${(v / 1e3).toFixed(1)}k`;
+  return `${sign}$${v.toFixed(v < 10 && v > 0 ? 2 : 0)}`;
+}
+
+function frame(width, height, title) {
+  return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": title, preserveAspectRatio: "xMidYMid meet" }, svg("title", { text: title }));
+}
+
+function yAxis(root, x0, x1, yOf, max, label) {
+  for (let i = 0; i <= 4; i += 1) {
+    const value = (max * i) / 4;
+    const y = yOf(value);
+    root.append(svg("line", { x1: x0, x2: x1, y1: y, y2: y, class: "axis" }));
+    root.append(svg("text", { x: x0 - 6, y: y + 4, "text-anchor": "end", text: shortUsd(value) }));
+  }
+  if (label) root.append(svg("text", { x: 4, y: 12, text: label }));
+}
+
+function timeAxis(root, t0, t1, xOf, y) {
+  const span = t1 - t0;
+  const ticks = 6;
+  for (let i = 0; i <= ticks; i += 1) {
+    const t = new Date(t0.getTime() + (span * i) / ticks);
+    const x = xOf(t);
+    const text = span > 3 * 86400000 ? t.toISOString().slice(5, 10)
+      : t.toISOString().slice(5, 16).replace("T", " ");
+    root.append(svg("text", { x, y: y + 14, "text-anchor": "middle", text }));
+  }
+  root.append(svg("text", { x: xOf(t1), y: y + 28, "text-anchor": "end", text: "time (UTC)" }));
+}
+
+function stackedAreaChart({ points, keys, colours, markers, title }) {
+  const W = 900, H = 320, L = 64, R = 14, T = 18, B = 44;
+  const root = frame(W, H, title);
+  if (points.length < 2) return root;
+  const times = points.map((p) => parseTime(p.at));
+  const t0 = times[0], t1 = times[times.length - 1];
+  const max = niceMax(Math.max(...points.map((p) => num(p.total_usd))));
+  const xOf = (t) => L + ((t - t0) / Math.max(1, t1 - t0)) * (W - L - R);
+  const yOf = (v) => T + (1 - v / max) * (H - T - B);
+  yAxis(root, L, W - R, yOf, max, "USD, cumulative");
+  for (const band of markers.idle || []) {
+    const a = Math.max(xOf(parseTime(band.start)), L);
+    const b = Math.min(xOf(parseTime(band.end || points[points.length - 1].at)), W - R);
+    if (b > a) root.append(svg("rect", { x: a, y: T, width: Math.max(b - a, 1.5), height: H - T - B,
+      fill: "#f4d35e", "fill-opacity": 0.45, "data-mark": "idle" },
+      svg("title", { text: `idle ${utc(band.start)} to ${utc(band.end)} (${band.instance_id})` })));
+  }
+  let lower = points.map(() => 0);
+  keys.forEach((key, k) => {
+    const upper = points.map((p, i) => lower[i] + num(p[key]));
+    const top = points.map((p, i) => `${xOf(times[i]).toFixed(1)},${yOf(upper[i]).toFixed(1)}`);
+    const bottom = points.map((p, i) => `${xOf(times[i]).toFixed(1)},${yOf(lower[i]).toFixed(1)}`).reverse();
+    root.append(svg("polygon", { points: [...top, ...bottom].join(" "), fill: colours[k],
+      "fill-opacity": 0.85, "data-series": key }));
+    lower = upper;
+  });
+  for (const mark of markers.interruptions || []) {
+    const x = xOf(parseTime(mark.at));
+    root.append(svg("line", { x1: x, x2: x, y1: T, y2: H - B, stroke: "#c8423b", "stroke-width": 2,
+      "stroke-dasharray": "5 3", "data-mark": "interruption" },
+      svg("title", { text: `spot interruption ${utc(mark.at)} (${mark.instance_id})` })));
+    root.append(svg("text", { x: x + 3, y: T + 10, fill: "#c8423b", text: "interrupted" }));
+  }
+  for (const mark of markers.checkpoints || []) {
+    const x = xOf(parseTime(mark.at));
+    root.append(svg("line", { x1: x, x2: x, y1: H - B, y2: H - B - 9, stroke: "#1b1f24",
+      "stroke-width": 1.5, "data-mark": "checkpoint" },
+      svg("title", { text: `checkpoint step ${mark.step ?? "?"} at ${utc(mark.at)}` })));
+  }
+  root.append(svg("line", { x1: L, x2: W - R, y1: H - B, y2: H - B, stroke: "#5b6470" }));
+  timeAxis(root, t0, t1, xOf, H - B);
+  return root;
+}
+
+function hbarChart({ rows, title, unit }) {
+  // rows: [{label, parts: [{value, colour, name}]}]
+  const W = 900, rowH = 30, L = 230, R = 90, T = 8;
+  const H = T + rows.length * rowH + 10;
+  const root = frame(W, H, title);
+  const max = niceMax(Math.max(...rows.map((r) => r.parts.reduce((a, p) => a + p.value, 0)), 0));
+  const xOf = (v) => L + (v / max) * (W - L - R);
+  rows.forEach((row, i) => {
+    const y = T + i * rowH;
+    root.append(svg("text", { x: L - 8, y: y + 18, "text-anchor": "end", text: row.label }));
+    let at = 0;
+    for (const part of row.parts) {
+      const w = Math.max(0, xOf(at + part.value) - xOf(at));
+      root.append(svg("rect", { x: xOf(at), y: y + 5, width: w, height: rowH - 10, fill: part.colour },
+        svg("title", { text: `${part.name}: ${part.text || part.value}` })));
+      at += part.value;
+    }
+    root.append(svg("text", { x: xOf(at) + 6, y: y + 18, text: row.total || "" }));
+  });
+  if (unit) root.append(svg("text", { x: W - 4, y: H - 2, "text-anchor": "end", text: unit }));
+  return root;
+}
+
+function stackedBarsChart({ days, series, title }) {
+  // days: [{date, available, values: {name: number}}]; series: [{name, colour}]
+  const W = 900, H = 300, L = 64, R = 10, T = 18, B = 40;
+  const root = frame(W, H, title);
+  const totals = days.map((d) => series.reduce((a, s) => a + (d.values[s.name] || 0), 0));
+  const max = niceMax(Math.max(...totals, 0));
+  const slot = (W - L - R) / Math.max(days.length, 1);
+  const yOf = (v) => T + (1 - v / max) * (H - T - B);
+  yAxis(root, L, W - R, yOf, max, "USD per day");
+  days.forEach((day, i) => {
+    const x = L + i * slot + slot * 0.15;
+    const w = slot * 0.7;
+    if (!day.available) {
+      root.append(svg("text", { x: x + w / 2, y: H - B - 4, "text-anchor": "middle", text: "n/a" }));
+    }
+    let base = 0;
+    for (const s of series) {
+      const v = day.values[s.name] || 0;
+      if (v > 0) {
+        root.append(svg("rect", { x, y: yOf(base + v), width: w, height: yOf(base) - yOf(base + v),
+          fill: s.colour, "data-day": day.date, "data-series": s.name },
+          svg("title", { text: `${day.date} ${s.name}: ${shortUsd(v)}` })));
+      }
+      base += v;
+    }
+    if (days.length <= 31 && (days.length <= 16 || i % 2 === 0)) {
+      root.append(svg("text", { x: x + w / 2, y: H - B + 14, "text-anchor": "middle",
+        text: day.date.slice(5) }));
+    }
+  });
+  root.append(svg("text", { x: W - R, y: H - 6, "text-anchor": "end", text: "UTC day" }));
+  return root;
+}
+
+// ---------------------------------------------------------------- views
+
+const VIEWS = {};
+
+VIEWS.now = async function now() {
+  const [jobs, idle] = await Promise.all([
+    api("/jobs", { status: "running", sort: "cost", limit: 100 }),
+    api("/idle"),
+  ]);
+  const running = jobs.jobs;
+  const asOf = idle.as_of;
+  const sources = running.flatMap((j) => j.price_sources);
+  const burn = sumNano(running.map((j) => j.burn_rate_usd_per_hour));
+  const risk = sumNano(running.map((j) => j.spend_at_risk_usd));
+  const idleCost = sumNano(idle.instances.map((i) => i.cost_usd));
+  const out = [
+    el("h2", { text: "Now" }),
+    provenance(asOf, sources),
+    el("div", { class: "cards" },
+      card("Running jobs", String(running.length), "cost accrued to now", "now:running"),
+      card("Burn rate", `${usdNano(burn)}/h`, "all running instances", "now:burn"),
+      card("Spend at risk", usdNano(risk), "since each job's last checkpoint", "now:risk"),
+      card("Idle accelerators", String(idle.instances.length),
+        `${usdNano(idleCost)} spent while idle`, "now:idle")),
+  ];
+  if (!running.length) {
+    out.push(el("p", { class: "empty", text: "No job is running now." }));
+  } else {
+    out.push(el("h3", { text: "Running jobs: cost so far, and the part at risk" }));
+    out.push(legend([["sw-instance", "cost so far, safe (before the last checkpoint)"],
+      ["sw-waste", "at risk: instance cost since the last checkpoint"]]));
+    out.push(hbarChart({
+      title: "Running jobs: cost so far and spend at risk (USD)",
+      unit: "USD",
+      rows: running.map((j) => {
+        const total = num(j.cost_usd.total);
+        const risk = Math.min(num(j.spend_at_risk_usd), total);
+        return { label: j.job_id, total: usd(j.cost_usd.total),
+          parts: [{ value: total - risk, colour: "#2f6fb3", name: "safe" },
+            { value: risk, colour: "#c8423b", name: "at risk", text: usd(j.spend_at_risk_usd) }] };
+      }),
+    }));
+    out.push(table(
+      ["Job", "Team", "Started", ["Cost so far", "num"], ["Burn $/h", "num"],
+        ["At risk", "num"], "Last checkpoint", "State", "Prices"],
+      running.map((j) => ({ key: j.job_id, cells: [
+        el("a", { href: `#/job/${encodeURIComponent(j.job_id)}`, text: j.job_id }),
+        j.tags.team || "–",
+        utc(j.started_at),
+        money(j.cost_usd.total, `job:${j.job_id}:total`),
+        { v: `${usd(j.burn_rate_usd_per_hour)}/h`, cls: "num", fig: `job:${j.job_id}:burn` },
+        money(j.spend_at_risk_usd, `job:${j.job_id}:risk`),
+        j.last_checkpoint_at ? `${utc(j.last_checkpoint_at)} (step ${j.last_checkpoint_step ?? "?"})`
+          : "none: all since start",
+        stateBadge(j),
+        { v: j.price_sources.map(shortSource).join(", "), cls: "small" },
+      ] })), { name: "running" }));
+  }
+  out.push(el("h3", { text: "Accelerators idle now" }));
+  out.push(el("p", { class: "muted small", text:
+    "Idle: the instance's own CloudWatch alarms say accelerator and CPU are both low; " +
+    "input-bound: accelerator low while the CPU is busy. This is the alarms' view (30 min " +
+    "below the thresholds), not a utilization metric read by the API." }));
+  if (!idle.instances.length) {
+    out.push(el("p", { class: "empty", text: "No accelerator is idle now." }));
+  } else {
+    out.push(table(
+      ["Instance", "Type", "Job", "Condition", "Since", "For", ["Cost while idle", "num"],
+        ["Burn $/h", "num"]],
+      idle.instances.map((i) => ({ key: i.instance_id, cells: [
+        i.instance_id, i.instance_type,
+        el("a", { href: `#/job/${encodeURIComponent(i.job_id)}`, text: i.job_id }),
+        el("span", { class: "badge warn", text: i.condition.replace("_", "-") }),
+        utc(i.since), duration(i.idle_seconds),
+        money(i.cost_usd, `idle:${i.instance_id}:cost`),
+        { v: `${usd(i.burn_rate_usd_per_hour)}/h`, cls: "num" },
+      ] })), { name: "idle" }));
+  }
+  return out;
+};
+
+async function jobsInRange(days) {
+  if (days === 7) return api("/jobs", { limit: 100 });
+  const to = await today();
+  return api("/jobs", { limit: 100, from: addDays(to, 1 - days), to });
+}
+
+VIEWS.jobs = async function jobs(arg, params) {
+  const days = Number(params.get("days") || 30);
+  const body = await jobsInRange(days);
+  const form = el("form", { class: "inline", on: { submit: (e) => {
+    e.preventDefault();
+    const picked = [...form.querySelectorAll("input[type=checkbox]:checked")].map((c) => c.value);
+    location.hash = `#/compare?jobs=${picked.map(encodeURIComponent).join(",")}`;
+  } } });
+  const daySelect = el("select", { name: "days", on: { change: (e) => {
+    location.hash = `#/jobs?days=${e.target.value}`;
+  } } }, [7, 30, 90].map((d) => el("option", { value: d, selected: d === days, text: `last ${d} days` })));
+  form.append(el("label", {}, "Jobs active in", daySelect),
+    el("button", { type: "submit", text: "Compare the ticked jobs" }));
+  const rows = body.jobs.map((j) => ({ key: j.job_id, cells: [
+    el("input", { type: "checkbox", value: j.job_id, "aria-label": `compare ${j.job_id}` }),
+    el("a", { href: `#/job/${encodeURIComponent(j.job_id)}`, text: j.job_id }),
+    j.status, j.tags.team || "–", j.tags.project || "–",
+    money(j.cost_usd.total, `job:${j.job_id}:total`),
+    money(j.cost_usd.instance), money(j.cost_usd.ebs), money(j.cost_usd.checkpoint_storage),
+    { v: usdNano(nanoOf(j.cost_usd.wasted_idle) + nanoOf(j.cost_usd.wasted_rerun)), cls: "num" },
+    { v: fixed(j.instance_seconds / 3600, 1), cls: "num" },
+    utc(j.started_at),
+    j.complete ? stateBadge(j) : el("span", { class: "badge warn", text: "incomplete: unpriced" }),
+  ] }));
+  return [
+    el("h2", { text: "Jobs" }),
+    provenance(body.jobs[0] && body.jobs[0].as_of, body.jobs.flatMap((j) => j.price_sources),
+      `${body.from} to ${body.to}`),
+    form,
+    rows.length ? table(["", "Job", "Status", "Team", "Project", ["Total", "num"], ["Instance", "num"],
+      ["EBS", "num"], ["Ckpt storage", "num"], ["Wasted", "num"], ["Inst-hours", "num"], "Started",
+      "State"], rows, { name: "jobs" }) : el("p", { class: "empty", text: "No job in this range." }),
+  ];
+};
+
+async function allItems(jobId) {
+  const items = [];
+  let token = null;
+  for (let page = 0; page < 20; page += 1) {
+    const body = await api(`/jobs/${encodeURIComponent(jobId)}/items`, { limit: 500, next_token: token });
+    items.push(...body.items);
+    token = body.next_token;
+    if (!token) break;
+  }
+  return items;
+}
+
+VIEWS.job = async function job(arg, params) {
+  const id = decodeURIComponent(arg || "");
+  if (!id) return [el("p", { class: "empty", text: "Pick a job from the Jobs view." })];
+  const path = `/jobs/${encodeURIComponent(id)}`;
+  const [detail, timeline, items] = await Promise.all([
+    api(path), api(`${path}/timeline`, { points: 160 }), allItems(id),
+  ]);
+  const c = detail.cost_usd;
+  const hours = detail.instance_seconds / 3600;
+  const out = [
+    el("h2", {}, `Job ${detail.job_id} `, el("span", { class: "badge", text: detail.status })),
+    provenance(detail.as_of, detail.price_sources,
+      Object.entries(detail.tags).map(([k, v]) => `${k}=${v}`).join(", ")),
+    el("div", { class: "cards" },
+      card("Total", usd(c.total), detail.complete ? "instance + EBS + checkpoint storage"
+        : "incomplete: unpriced time", "job:total"),
+      card("Instance", usd(c.instance), `${fixed(hours, 2)} instance-hours`, "job:instance"),
+      card("EBS", usd(c.ebs), "volumes, prorated per second", "job:ebs"),
+      card("Checkpoint storage", usd(c.checkpoint_storage),
+        `${detail.checkpoint_objects} objects, ${detail.checkpoints} checkpoints`, "job:storage"),
+      card("Wasted: rerun", usd(c.wasted_rerun), `${detail.interruptions} interruptions`, "job:rerun"),
+      card("Wasted: idle", usd(c.wasted_idle), `${duration(detail.idle_seconds)} idle`, "job:idle"),
+      card("Per 1,000 steps", detail.cost_per_1k_steps_usd ? usd(detail.cost_per_1k_steps_usd) : "–",
+        detail.last_checkpoint_step ? `to step ${detail.last_checkpoint_step}` : "no stepped checkpoint",
+        "job:per1k"),
+      card("Per 1M tokens", detail.cost_per_million_tokens_usd ? usd(detail.cost_per_million_tokens_usd) : "–",
+        detail.cost_per_million_tokens_usd ? "tokens-per-step tag" : "no tokens-per-step tag", "job:per1m"),
+      card("Burn rate", `${usd(detail.burn_rate_usd_per_hour)}/h`, "now", "job:burn"),
+      card("Spend at risk", usd(detail.spend_at_risk_usd),
+        detail.last_checkpoint_at ? `since ${utc(detail.last_checkpoint_at)}` : "since the start", "job:risk")),
+  ];
+  const idle = items.filter((i) => i.kind === "idle");
+  const interruptions = items.filter((i) => i.kind === "interruption");
+  const checkpoints = items.filter((i) => i.kind === "checkpoint");
+  out.push(el("h3", { text: "Cumulative cost over time" }));
+  out.push(legend([["sw-instance", "instance"], ["sw-ebs", "EBS"], ["sw-storage", "checkpoint storage"],
+    ["sw-idle", `idle periods (${idle.length})`], ["sw-waste", `interruptions (${interruptions.length})`],
+    ["sw-ckpt", `checkpoint writes (${checkpoints.length}, ticks)`]]));
+  out.push(stackedAreaChart({
+    title: `Cumulative cost of ${detail.job_id} (USD) split by component`,
+    points: timeline.points,
+    keys: ["instance_usd", "ebs_usd", "checkpoint_storage_usd"],
+    colours: ["#2f6fb3", "#e39b2d", "#4f9d69"],
+    markers: { idle, interruptions, checkpoints },
+  }));
+  const last = timeline.points[timeline.points.length - 1];
+  out.push(el("p", { class: "muted small" },
+    `At ${utc(last.at)}: instance ${usd(last.instance_usd)} + EBS ${usd(last.ebs_usd)} + ` +
+    `checkpoint storage ${usd(last.checkpoint_storage_usd)} = `,
+    el("strong", { "data-fig": "job:timeline-total", text: usd(last.total_usd) })));
+
+  // Estimate to finish, as a range.
+  const target = params.get("target") || "";
+  const input = el("input", { type: "number", name: "target", min: 1, value: target,
+    placeholder: "e.g. 200000", "aria-label": "target steps" });
+  const estimate = el("div", { "data-role": "estimate" });
+  const form = el("form", { class: "inline", on: { submit: (e) => {
+    e.preventDefault();
+    location.hash = `#/job/${encodeURIComponent(id)}?target=${encodeURIComponent(input.value)}`;
+  } } }, el("label", {}, "Target steps", input), el("button", { type: "submit", text: "Estimate" }));
+  out.push(el("h3", { text: "Estimate to finish" }), form, estimate);
+  if (!detail.steps_per_hour) {
+    estimate.append(el("p", { class: "empty", text:
+      "Needs at least two stepped checkpoints to measure a pace." }));
+  } else if (target) {
+    try {
+      const e = await api(`${path}/estimate`, { target_steps: target });
+      estimate.append(el("div", { class: "cards" },
+        card("Cost to finish", `${usd(e.cost_usd.low)} – ${usd(e.cost_usd.high)}`,
+          `${e.remaining_steps} steps left`, "estimate:cost"),
+        card("Total at finish", `${usd(e.total_at_finish_usd.low)} – ${usd(e.total_at_finish_usd.high)}`,
+          "what the job will have cost", "estimate:total"),
+        card("Hours to finish", `${fixed(e.hours.low, 1)} – ${fixed(e.hours.high, 1)} h`,
+          "at the measured pace, then slower", "estimate:hours")),
+      el("ul", { class: "notes" }, e.assumptions.map((a) => el("li", { text: a }))));
+    } catch (error) {
+      estimate.append(showError(error));
+    }
+  } else {
+    estimate.append(el("p", { class: "muted small", text:
+      `Pace ${fixed(detail.steps_per_hour, 1)} steps/h, at step ${detail.last_checkpoint_step}: ` +
+      "enter a target to see the range." }));
+  }
+
+  out.push(el("h3", { text: "Segments and their rates" }));
+  const segRows = [];
+  for (const inst of detail.instances) {
+    for (const seg of inst.segments) {
+      segRows.push({ cells: [inst.instance_id, inst.instance_type, utc(seg.start),
+        seg.end ? utc(seg.end) : "running", { v: fixed(seg.billed_seconds / 3600, 2), cls: "num" },
+        seg.cost_usd === null ? el("span", { class: "badge warn", text: "unpriced" }) : money(seg.cost_usd),
+        { v: seg.rates.map((r) => `${usd(r.effective_usd_per_hour)}/h ${sourceText(`${r.source}:${r.checked_on}`)}`).join("; "),
+          cls: "wrap small" }] });
+    }
+  }
+  out.push(table(["Instance", "Type", "Start", "End", ["Hours", "num"], ["Cost", "num"], "Rate (source, checked)"],
+    segRows, { name: "segments" }));
+  if (interruptions.length || idle.length) {
+    out.push(el("h3", { text: "Interruptions and idle periods" }));
+    out.push(table(["Kind", "Instance", "From", "To"], [...interruptions, ...idle].map((i) => ({ cells: [
+      i.kind, i.instance_id, utc(i.start || i.at), i.kind === "idle" ? utc(i.end) : i.action] })),
+    { name: "events" }));
+  }
+  out.push(el("h3", { text: "Not in the figures yet" }));
+  out.push(el("ul", { class: "notes" }, Object.entries(detail.unconfirmed_details || {}).map(
+    ([k, v]) => el("li", {}, el("strong", { text: k }), `: ${v}`))));
+  return out;
+};
+
+function wallClockHours(detail) {
+  const starts = [];
+  const ends = [];
+  for (const inst of detail.instances) {
+    for (const seg of inst.segments) {
+      starts.push(parseTime(seg.start));
+      ends.push(seg.end ? parseTime(seg.end) : parseTime(detail.as_of));
+    }
+  }
+  if (!starts.length) return null;
+  return (Math.max(...ends) - Math.min(...starts)) / 3600000;
+}
+
+VIEWS.compare = async function compare(arg, params) {
+  const ids = (params.get("jobs") || "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (ids.length < 2) {
+    const out = await VIEWS.jobs(null, new URLSearchParams("days=30"));
+    out[0] = el("h2", { text: "Trainium vs GPU: tick two to five jobs to compare" });
+    return out;
+  }
+  const [body, ...details] = await Promise.all([
+    api("/compare", { jobs: ids.join(",") }),
+    ...ids.map((id) => api(`/jobs/${encodeURIComponent(id)}`)),
+  ]);
+  const rows = body.jobs;
+  const walls = details.map(wallClockHours);
+  const metric = (label, fn) => ({ cells: [label, ...rows.map((r, i) => fn(r, i))] });
+  const m = (value, fig) => ({ v: value === null || value === undefined ? "–" : usd(value), cls: "num", fig });
+  const out = [
+    el("h2", { text: "Trainium vs GPU" }),
+    provenance(details[0].as_of, details.flatMap((d) => d.price_sources)),
+    table(["", ...rows.map((r) => r.job_id)], [
+      metric("Accelerators", (r) => r.accelerators.join(", ")),
+      metric("Instance types", (r) => r.instance_types.join(", ")),
+      metric("Total", (r) => m(r.total_usd, `cmp:${r.job_id}:total`)),
+      metric("$ per 1,000 steps", (r) => m(r.cost_per_1k_steps_usd, `cmp:${r.job_id}:per1k`)),
+      metric("$ per 1M tokens", (r) => m(r.cost_per_million_tokens_usd, `cmp:${r.job_id}:per1m`)),
+      metric("Steps (last checkpoint)", (r) => ({ v: r.steps ?? "–", cls: "num" })),
+      metric("Tokens per step", (r) => ({ v: r.tokens_per_step ?? "–", cls: "num" })),
+      metric("Wall-clock (h)", (r, i) => ({ v: fixed(walls[i], 1), cls: "num" })),
+      metric("Instance-hours", (r) => ({ v: fixed(r.instance_hours, 2), cls: "num", fig: `cmp:${r.job_id}:hours` })),
+      metric("Utilization (alarms: share not idle)", (r) => ({ v: r.idle_share === null ? "–"
+        : pct(1 - Number(r.idle_share)), cls: "num" })),
+      metric("Wasted: idle", (r) => m(r.wasted_idle_usd, `cmp:${r.job_id}:idle`)),
+      metric("Wasted: rerun", (r) => m(r.wasted_rerun_usd, `cmp:${r.job_id}:rerun`)),
+      metric("Warm-up before busy", (r) => r.warmup_seconds === null ? "–"
+        : `${duration(r.warmup_seconds)} (${usd(r.warmup_usd)})`),
+      metric("Priced completely", (r) => (r.complete ? "yes" : "no: unpriced time")),
+    ], { name: "compare" }),
+  ];
+  const bars = (title, key, unit) => {
+    const usable = rows.filter((r) => r[key] !== null && r[key] !== undefined);
+    if (!usable.length) return null;
+    return [el("h3", { text: title }), hbarChart({ title, unit,
+      rows: usable.map((r, i) => ({ label: r.job_id, total: usd(r[key]),
+        parts: [{ value: num(r[key]), colour: PALETTE[i % PALETTE.length], name: key }] })) })];
+  };
+  out.push(bars("$ per 1M tokens (lower is better)", "cost_per_million_tokens_usd", "USD"));
+  out.push(bars("$ per 1,000 steps", "cost_per_1k_steps_usd", "USD"));
+  out.push(el("h3", { text: "Comparability notes" }));
+  out.push(body.notes.length ? el("ul", { class: "notes", "data-role": "notes" },
+    body.notes.map((n) => el("li", { text: n })))
+    : el("p", { class: "muted", text: "The jobs are comparable on every figure shown." }));
+  out.push(el("p", { class: "muted small", text:
+    "Utilization is the share of running time the instances' own alarms did not call idle; " +
+    "the API reads no utilization metric itself. Wall-clock: first start to last stop (or now)." }));
+  return out;
+};
+
+VIEWS.spend = async function spend(arg, params) {
+  const groupBy = params.get("group_by") || "team";
+  const last = params.get("to") || addDays(await today(), -1);
+  const first = params.get("from") || addDays(last, -13);
+  const form = el("form", { class: "inline", on: { submit: (e) => {
+    e.preventDefault();
+    const data = new FormData(form);
+    location.hash = `#/spend?${new URLSearchParams(data)}`;
+  } } },
+  el("label", {}, "Stack by tag", el("select", { name: "group_by" },
+    GROUPING_KEYS.map((k) => el("option", { value: k, selected: k === groupBy, text: k })))),
+  el("label", {}, "From", el("input", { type: "date", name: "from", value: first })),
+  el("label", {}, "To", el("input", { type: "date", name: "to", value: last })),
+  el("button", { type: "submit", text: "Show" }));
+  const out = [el("h2", { text: "Spend by day" }), form];
+  const body = await api("/summaries", { from: first, to: last, group_by: groupBy });
+  const values = new Map();
+  for (const day of body.days) {
+    for (const [v, x] of Object.entries(day.by_tag || {})) values.set(v, (values.get(v) || 0) + num(x));
+  }
+  const names = [...values.keys()].sort((a, b) => values.get(b) - values.get(a));
+  const shown = names.slice(0, 6);
+  const noTag = `(no ${groupBy})`;
+  const series = [...shown.map((n, i) => ({ name: n, colour: PALETTE[i] })),
+    ...(names.length > 6 ? [{ name: "(other values)", colour: PALETTE[6] }] : []),
+    { name: noTag, colour: NONE_COLOUR }];
+  const days = body.days.map((d) => {
+    const v = {};
+    if (d.available) {
+      let tagged = 0n;
+      for (const [name, x] of Object.entries(d.by_tag || {})) {
+        const key = shown.includes(name) ? name : "(other values)";
+        v[key] = (v[key] || 0) + num(x);
+        tagged += nanoOf(x);
+      }
+      v[noTag] = Number(nanoOf(d.total_usd) - tagged) / 1e9;
+    }
+    return { date: d.date, available: d.available, values: v };
+  });
+  const available = body.days.filter((d) => d.available);
+  const total = sumNano(available.map((d) => d.total_usd));
+  const tagged = available.reduce((acc, d) => acc + sumNano(Object.values(d.by_tag || {})), 0n);
+  const untagged = sumNano(available.map((d) => d.untagged_usd));
+  const share = total > 0n ? Number((tagged * 10000n) / total) / 100 : null;
+  out.push(provenance(available.length ? available[available.length - 1].date + "T23:59:59Z" : null, [],
+    `daily summaries ${body.from} to ${body.to}; ${available.length} of ${body.days.length} days summarized`));
+  out.push(el("div", { class: "cards" },
+    card("Spend in range", usdNano(total), "summarized days", "spend:total"),
+    card(`Carrying a ${groupBy} tag`, share === null ? "–" : `${share.toFixed(1)} %`,
+      `${usdNano(tagged)} of the spend`, "spend:compliance"),
+    card(`Without a ${groupBy} tag`, usdNano(total - tagged), "includes untagged accelerators", "spend:notag"),
+    card("Untagged accelerators", usdNano(untagged), "instances without a job tag", "spend:untagged")));
+  out.push(legend(series.map((s, i) => [s.name === noTag ? "sw-none" : `sw-${i}`, s.name])));
+  out.push(stackedBarsChart({ days, series, title: `Daily spend stacked by ${groupBy} (USD)` }));
+  out.push(table(["Day", ["Total", "num"], ...series.map((s) => [s.name, "num"]), ["Untagged accel.", "num"]],
+    body.days.map((d, i) => ({ key: d.date, cells: [d.date,
+      d.available ? money(d.total_usd, `day:${d.date}:total`) : "not summarized",
+      ...series.map((s) => (d.available ? { v: s.name in days[i].values
+        ? (s.name === noTag || s.name === "(other values)" ? shortUsdExact(days[i].values[s.name], d, s.name, groupBy, shown)
+          : usd(d.by_tag[s.name])) : "–", cls: "num" } : "")),
+      d.available ? money(d.untagged_usd) : ""] })), { name: "days" }));
+  const lastDay = available.length ? available[available.length - 1].date : null;
+  if (lastDay) {
+    const summary = await api(`/summaries/${lastDay}`);
+    out.push(el("h3", { text: `Tag compliance on ${lastDay}` }));
+    out.push(summary.tag_compliance.length ? table(["Instance", "Job", "Missing required tags"],
+      summary.tag_compliance.map((row) => ({ cells: [row.instance_id, row.job_id, row.missing.join(", ")] })),
+      { name: "compliance" }) : el("p", { class: "muted", text: "Every instance carries the required tags." }));
+  }
+  return out;
+};
+
+function shortUsdExact(value, day, name, groupBy, shown) {
+  // the residual columns, exact to the cent from the API's strings
+  const tagged = Object.entries(day.by_tag || {});
+  if (name === "(other values)") {
+    return usdNano(sumNano(tagged.filter(([k]) => !shown.includes(k)).map(([, v]) => v)));
+  }
+  return usdNano(nanoOf(day.total_usd) - sumNano(tagged.map(([, v]) => v)));
+}
+
+function budgetChart(budget, history) {
+  const W = 900, H = 260, L = 64, R = 110, T = 16, B = 40;
+  const root = frame(W, H, `Budget ${budget.budget_id}: spend against thresholds (USD)`);
+  const amount = num(budget.amount_usd);
+  const t0 = parseTime(budget.period_start);
+  const asOf = parseTime(budget.as_of);
+  const crossing = parseTime(budget.crossing_100_at);
+  let t1 = parseTime(budget.period_end) || parseTime(budget.projected_until) || asOf;
+  if (crossing && crossing > t1) t1 = crossing;
+  const maxThreshold = Math.max(...budget.thresholds, 100) / 100;
+  const max = niceMax(Math.max(amount * maxThreshold, num(budget.projected_total_usd), num(budget.spend_usd)) * 1.05);
+  const start = history.length ? new Date(Math.max(t0, parseTime(`${history[0].date}T00:00:00Z`) - 0)) : t0;
+  const xOf = (t) => L + ((t - start) / Math.max(1, t1 - start)) * (W - L - R);
+  const yOf = (v) => T + (1 - v / max) * (H - T - B);
+  yAxis(root, L, W - R, yOf, max, "USD in the period");
+  for (const th of budget.thresholds) {
+    const y = yOf((amount * th) / 100);
+    root.append(svg("line", { x1: L, x2: W - R, y1: y, y2: y, stroke: th >= 100 ? "#c8423b" : "#e39b2d",
+      "stroke-dasharray": "6 4", "data-mark": `threshold-${th}` }));
+    root.append(svg("text", { x: W - R + 6, y: y + 4, text: `${th} % (${shortUsd((amount * th) / 100)})` }));
+  }
+  // Spend so far: the daily summaries' cumulative (where readable), then now.
+  const pts = [];
+  let cum = 0;
+  if (history.length) pts.push([start, 0]);
+  for (const day of history) {
+    cum += day.value;
+    pts.push([parseTime(`${addDays(day.date, 1)}T00:00:00Z`), cum]);
+  }
+  pts.push([asOf, num(budget.spend_usd)]);
+  root.append(svg("polyline", { points: pts.map(([t, v]) => `${xOf(t).toFixed(1)},${yOf(v).toFixed(1)}`).join(" "),
+    fill: "none", stroke: "#2f6fb3", "stroke-width": 2.5, "data-series": "spend" }));
+  root.append(svg("circle", { cx: xOf(asOf), cy: yOf(num(budget.spend_usd)), r: 4, fill: "#2f6fb3" },
+    svg("title", { text: `spend ${usd(budget.spend_usd)} at ${utc(budget.as_of)}` })));
+  if (budget.projected_until) {
+    const tp = parseTime(budget.projected_until);
+    root.append(svg("line", { x1: xOf(asOf), y1: yOf(num(budget.spend_usd)), x2: xOf(tp),
+      y2: yOf(num(budget.projected_total_usd)), stroke: "#6a4c93", "stroke-width": 2,
+      "stroke-dasharray": "4 4", "data-series": "forecast" }));
+  }
+  if (budget.crossing_100_at) {
+    const tc = parseTime(budget.crossing_100_at);
+    const x = xOf(tc);
+    root.append(svg("line", { x1: x, x2: x, y1: T, y2: H - B, stroke: "#c8423b", "data-mark": "crossing" }));
+    root.append(svg("text", { x: x - 4, y: T + 10, "text-anchor": "end", fill: "#c8423b",
+      text: `100 % at ${utc(budget.crossing_100_at)}` }));
+  }
+  timeAxis(root, start, t1, xOf, H - B);
+  return root;
+}
+
+async function budgetHistory(budget, lastDay) {
+  // Daily spend of the budget's scope from the stored daily summaries (finance and admins).
+  if (budget.period === "day" || !budget.period_start) return [];
+  const scope = budget.scope || {};
+  let first = budget.period_start.slice(0, 10);
+  if (first > lastDay) return [];
+  if (addDays(lastDay, -92) > first) first = addDays(lastDay, -92);
+  let key = null;
+  let value = null;
+  if (scope.tag) {
+    const keys = Object.keys(scope.tag);
+    if (keys.length !== 1) return [];
+    key = keys[0];
+    value = scope.tag[key];
+  } else if (!scope.account) {
+    return [];
+  }
+  try {
+    const body = await api("/summaries", { from: first, to: lastDay, group_by: key });
+    return body.days.filter((d) => d.available).map((d) => ({ date: d.date,
+      value: num(key ? (d.by_tag || {})[value] || 0 : d.total_usd) }));
+  } catch (error) {
+    return [];
+  }
+}
+
+VIEWS.budgets = async function budgets() {
+  const body = await api("/budgets");
+  const out = [el("h2", { text: "Budgets" })];
+  if (!body.budgets.length) {
+    out.push(el("p", { class: "empty", text:
+      "No budget is set. Finance and admins set them in CDK context or with `costtracker budgets set`." }));
+    return out;
+  }
+  const day = addDays(await today(), -1);
+  const asOf = (await api("/jobs", { limit: 1 })).jobs.map((j) => j.as_of)[0] || null;
+  out.push(provenance(asOf, [], "spend as the ledger knows it now; forecast at the current burn rate"));
+  out.push(table(["Budget", "Scope", "Period", ["Spend", "num"], ["Amount", "num"], ["%", "num"],
+    ["Burn $/h", "num"], ["Forecast", "num"], "100 % crossed", "Source"],
+  body.budgets.map((b) => ({ key: b.budget_id, cells: [b.budget_id, scopeText(b.scope),
+    `${b.period} (${b.period_key})`, money(b.spend_usd, `budget:${b.budget_id}:spend`),
+    money(b.amount_usd, `budget:${b.budget_id}:amount`), { v: `${b.percent} %`, cls: "num" },
+    { v: `${usd(b.burn_rate_usd_per_hour)}/h`, cls: "num" },
+    { v: b.projected_until ? `${usd(b.projected_total_usd)} by ${utc(b.projected_until)}` : usd(b.projected_total_usd),
+      cls: "num", fig: `budget:${b.budget_id}:forecast` },
+    b.crossing_100_at ? el("span", { class: "badge warn", text: utc(b.crossing_100_at) }) : "not projected",
+    b.source] })), { name: "budgets" }));
+  for (const b of body.budgets) {
+    const history = await budgetHistory(b, day);
+    out.push(el("h3", { text: `${b.budget_id}: ${usd(b.spend_usd)} of ${usd(b.amount_usd)} (${b.percent} %)` }));
+    out.push(legend([["sw-instance", history.length ? "spend (daily summaries, then now)" : "spend now"],
+      ["sw-3", "forecast at the current burn rate"], ["sw-1", "thresholds"], ["sw-waste", "100 %"]]));
+    out.push(budgetChart({ ...b, as_of: asOf }, history));
+  }
+  return out;
+};
+
+function scopeText(scope) {
+  if (!scope) return "–";
+  if (scope.job) return `job ${scope.job}`;
+  if (scope.tag) return Object.entries(scope.tag).map(([k, v]) => `${k}=${v}`).join(" and ");
+  return "the whole account";
+}
+
+function waterfallChart(change) {
+  const W = 900, H = 300, L = 64, R = 10, T = 18, B = 46;
+  const root = frame(W, H, "Change in spend: period 0 to period 1, by cause (USD)");
+  const before = num(change.before.total_usd);
+  const steps = [
+    ["usage", num(change.change.usage_usd), "#2f6fb3"],
+    ["rate", num(change.change.rate_usd), "#6a4c93"],
+    ["other", num(change.change.other_usd), "#e39b2d"],
+  ];
+  const levels = [before];
+  for (const [, v] of steps) levels.push(levels[levels.length - 1] + v);
+  const max = niceMax(Math.max(...levels, num(change.after.total_usd)) * 1.05);
+  const yOf = (v) => T + (1 - v / max) * (H - T - B);
+  yAxis(root, L, W - R, yOf, max, "USD in the period");
+  const bars = [["period 0", 0, before, "#8a94a0"]];
+  let level = before;
+  for (const [name, v, colour] of steps) {
+    bars.push([name, level, level + v, colour]);
+    level += v;
+  }
+  bars.push(["period 1", 0, num(change.after.total_usd), "#8a94a0"]);
+  const slot = (W - L - R) / bars.length;
+  bars.forEach(([name, a, b, colour], i) => {
+    const x = L + i * slot + slot * 0.2;
+    const w = slot * 0.6;
+    const top = yOf(Math.max(a, b));
+    const height = Math.max(1, Math.abs(yOf(a) - yOf(b)));
+    root.append(svg("rect", { x, y: top, width: w, height, fill: colour, "data-bar": name }));
+    const delta = b - a;
+    const label = i === 0 || i === bars.length - 1 ? shortUsd(b) : `${delta >= 0 ? "+" : ""}${shortUsd(delta)}`;
+    root.append(svg("text", { x: x + w / 2, y: top - 4, "text-anchor": "middle", text: label }));
+    root.append(svg("text", { x: x + w / 2, y: H - B + 14, "text-anchor": "middle", text: name }));
+  });
+  return root;
+}
+
+VIEWS.change = async function change(arg, params) {
+  const end = addDays(await today(), -1);
+  const to1 = params.get("to1") || end;
+  const from1 = params.get("from1") || addDays(to1, -6);
+  const to0 = params.get("to0") || addDays(from1, -1);
+  const from0 = params.get("from0") || addDays(to0, -6);
+  const scope = { team: params.get("team") || "", project: params.get("project") || "",
+    job_id: params.get("job_id") || "" };
+  const field = (label, name, value, type = "date") => el("label", {}, label,
+    el("input", { type, name, value, placeholder: type === "text" ? "any" : null }));
+  const form = el("form", { class: "inline", on: { submit: (e) => {
+    e.preventDefault();
+    const data = [...new FormData(form).entries()].filter(([, v]) => v);
+    location.hash = `#/change?${new URLSearchParams(data)}`;
+  } } }, field("Period 0 from", "from0", from0), field("to", "to0", to0),
+  field("Period 1 from", "from1", from1), field("to", "to1", to1),
+  field("Team", "team", scope.team, "text"), field("Project", "project", scope.project, "text"),
+  field("Job", "job_id", scope.job_id, "text"), el("button", { type: "submit", text: "Explain" }));
+  const body = await api("/change", { from0, to0, from1, to1, ...scope });
+  const c = body.change;
+  const b0 = body.before, b1 = body.after;
+  const rose = nanoOf(c.total_usd) >= 0n;
+  const verdict = el("p", { class: "verdict", "data-role": "verdict" },
+    `Spend ${rose ? "rose" : "fell"} by `, el("strong", { "data-fig": "change:total", text: usd(String(c.total_usd).replace("-", "")) }),
+    `: ${signedUsd(c.usage_usd)} from ${nanoOf(c.usage_usd) >= 0n ? "more" : "fewer"} accelerator-hours (usage), `,
+    `${signedUsd(c.rate_usd)} from ${nanoOf(c.rate_usd) >= 0n ? "a dearer" : "a cheaper"} hour (rate), `,
+    `${signedUsd(c.other_usd)} other (EBS, storage, CPU). Waste changed by ${signedUsd(c.wasted_usd)}` +
+    (c.cost_per_1k_steps_usd !== null ? `; cost per 1,000 steps by ${signedUsd(c.cost_per_1k_steps_usd)}.` : "."));
+  const row = (label, key, fmt, fig) => ({ cells: [label,
+    { v: fmt(b0[key]), cls: "num", fig: fig && `${fig}:0` }, { v: fmt(b1[key]), cls: "num", fig: fig && `${fig}:1` }] });
+  const hours = (v) => fixed(v, 2);
+  const rate = (v) => (v === null ? "–" : `${usd(v)}/h`);
+  return [
+    el("h2", { text: "Why did it change" }), form,
+    provenance(body.as_of, [], `scope: ${[scope.team && `team ${scope.team}`, scope.project && `project ${scope.project}`,
+      scope.job_id && `job ${scope.job_id}`].filter(Boolean).join(", ") || "everything you can see"}`),
+    verdict,
+    el("div", { class: "cards" },
+      card("Usage = (H1 − H0) × r0", signedUsd(c.usage_usd), "more or fewer accelerator-hours", "change:usage"),
+      card("Rate = (r1 − r0) × H1", signedUsd(c.rate_usd), "a dearer or cheaper hour", "change:rate"),
+      card("Other spend", signedUsd(c.other_usd), "EBS, checkpoint storage, CPU", "change:other"),
+      card("Wasted (idle + rerun)", signedUsd(c.wasted_usd),
+        `idle ${signedUsd(c.wasted_idle_usd)}, rerun ${signedUsd(c.wasted_rerun_usd)}`, "change:wasted"),
+      card("Cost per 1,000 steps", c.cost_per_1k_steps_usd === null ? "–" : signedUsd(c.cost_per_1k_steps_usd),
+        "efficiency of the training itself", "change:per1k")),
+    legend([["sw-0", "usage"], ["sw-3", "rate"], ["sw-1", "other"]]),
+    waterfallChart(body),
+    table(["", [`Period 0 (${from0} to ${to0})`, "num"], [`Period 1 (${from1} to ${to1})`, "num"]], [
+      row("Accelerator instance-hours H", "accelerator_hours", hours, "change:hours"),
+      row("Average $ per accelerator-hour r", "usd_per_accelerator_hour", rate, "change:rate-r"),
+      row("Accelerator instance cost C = H × r", "accelerator_usd", usd, "change:accel"),
+      row("Total spend", "total_usd", usd, "change:spend"),
+      row("Wasted: idle", "wasted_idle_usd", usd, "change:idle"),
+      row("Wasted: rerun", "wasted_rerun_usd", usd, "change:rerun"),
+      row("Steps progressed", "steps", (v) => (v === null ? "–" : String(v))),
+      row("Cost per 1,000 steps", "cost_per_1k_steps_usd", (v) => (v === null ? "–" : usd(v)), "change:per1k"),
+      row("Jobs with spend", "jobs", String),
+    ], { name: "change" }),
+    el("ul", { class: "notes" }, body.notes.map((n) => el("li", { text: n }))),
+  ];
+};
+
+// ---------------------------------------------------------------- router
+
+function route() {
+  const hash = location.hash.replace(/^#\/?/, "") || "now";
+  const [pathPart, query = ""] = hash.split("?");
+  const [view, ...rest] = pathPart.split("/");
+  return { view: VIEWS[view] ? view : "now", arg: rest.join("/"), params: new URLSearchParams(query) };
+}
+
+async function render() {
+  const token = ++renderToken;
+  const { view, arg, params } = route();
+  for (const link of document.querySelectorAll("nav a")) {
+    link.classList.toggle("active", link.dataset.view === view || (view === "job" && link.dataset.view === "jobs"));
+  }
+  MAIN.setAttribute("aria-busy", "true");
+  MAIN.dataset.view = view;
+  let nodes;
+  try {
+    nodes = await VIEWS[view](arg, params);
+  } catch (error) {
+    nodes = [el("h2", { text: "Could not load this view" }), showError(error)];
+  }
+  if (token !== renderToken) return;
+  MAIN.replaceChildren(...nodes.flat(Infinity).filter(Boolean));
+  MAIN.setAttribute("aria-busy", "false");
+  document.title = `costtracker · ${view}`;
+}
+
+window.addEventListener("hashchange", render);
+render();

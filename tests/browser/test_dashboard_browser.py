@@ -1,0 +1,285 @@
+"""The dashboard in headless Chromium (Debian's package, driven by Playwright).
+
+Each view is loaded from a real ``costtracker demo`` (the two-team fortnight example,
+budgets set after the replay) and must show the figures the API returns for the same
+jobs, to the cent, with no console error. Screenshots go to $COSTTRACKER_SCREENSHOTS
+(``make screenshots`` writes docs/dashboard/). Without Chromium the module skips.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = os.environ.get("COSTTRACKER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip(
+        "browser tests: no Chromium (apt-get install chromium; .ci/run does)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests: no Playwright")
+
+ROOT = Path(__file__).resolve().parents[2]
+SCENARIO = ROOT / "examples" / "two-teams-fortnight.json"
+BUDGETS = ROOT / "examples" / "two-teams-fortnight.budgets.json"
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def cents(value: str | Decimal) -> str:
+    amount = Decimal(value).quantize(Decimal("0.01"))
+    return f"-${-amount:,}" if amount < 0 else f"${amount:,}"
+
+
+def signed(value: str) -> str:
+    return f"+{cents(value)}" if Decimal(value) > 0 else cents(value)
+
+
+@contextmanager
+def running_demo(*extra: str) -> Iterator[str]:
+    """``costtracker demo`` on a free port, as a user runs it; yields its base URL."""
+    env = {**os.environ, "POWERTOOLS_METRICS_DISABLED": "true"}
+    command = [sys.executable, "-m", "costtracker.cli", "demo", "--port", "0"]
+    command += ["--scenario", str(SCENARIO), "--budgets", str(BUDGETS), *extra]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    url = None
+    lines = []
+    assert process.stdout is not None
+    for line in process.stdout:  # the replay takes about a minute
+        lines.append(line)
+        found = re.match(r"Dashboard on (http://\S+)/", line)
+        if found:
+            url = found.group(1)
+            break
+    try:
+        if url is None:
+            pytest.fail("the demo did not start:\n" + "".join(lines[-20:]))
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[str]:
+    with running_demo() as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+def api(base: str, path: str) -> Any:
+    with urllib.request.urlopen(base + path, timeout=60) as response:
+        return json.loads(response.read())
+
+
+class View:
+    def __init__(self, browser: Any, base: str, width: int = 1280, height: int = 800) -> None:
+        self.page = browser.new_page(viewport={"width": width, "height": height})
+        self.base = base
+        self.errors: list[str] = []
+        self.page.on(
+            "console",
+            lambda m: (
+                self.errors.append(f"{m.type}: {m.text}")
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
+        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url}"))
+
+    def open(self, fragment: str) -> View:
+        self.page.goto(f"{self.base}/{fragment}")
+        self.page.wait_for_selector("main[aria-busy=false]", timeout=60_000)
+        assert self.page.locator(".error").count() == 0, self.page.locator(
+            ".error"
+        ).all_inner_texts()
+        return self
+
+    def fig(self, name: str) -> str:
+        return str(self.page.locator(f'[data-fig="{name}"]').first.inner_text()).strip()
+
+    def shot(self, name: str) -> None:
+        folder = os.environ.get("COSTTRACKER_SCREENSHOTS")
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            self.page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+    def close(self) -> None:
+        assert self.errors == []
+        self.page.close()
+
+
+def test_now_shows_running_jobs_and_idle_accelerators(browser: Any, demo: str) -> None:
+    running = api(demo, "/jobs?status=running&limit=100")["jobs"]
+    idle = api(demo, "/idle")["instances"]
+    assert {j["job_id"] for j in running} == {"llama-pretrain", "vit-eval"}
+    view = View(browser, demo).open("#/now")
+    assert view.fig("now:running") == "2"
+    for job in running:
+        assert view.fig(f"job:{job['job_id']}:total") == cents(job["cost_usd"]["total"])
+        assert view.fig(f"job:{job['job_id']}:burn") == cents(job["burn_rate_usd_per_hour"]) + "/h"
+        assert view.fig(f"job:{job['job_id']}:risk") == cents(job["spend_at_risk_usd"])
+    burn = sum(Decimal(j["burn_rate_usd_per_hour"]) for j in running)
+    assert view.fig("now:burn") == cents(burn) + "/h"
+    assert view.fig("now:risk") == cents(sum(Decimal(j["spend_at_risk_usd"]) for j in running))
+    assert [i["instance_id"] for i in idle] == ["i-0c200000000000c02"]
+    assert view.fig("idle:i-0c200000000000c02:cost") == cents(idle[0]["cost_usd"]) == "$32.25"
+    assert "2026-11-16 10:30 UTC" in view.page.locator('[data-table="idle"]').inner_text()
+    assert (
+        "override (checked 2026-11-02)"
+        in view.page.locator('[data-role="provenance"]').inner_text()
+    )
+    assert view.page.locator(".badge.estimated").count() >= 3
+    view.shot("now")
+    view.close()
+
+
+def test_a_job_splits_its_cost_and_marks_its_events(browser: Any, demo: str) -> None:
+    job = api(demo, "/jobs/llama-sft")
+    timeline = api(demo, "/jobs/llama-sft/timeline?points=160")["points"]
+    estimate = api(demo, "/jobs/llama-sft/estimate?target_steps=200000")
+    view = View(browser, demo).open("#/job/llama-sft?target=200000")
+    for fig, key in (
+        ("total", "total"),
+        ("instance", "instance"),
+        ("ebs", "ebs"),
+        ("storage", "checkpoint_storage"),
+        ("idle", "wasted_idle"),
+        ("rerun", "wasted_rerun"),
+    ):
+        assert view.fig(f"job:{fig}") == cents(job["cost_usd"][key]), fig
+    assert view.fig("job:per1k") == cents(job["cost_per_1k_steps_usd"])
+    assert view.fig("job:per1m") == cents(job["cost_per_million_tokens_usd"])
+    assert (
+        view.fig("job:timeline-total")
+        == cents(timeline[-1]["total_usd"])
+        == cents(job["cost_usd"]["total"])
+    )
+    low, high = estimate["cost_usd"]["low"], estimate["cost_usd"]["high"]
+    assert view.fig("estimate:cost") == f"{cents(low)} \u2013 {cents(high)}"
+    assert view.page.locator('[data-mark="idle"]').count() == 1
+    assert view.page.locator('[data-mark="checkpoint"]').count() == job["checkpoint_objects"]
+    for series in ("instance_usd", "ebs_usd", "checkpoint_storage_usd"):
+        assert view.page.locator(f'polygon[data-series="{series}"]').count() == 1
+    view.shot("job")
+    view.open("#/job/vit-spot")
+    spot = api(demo, "/jobs/vit-spot")
+    assert view.fig("job:rerun") == cents(spot["cost_usd"]["wasted_rerun"])
+    assert view.page.locator('[data-mark="interruption"]').count() == spot["interruptions"] == 1
+    view.close()
+
+
+def test_trainium_against_gpu(browser: Any, demo: str) -> None:
+    body = api(demo, "/compare?jobs=llama-sft,llama-sft-gpu")
+    view = View(browser, demo).open("#/compare?jobs=llama-sft,llama-sft-gpu")
+    for row in body["jobs"]:
+        job = row["job_id"]
+        assert view.fig(f"cmp:{job}:total") == cents(row["total_usd"])
+        assert view.fig(f"cmp:{job}:per1k") == cents(row["cost_per_1k_steps_usd"])
+        assert view.fig(f"cmp:{job}:per1m") == cents(row["cost_per_million_tokens_usd"])
+        assert view.fig(f"cmp:{job}:idle") == cents(row["wasted_idle_usd"])
+    text = view.page.locator('[data-table="compare"]').inner_text()
+    assert "Neuron (Trainium/Inferentia)" in text and "NVIDIA GPU" in text
+    view.shot("compare")
+    view.close()
+
+
+def test_spend_by_day_stacked_by_team(browser: Any, demo: str) -> None:
+    body = api(demo, "/summaries?from=2026-11-02&to=2026-11-15&group_by=team")
+    days = [d for d in body["days"] if d["available"]]
+    assert len(days) == 14
+    view = View(browser, demo).open("#/spend?group_by=team&from=2026-11-02&to=2026-11-15")
+    for day in days:
+        assert view.fig(f"day:{day['date']}:total") == cents(day["total_usd"])
+    total = sum(Decimal(d["total_usd"]) for d in days)
+    tagged = sum(Decimal(v) for d in days for v in d["by_tag"].values())
+    assert view.fig("spend:total") == cents(total)
+    assert view.fig("spend:notag") == cents(total - tagged)
+    assert view.fig("spend:untagged") == cents(sum(Decimal(d["untagged_usd"]) for d in days))
+    assert view.page.locator('rect[data-series="nlp"]').count() > 0
+    # the last day's untagged GPU misses every required tag
+    assert "i-0e100000000000e01" in view.page.locator('[data-table="compliance"]').inner_text()
+    view.shot("spend")
+    view.close()
+
+
+def test_budgets_against_thresholds(browser: Any, demo: str) -> None:
+    budgets = api(demo, "/budgets")["budgets"]
+    assert {b["budget_id"] for b in budgets} == {"nlp-monthly", "vision-monthly", "account-total"}
+    view = View(browser, demo).open("#/budgets")
+    for b in budgets:
+        assert view.fig(f"budget:{b['budget_id']}:spend") == cents(b["spend_usd"])
+        assert view.fig(f"budget:{b['budget_id']}:amount") == cents(b["amount_usd"])
+    assert view.page.locator('[data-mark="threshold-80"]').count() == 3
+    assert view.page.locator('[data-series="forecast"]').count() == 3
+    view.shot("budgets")
+    view.close()
+
+
+def test_why_did_it_change_matches_the_hand_calculation(browser: Any, demo: str) -> None:
+    # Team nlp, week of Nov 2 against week of Nov 9 (see examples/make_fortnight_scenario.py):
+    # H0 = 56 h at $21.50, H1 = 84 h trn1 + 10 h p5 at $55.04.
+    query = "from0=2026-11-02&to0=2026-11-08&from1=2026-11-09&to1=2026-11-15&team=nlp"
+    body = api(demo, f"/change?{query}")
+    assert body["change"]["usage_usd"] == "817.000000000"  # (94 - 56) x 21.50
+    assert body["change"]["rate_usd"] == "335.400000000"  # 2,356.40 - 94 x 21.50
+    assert body["change"]["wasted_idle_usd"] == "247.250000000"  # 11.5 h idle x 21.50
+    view = View(browser, demo).open(f"#/change?{query}")
+    assert view.fig("change:usage") == "+$817.00"
+    assert view.fig("change:rate") == "+$335.40"
+    assert view.fig("change:other") == signed(body["change"]["other_usd"])
+    assert view.fig("change:wasted") == "+$247.25"
+    assert view.fig("change:total") == cents(body["change"]["total_usd"])
+    assert view.fig("change:per1k") == signed(body["change"]["cost_per_1k_steps_usd"])
+    assert view.fig("change:hours:0") == "56.00" and view.fig("change:hours:1") == "94.00"
+    view.shot("change")
+    view.close()
+
+
+def test_readable_on_a_phone(browser: Any, demo: str) -> None:
+    view = View(browser, demo, width=390, height=844)
+    for fragment in ("#/now", "#/job/llama-pretrain", "#/change"):
+        view.open(fragment)
+        width = view.page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 392, f"{fragment} is {width}px wide on a 390px screen"
+    view.open("#/now")
+    view.shot("now-phone")
+    view.close()
+
+
+def test_a_team_member_sees_only_their_team(browser: Any) -> None:
+    with running_demo("--as", "team:nlp") as base:
+        view = View(browser, base)
+        for fragment in ("#/now", "#/jobs?days=30"):
+            text = view.open(fragment).page.locator("main").inner_text()
+            assert "llama-sft" in text or "llama-pretrain" in text
+            assert "vit-" not in text and "vision" not in text
+        view.close()
