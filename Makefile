@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export CDK_DISABLE_CLI_TELEMETRY := true
 
-.PHONY: setup demo test unit integration infra e2e lint synth openapi check bench clean focus-validate browser screenshots dashboard-demo
+.PHONY: setup demo test unit integration infra e2e lint synth diff deploy bootstrap config openapi check bench clean focus-validate browser screenshots dashboard-demo
 
 $(STAMP): pyproject.toml requirements/dev.lock package-lock.json
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,9 +44,27 @@ lint: setup
 	$(BIN)/ruff format --check shared functions costtracker
 	$(BIN)/mypy
 
+# The CDK CLI pinned in package-lock.json, with the project's venv first on PATH
+# (cdk.json's app is `.venv/bin/python cdk/app.py`). Extra CLI arguments go in ARGS,
+# e.g. make deploy ARGS='-c account=111122223333 -c region=us-east-1'.
+CDK := PATH=$(CURDIR)/$(BIN):$$PATH npx --no-install cdk
+ARGS ?=
+
 synth: setup
-	PATH=$(CURDIR)/$(BIN):$$PATH npx cdk synth --quiet
+	$(CDK) synth --quiet $(ARGS)
 	$(BIN)/cfn-lint --ignore-checks W3005 -- cdk.out/*.template.json
+
+diff: setup
+	$(CDK) diff $(ARGS)
+
+deploy: setup
+	$(CDK) deploy $(ARGS)
+
+bootstrap: setup
+	$(CDK) bootstrap $(ARGS)
+
+config: setup
+	$(BIN)/costtracker config show $(ARGS)
 
 browser: setup
 	$(BIN)/pytest -q tests/browser

@@ -5,6 +5,7 @@ It defines no resource itself; see ``cdk/constructs/``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,11 +13,13 @@ from aws_cdk import ArnFormat, CfnOutput, Duration, Stack
 from aws_cdk import aws_iam as iam
 from constructs import Construct
 
+from cdk.constructs.access_policies import ApiAccessPolicies
 from cdk.constructs.alert_topics import AlertTopics
 from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.dashboard import TrackerDashboard
 from cdk.constructs.dlq_alarms import DeadLetterAlarms
 from cdk.constructs.ec2_events import Ec2EventRules
+from cdk.constructs.event_bus_policy import OrganizationBusPolicy
 from cdk.constructs.job_cost_api import JobCostApi
 from cdk.constructs.lambda_factory import RETENTION, LambdaFactory
 from cdk.constructs.ledger_table import LedgerTable
@@ -24,6 +27,7 @@ from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.constructs.schedules import Schedules
 from cdk.nag import acknowledge
 from cdk.settings import StackSettings
+from shared.config import LedgerConfig
 from shared.event_patterns import EVENT_RULES, SCHEDULES, schedules
 
 # Read-only EC2 and Price List actions the ledger prices instances with. AWS does
@@ -32,6 +36,8 @@ from shared.event_patterns import EVENT_RULES, SCHEDULES, schedules
 INSTANCE_READ_ACTIONS = ("ec2:DescribeInstances", "ec2:DescribeVolumes")
 PRICE_READ_ACTIONS = ("ec2:DescribeSpotPriceHistory", "pricing:GetProducts")
 # ce:GetCostAndUsage likewise only accepts Resource "*".
+# Partition keys the API writes: budgets, their history, cached prices.
+API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "PRICE#*")
 UNSCOPED_REASON = (
     "{actions}: read-only EC2 Describe* and Price List GetProducts actions do not "
     "support resource-level permissions; AWS requires Resource '*' for them."
@@ -55,6 +61,9 @@ class AsyncFunctionSpec:
     stops_instances: bool = False
     # Writes the daily reports (summaries, FOCUS) to the reports bucket.
     writes_reports: bool = False
+    # Unscoped reads granted only when a feature is on (a LedgerConfig predicate).
+    feature_reads: tuple[str, ...] = ()
+    feature: Callable[[LedgerConfig], bool] | None = None
 
 
 # Every function named in EVENT_RULES or SCHEDULES needs an entry here: its grants
@@ -110,7 +119,8 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
     "reconcile": AsyncFunctionSpec(
         300,
         "reconcile settled days with Cost Explorer (opt-in)",
-        ("ce:GetCostAndUsage",),
+        feature_reads=("ce:GetCostAndUsage",),
+        feature=lambda config: config.reconcile.enabled,
     ),
     "daily_summary": AsyncFunctionSpec(
         300,
@@ -171,6 +181,10 @@ class CostTrackerStack(Stack):
                 name,
                 timeout=Duration.seconds(spec.timeout_seconds),
                 asynchronous=True,
+                # The event path keeps capacity however busy the API or schedules are.
+                reserved_concurrency=(
+                    settings.event_reserved_concurrency or None if name in EVENT_RULES else None
+                ),
                 description=f"costtracker: {spec.description}",
                 extra_environment=(
                     {"REPORT_BUCKET": reports.bucket.bucket_name} if spec.writes_reports else None
@@ -205,7 +219,8 @@ class CostTrackerStack(Stack):
                     finding=f"Resource::arn:<AWS::Partition>:cloudwatch:{settings.region}:"
                     f"{settings.account}:alarm:{settings.ledger.utilization.alarm_prefix}*",
                 )
-            if spec.stops_instances:
+            # Stopping instances only when auto-stop is on (dry run too: it stops nothing).
+            if spec.stops_instances and settings.ledger.auto_stop.enabled:
                 function.role.add_to_policy(
                     iam.PolicyStatement(
                         actions=["ec2:StopInstances"],
@@ -227,14 +242,19 @@ class CostTrackerStack(Stack):
                     finding=f"Resource::arn:<AWS::Partition>:ec2:{settings.region}:"
                     f"{settings.account}:instance/*",
                 )
+            organization = settings.ledger.accounts.organization_id
+            if organization and set(INSTANCE_READ_ACTIONS) <= set(spec.unscoped_reads):
+                self._grant_member_role(function.role, settings)
             if spec.publishes_team_alerts:
                 topics.grant_publish(topics.team, function.role)
             if spec.publishes_finance_alerts:
                 topics.grant_publish(topics.finance, function.role)
-            if spec.unscoped_reads:
+            unscoped = spec.unscoped_reads
+            if spec.feature is not None and spec.feature(settings.ledger):
+                unscoped += spec.feature_reads
+            if unscoped:
                 function.grant_unscoped(
-                    spec.unscoped_reads,
-                    UNSCOPED_REASON.format(actions=", ".join(spec.unscoped_reads)),
+                    unscoped, UNSCOPED_REASON.format(actions=", ".join(unscoped))
                 )
             if spec.publishes_admin_alerts:
                 topics.grant_publish(topics.admin, function.role)
@@ -246,13 +266,14 @@ class CostTrackerStack(Stack):
             description="costtracker: job cost REST API",
         )
         ledger.grant_read_data(job_cost_api.role)
-        # Budgets are managed through the API: writes limited to the budget partition.
-        job_cost_api.role.add_to_policy(
-            iam.PolicyStatement(
-                actions=["dynamodb:PutItem"],
-                resources=[table.table_arn],
-                conditions={"ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["BUDGETS"]}},
-            )
+        # The API writes budgets with their history, and caches the prices it looks up:
+        # PutItem on those partitions only.
+        ledger.grant_writes(
+            job_cost_api.role, leading_keys=API_WRITE_KEYS, actions=("dynamodb:PutItem",)
+        )
+        # GET /prices answers from the cache, the snapshot or a Price List call.
+        job_cost_api.grant_unscoped(
+            PRICE_READ_ACTIONS, UNSCOPED_REASON.format(actions=", ".join(PRICE_READ_ACTIONS))
         )
 
         Ec2EventRules(self, "Ec2Events", functions=asynchronous, ledger_config=settings.ledger)
@@ -268,7 +289,13 @@ class CostTrackerStack(Stack):
             "JobCostApi",
             handler=job_cost_api.function,
             log_retention=RETENTION[settings.log_retention_days],
+            throttling=settings.api_throttling,
         )
+        policies = ApiAccessPolicies(self, "ApiAccess", api=api.api)
+        if settings.ledger.accounts.organization_id:
+            OrganizationBusPolicy(
+                self, "OrganizationBus", organization_id=settings.ledger.accounts.organization_id
+            )
         DeadLetterAlarms(
             self,
             "DeadLetterAlarms",
@@ -294,7 +321,20 @@ class CostTrackerStack(Stack):
             },
         )
 
-        CfnOutput(self, "ApiUrl", value=api.api.url, description="Job cost API (IAM auth)")
+        CfnOutput(
+            self,
+            "ApiUrl",
+            value=api.api.url,
+            description="Job cost API (IAM auth): costtracker jobs ls --endpoint <ApiUrl>",
+        )
+        for role, policy in policies.policies.items():
+            CfnOutput(
+                self,
+                f"{role.capitalize()}PolicyArn",
+                value=policy.managed_policy_arn,
+                description=f"Attach to the IAM roles of {ApiAccessPolicies.AUDIENCE[role]} "
+                "(execute-api:Invoke on their routes; ledger.access decides what they see)",
+            )
         CfnOutput(
             self,
             "InstanceStateFunctionName",
@@ -306,3 +346,23 @@ class CostTrackerStack(Stack):
         CfnOutput(self, "FinanceTopicArn", value=topics.finance.topic_arn)
         CfnOutput(self, "TeamTopicArn", value=topics.team.topic_arn)
         CfnOutput(self, "AdminTopicArn", value=topics.admin.topic_arn)
+
+    def _grant_member_role(self, role: iam.IRole, settings: StackSettings) -> None:
+        """Assume the member stack's read-only role, in the organisation's accounts only."""
+        name = settings.ledger.accounts.member_role_name
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["sts:AssumeRole"],
+                resources=[f"arn:{self.partition}:iam::*:role/{name}"],
+                conditions={
+                    "StringEquals": {"aws:ResourceOrgID": settings.ledger.accounts.organization_id}
+                },
+            )
+        )
+        acknowledge(
+            role,
+            "IAM5",
+            f"sts:AssumeRole on the member stack's read-only role {name} in any account of "
+            "the organisation (aws:ResourceOrgID); the member accounts are not known at synth.",
+            finding=f"Resource::arn:<AWS::Partition>:iam::*:role/{name}",
+        )

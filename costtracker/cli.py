@@ -201,7 +201,8 @@ def add_demo(sub: Any) -> None:
         default=None,
         metavar="WHO",
         help="the caller the local API resolves: team:NAME, finance, admin or a caller ARN "
-        "(matched against the scenario's access rules); default: an admin",
+        "(matched against the scenario's access rules); default: the local admin "
+        "arn:aws:iam::000000000000:user/costtracker-local",
     )
     p.add_argument("--scenario", type=Path, default=None, help="another scenario to show")
     p.add_argument(
@@ -518,6 +519,14 @@ def cmd_budgets_rm(args: argparse.Namespace) -> int:
     return _emit(args, body, lambda b: f"budget {b['budget_id']} deleted")
 
 
+def cmd_budgets_history(args: argparse.Namespace) -> int:
+    from costtracker import render
+
+    client = _api(args)
+    body = client.request("GET", client.path("budgets", args.budget_id, "history"))
+    return _emit(args, body, render.budget_history)
+
+
 def add_budgets(sub: Any) -> None:
     p = sub.add_parser("budgets", help="budgets through the API")
     budgets_sub = p.add_subparsers(dest="budgets_command", required=True)
@@ -533,6 +542,9 @@ def add_budgets(sub: Any) -> None:
     rm = budgets_sub.add_parser("rm", help="delete a budget")
     rm.add_argument("budget_id")
     _api_options(rm, cmd_budgets_rm)
+    history = budgets_sub.add_parser("history", help="who changed a budget, when, and how")
+    history.add_argument("budget_id")
+    _api_options(history, cmd_budgets_history)
 
 
 def cmd_summaries_show(args: argparse.Namespace) -> int:
@@ -557,6 +569,75 @@ def add_prices(sub: Any) -> None:
     _api_options(p, cmd_prices)
 
 
+# --- the stack's configuration ----------------------------------------------------------
+
+
+def _context_overrides(pairs: list[str]) -> dict[str, str]:
+    overrides: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise CliError(f"-c {pair}: give KEY=VALUE, e.g. -c ledger.reconcile.enabled=true")
+        overrides[key] = value
+    return overrides
+
+
+def cmd_config_show(args: argparse.Namespace) -> int:
+    """The effective CDK configuration and where each value came from (default,
+    cdk.json, -c), exactly as ``cdk synth`` would resolve it."""
+    from cdk.settings import SettingsError, effective_settings, settings_with_sources
+
+    path: Path = args.cdk_json
+    if not path.is_file():
+        raise CliError(
+            f"--cdk-json {path}: no such file; run from the repository root or give its cdk.json"
+        )
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise CliError(f"--cdk-json {path}: cannot read it as JSON ({exc})") from exc
+    file_context = document.get("context", {}) if isinstance(document, dict) else {}
+    overrides = _context_overrides(args.context)
+    try:
+        settings, resolved = settings_with_sources({**file_context, **overrides}, file_context)
+    except SettingsError as exc:
+        # One line: the problems (one per key, each named) joined with "; ".
+        first, *problems = str(exc).splitlines()
+        raise CliError(f"{first} {'; '.join(p.strip() for p in problems)}".strip()) from exc
+    rows = effective_settings(settings, resolved)
+    if args.json:
+        json.dump(
+            {key: {"value": value, "source": source} for key, value, source in rows},
+            sys.stdout,
+            indent=2,
+        )
+        sys.stdout.write("\n")
+        return 0
+    width = max(len(key) for key, _, _ in rows)
+    for key, value, source in rows:
+        print(f"{key.ljust(width)}  {source.ljust(8)}  {json.dumps(value)}")
+    return 0
+
+
+def add_config(sub: Any) -> None:
+    p = sub.add_parser("config", help="the CDK configuration of the stack")
+    config_sub = p.add_subparsers(dest="config_command", required=True)
+    show = config_sub.add_parser(
+        "show", help="the effective configuration, with where each value came from"
+    )
+    show.add_argument(
+        "-c",
+        "--context",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a context value as given to cdk (repeatable), e.g. -c ledger.reconcile.enabled=true",
+    )
+    show.add_argument("--cdk-json", type=Path, default=Path("cdk.json"), help="default: ./cdk.json")
+    show.add_argument("--json", action="store_true", help="as a JSON document")
+    show.set_defaults(func=cmd_config_show)
+
+
 # --- the parser and the one place errors are reported ----------------------------------
 
 
@@ -572,6 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_jobs,
         add_budgets,
         add_prices,
+        add_config,
         add_dlq,
     ):
         add(sub)

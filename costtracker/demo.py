@@ -23,16 +23,22 @@ _ROLE = re.compile(r"^(?:team:(?P<team>[A-Za-z0-9][A-Za-z0-9._-]{0,63})|(?P<role
 
 
 def local_identity(spec: str | None, account: str = LOCAL_ACCOUNT) -> tuple[Any, Any]:
-    """(LocalIdentity, AccessConfig | None) for ``--as``: ``team:NAME``, ``finance`` or
-    ``admin`` make a caller and the one rule that resolves it; ``arn:...`` is a caller
-    resolved by the scenario's own ``access`` rules (an unmatched ARN is denied)."""
-    from costtracker.local_api import LocalIdentity
+    """(LocalIdentity, AccessConfig | None) for ``--as``. No ``--as`` is the explicit local
+    admin (``LOCAL_CALLER_ARN``, made an admin by the emulator's configuration, beside the
+    scenario's own ``access`` rules); ``admin`` is that same caller with only its rule;
+    ``team:NAME`` and ``finance`` make a caller and the one rule that resolves it;
+    ``arn:...`` is a caller resolved by the scenario's own ``access`` rules (an unmatched
+    ARN is denied: the API fails closed)."""
+    from costtracker.local_api import LOCAL_CALLER_ARN, LocalIdentity
     from shared.access import AccessConfig, AccessRule
 
     if spec is None:
         return LocalIdentity(), None
+    if spec == "admin":
+        rule = AccessRule.model_validate({"arn_pattern": LOCAL_CALLER_ARN, "role": "admin"})
+        return LocalIdentity(), AccessConfig(rules=(rule,))
     if spec.startswith("arn:"):
-        return LocalIdentity(user_arn=spec, label=spec), None
+        return LocalIdentity(user_arn=spec, label=f"the caller {spec}"), None
     found = _ROLE.match(spec)
     if found is None:
         raise CliError(
@@ -44,7 +50,7 @@ def local_identity(spec: str | None, account: str = LOCAL_ACCOUNT) -> tuple[Any,
     name = f"team-{team}" if team else role
     arn = f"arn:aws:sts::{account}:assumed-role/costtracker-local-{name}/demo"
     rule = AccessRule.model_validate({"arn_pattern": arn, "role": role, "team": team})
-    label = f"a member of team {team}" if team else role
+    label = f"{f'a member of team {team}' if team else role} ({arn})"
     return LocalIdentity(user_arn=arn, label=label), AccessConfig(rules=(rule,))
 
 
@@ -169,6 +175,12 @@ def run_demo(
                 file=sys.stderr,
                 flush=True,
             )
+    if server is not None:  # who the local API says is calling, before the minute of replay
+        print(
+            f"The local API will answer as {identity.label}; --as team:NAME, finance, "
+            "admin or a caller ARN picks another caller.",
+            flush=True,
+        )
     print(f"Replaying {path.name} on the embedded AWS emulator (moto, 127.0.0.1)...", flush=True)
     try:
         with replay_session(scenario, base_config=base, verbose=verbose) as replayer:

@@ -104,12 +104,15 @@ def provision(endpoint: str, region: str, account: str, server: Any) -> Emulator
 
 def function_environment(emulator: Emulator, ledger_config_json: str) -> dict[str, str]:
     """The environment the stack gives every function, pointed at the emulator."""
+    from costtracker.local_api import with_local_admin
+
     return {
         "TABLE_NAME": TABLE_NAME,
         "FINANCE_TOPIC_ARN": emulator.topics["finance"],
         "TEAM_TOPIC_ARN": emulator.topics["team"],
         "ADMIN_TOPIC_ARN": emulator.topics["admin"],
-        "LEDGER_CONFIG": ledger_config_json,
+        # Local mode's API caller is an admin (costtracker.local_api.LOCAL_CALLER_ARN).
+        "LEDGER_CONFIG": with_local_admin(ledger_config_json),
         "REPORT_BUCKET": REPORT_BUCKET,
         "POWERTOOLS_SERVICE_NAME": "costtracker",
         "POWERTOOLS_METRICS_NAMESPACE": "CostTracker",

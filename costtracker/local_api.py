@@ -3,17 +3,21 @@
 It turns each request into an API Gateway REST proxy event (the path still
 percent-encoded, as API Gateway REST passes it; the handler decodes ids) and calls the
 same ``functions.job_cost_api.handler``. It signs nothing and checks no credentials:
-it trusts the loopback caller, and says so when it starts. It acts as one caller: an
-admin by default, or the identity given (``costtracker demo --as team:nlp``), so that
-access control can be tried locally. It refuses to listen beyond the loopback unless
-told to (``allow_remote``): every network caller would have that identity. A GET of
-``/`` or ``/ui/...`` is the dashboard's page (``costtracker.dashboard``); requests reach
-the handler one at a time, as in one Lambda container.
+it trusts the loopback caller, and says so when it starts. It acts as one caller, put
+where API Gateway puts the SigV4-verified caller: by default the explicit local admin
+``LOCAL_CALLER_ARN`` (the handler fails closed, so the emulator's configuration gets an
+admin rule for it, ``with_local_admin``), or the identity given (``costtracker demo
+--as team:nlp``), so that access control can be tried locally. It refuses to listen
+beyond the loopback unless told to (``allow_remote``): every network caller would have
+that identity. A GET of ``/`` or ``/ui/...`` is the dashboard's page
+(``costtracker.dashboard``); requests reach the handler one at a time, as in one Lambda
+container.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import socket
 import threading
 import uuid
@@ -23,6 +27,9 @@ from typing import Any
 from urllib.parse import parse_qs, quote, urlsplit
 
 from costtracker.lambda_context import FakeLambdaContext
+
+# No AWS account has id 000000000000: this identity exists in local mode only.
+LOCAL_CALLER_ARN = "arn:aws:iam::000000000000:user/costtracker-local"
 
 # What a request target may hold unescaped; anything else (a raw space, raw UTF-8 read
 # as latin-1 by http.server) is percent-encoded as a client should have done.
@@ -38,13 +45,22 @@ class RemoteRefused(ValueError):
     """The host is not a loopback address and remote listening was not allowed."""
 
 
+def with_local_admin(ledger_config_json: str) -> str:
+    """The configuration with a first rule making the local identity an admin."""
+    config = json.loads(ledger_config_json or "{}")
+    access = config.setdefault("access", {})
+    rules = [r for r in access.get("rules", []) if r.get("arn_pattern") != LOCAL_CALLER_ARN]
+    access["rules"] = [{"arn_pattern": LOCAL_CALLER_ARN, "role": "admin"}, *rules]
+    return json.dumps(config)
+
+
 @dataclass(frozen=True)
 class LocalIdentity:
     """Who the local API says is calling: the ARN put where API Gateway puts the
-    SigV4-verified caller (requestContext.identity.userArn); None is "no rules, admin"."""
+    SigV4-verified caller (requestContext.identity.userArn), and how the demo names it."""
 
-    user_arn: str | None = None
-    label: str = "an admin (no access rules)"
+    user_arn: str = LOCAL_CALLER_ARN
+    label: str = f"the local admin {LOCAL_CALLER_ARN}"
 
 
 def _wire_bytes(text: str) -> bytes:
@@ -60,7 +76,7 @@ def proxy_event(
     raw_path: str,
     headers: dict[str, str],
     body: str | None = None,
-    user_arn: str | None = None,
+    user_arn: str = LOCAL_CALLER_ARN,
 ) -> dict[str, Any]:
     parts = urlsplit(raw_path)
     path = quote(_wire_bytes(parts.path), safe=_PATH_SAFE)
@@ -130,8 +146,6 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self._forward("DELETE")
 
     def _forward(self, method: str) -> None:
-        import json
-
         from functions.job_cost_api.handler import handler
         from shared.api_errors import bad_input
 

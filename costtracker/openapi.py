@@ -3,7 +3,8 @@ local API at /openapi.json).
 
 Powertools generates the routes and their parameters; this adds what it cannot know:
 every 4xx a route answers, all in the one error shape of ``shared.api_errors`` (bad
-input is a 400, never a 422, so Powertools' 422 entries are replaced).
+input is a 400, never a 422, so Powertools' 422 entries are replaced; every route may
+answer 403, as access fails closed).
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ VERSION = "0.1.0"
 _ERROR_REF = {"$ref": "#/components/schemas/Error"}
 _DESCRIPTIONS = {
     "400": "Bad input: the parameter or field at fault and why (never the input itself)",
-    "403": "The caller may not see this (a team member asking for another team's job or spend, "
-    "or finance-only views)",
+    "403": "The caller may not see this: no ledger.access rule matches the caller (with no "
+    "rules, the API is closed to every caller), a team member asking for another team's job or "
+    "spend, or finance-only views",
     "404": "No such job, budget, day or price",
+    "409": "The budget is defined in CDK context (ledger.budgets): change it there and deploy",
     "415": "The body is not application/json",
 }
 
@@ -34,6 +37,8 @@ def _statuses(path: str, method: str, operation: dict[str, Any]) -> list[str]:
         out.append("404")
     if method in ("put", "post", "patch"):
         out.append("415")
+    if path == "/budgets/{budget_id}" and method in ("put", "delete"):  # a context budget
+        out.append("409")
     return sorted(out)
 
 

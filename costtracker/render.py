@@ -432,6 +432,25 @@ def budgets(body: dict[str, Any]) -> str:
     return table(rows, right=(2, 3, 4))
 
 
+def budget_history(body: dict[str, Any]) -> str:
+    """A budget's recorded changes: when, who, what, and the amount before and after."""
+    rows = [("AT", "WHO", "ACTION", "BEFORE", "AFTER")]
+    for change in body["changes"]:
+        before, after = change.get("before"), change.get("after")
+        rows.append(
+            (
+                change["at"],
+                change["who"],
+                change["action"],
+                usd(before["amount_usd"]) if before else "-",
+                usd(after["amount_usd"]) if after else "-",
+            )
+        )
+    if len(rows) == 1:
+        return f"budget {body['budget_id']}: no change made through the API"
+    return table(rows, right=(3, 4))
+
+
 def price(body: dict[str, Any]) -> str:
     line = (
         f"{body['instance_type']} in {body['region']} ({body['platform']}): "

@@ -251,6 +251,16 @@ class ReconcileConfig(_Config):
     settle_days: int = Field(default=2, ge=1, le=30)
 
 
+class AccountsConfig(_Config):
+    """Many accounts: the organisation whose accounts may send events to the tracker's
+    bus, and the read-only role the tracker assumes in each member account."""
+
+    # AWS Organizations id (o-...): the event bus accepts PutEvents from its accounts.
+    organization_id: str | None = Field(default=None, pattern=r"^o-[a-z0-9]{10,32}$")
+    # The role the member stack creates and the tracker assumes for Describe calls.
+    member_role_name: str = Field(default="costtracker-member-read", pattern=r"^[\w+=,.@-]{1,64}$")
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
@@ -262,6 +272,7 @@ class LedgerConfig(_Config):
     summary: SummaryConfig = SummaryConfig()
     reconcile: ReconcileConfig = ReconcileConfig()
     access: AccessConfig = AccessConfig()
+    accounts: AccountsConfig = AccountsConfig()
     budgets: tuple[Budget, ...] = ()
     prices: PriceOverrides = PriceOverrides()
     # Savings Plans / reservations: fraction off the on-demand list rate, by
@@ -287,6 +298,18 @@ class LedgerConfig(_Config):
         known = self.known_tag_keys()
         for budget in self.budgets:
             budget.check_tag_keys(known)
+        return self
+
+    @model_validator(mode="after")
+    def _team_tag_key(self) -> LedgerConfig:
+        """Team members see jobs by this tag: it must be one the ledger copies onto jobs."""
+        key = self.access.team_tag_key
+        if key not in self.tracking.grouping_tag_keys:
+            raise ValueError(
+                f"access.team_tag_key {key!r} is not a grouping tag key "
+                f"(tracking.grouping_tag_keys: {', '.join(self.tracking.grouping_tag_keys)}); "
+                "add it there or choose one of them"
+            )
         return self
 
     def known_tag_keys(self) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ other write is an idempotent ``SET``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
@@ -97,6 +98,15 @@ class Ledger(Protocol):
     def get_summaries(self, days: Sequence[date]) -> dict[date, dict[str, Any]]: ...
 
     def delete_budget(self, budget_id: str) -> None: ...
+
+    def put_budget_change(
+        self, budget_id: str, after: Budget | None, change: dict[str, Any]
+    ) -> None:
+        """Set (or, with ``after`` None, delete) a stored budget and record ``change``
+        in its history, in one transaction."""
+
+    def budget_history(self, budget_id: str) -> list[dict[str, Any]]:
+        """The recorded changes of a budget, oldest first."""
 
 
 def instance_key(instance_id: str) -> dict[str, str]:
@@ -453,6 +463,46 @@ class DynamoDbLedger:
             "deleted": True,
         }
         self._client.put_item(TableName=self._table, Item=_to_ddb(item))
+
+    # -- budget history (pk=BUDGETS_HISTORY#<id>, sk=<iso time>#<n>; Query by budget) ------
+    def put_budget_change(
+        self, budget_id: str, after: Budget | None, change: dict[str, Any]
+    ) -> None:
+        budget: dict[str, Any] = {
+            schema.PARTITION_KEY: "BUDGETS",
+            schema.SORT_KEY: budget_id,
+            "kind": "budget",
+        }
+        if after is None:
+            budget["deleted"] = True
+        else:
+            budget["budget"] = after.model_dump_json()
+        history = {
+            schema.PARTITION_KEY: f"BUDGETS_HISTORY#{budget_id}",
+            # <n>: a tie-breaker that keeps changes made in the same instant in order.
+            schema.SORT_KEY: f"{change['at']}#{time.time_ns():020d}",
+            "kind": "budget_change",
+            "change": json.dumps(change),
+        }
+        self._client.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": self._table, "Item": _to_ddb(budget)}},
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": _to_ddb(history),
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+
+    def budget_history(self, budget_id: str) -> list[dict[str, Any]]:
+        items = self._query(
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues=_to_ddb({":pk": f"BUDGETS_HISTORY#{budget_id}"}),
+        )
+        return [json.loads(i["change"]) for i in sorted(items, key=lambda i: str(i["sk"]))]
 
     # -- daily summaries and reconciliations (GetItem / BatchGetItem by date) ----------
     def put_summary(self, day: date, summary: dict[str, Any]) -> None:

@@ -27,6 +27,7 @@ class InMemoryLedger:
         self.prices: dict[str, Rate] = {}
         self.claims: set[str] = set()
         self.budgets: dict[str, Budget | None] = {}
+        self.budget_changes: dict[str, list[dict[str, Any]]] = {}
         self.summaries: dict[date, dict[str, Any]] = {}
         self.reconciliations: dict[date, dict[str, Any]] = {}
 
@@ -39,6 +40,15 @@ class InMemoryLedger:
 
     def delete_budget(self, budget_id: str) -> None:
         self.budgets[budget_id] = None
+
+    def put_budget_change(
+        self, budget_id: str, after: Budget | None, change: dict[str, Any]
+    ) -> None:
+        self.budgets[budget_id] = after
+        self.budget_changes.setdefault(budget_id, []).append(dict(change))
+
+    def budget_history(self, budget_id: str) -> list[dict[str, Any]]:
+        return [dict(c) for c in self.budget_changes.get(budget_id, [])]
 
     # -- daily summaries and reconciliations ---------------------------------------------
     def put_summary(self, day: date, summary: dict[str, Any]) -> None:

@@ -48,8 +48,7 @@ class TrackerDashboard(Construct):
         self.dashboard.add_widgets(
             cloudwatch.GraphWidget(
                 title="Events processed / rejected / duplicates",
-                left=[_ours("EventsProcessed"), _ours("EventsRejected"),
-                      _ours("EventsDuplicate")],
+                left=[_ours("EventsProcessed"), _ours("EventsRejected"), _ours("EventsDuplicate")],
                 width=12,
             ),
             cloudwatch.GraphWidget(
@@ -59,8 +58,12 @@ class TrackerDashboard(Construct):
             ),
             cloudwatch.GraphWidget(
                 title="Dead-letter queue depth",
-                left=[q.metric_approximate_number_of_messages_visible(
-                    period=Duration.minutes(5), statistic="Maximum") for q in queues.values()],
+                left=[
+                    q.metric_approximate_number_of_messages_visible(
+                        period=Duration.minutes(5), statistic="Maximum"
+                    )
+                    for q in queues.values()
+                ],
                 width=12,
             ),
             cloudwatch.GraphWidget(

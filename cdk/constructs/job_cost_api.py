@@ -1,5 +1,6 @@
 """The job-cost REST API: every method IAM-authorized (SigV4), one Lambda proxy
-integration, access logs, execution logs (errors), X-Ray, a request validator."""
+integration, access logs, execution logs (errors), X-Ray, a request validator, stage
+throttling."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from cdk.nag import acknowledge
+from cdk.settings import ApiThrottling
+
+STAGE = "v1"
 
 
 class JobCostApi(Construct):
@@ -20,8 +24,10 @@ class JobCostApi(Construct):
         *,
         handler: lambda_.IFunction,
         log_retention: logs.RetentionDays,
+        throttling: ApiThrottling | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
+        throttling = throttling or ApiThrottling()
         access_logs = logs.LogGroup(
             self, "AccessLogs", retention=log_retention, removal_policy=RemovalPolicy.DESTROY
         )
@@ -33,7 +39,11 @@ class JobCostApi(Construct):
             # Execution logging needs the account-level CloudWatch role.
             cloud_watch_role=True,
             deploy_options=apigw.StageOptions(
-                stage_name="v1",
+                stage_name=STAGE,
+                # Every method of the stage: one busy client cannot run up the table
+                # or the account's Lambda concurrency.
+                throttling_rate_limit=throttling.rate_limit,
+                throttling_burst_limit=throttling.burst_limit,
                 tracing_enabled=True,
                 metrics_enabled=True,
                 logging_level=apigw.MethodLoggingLevel.ERROR,

@@ -221,6 +221,7 @@ class LambdaFactory(Construct):
         asynchronous: bool,
         description: str = "",
         extra_environment: Mapping[str, str] | None = None,
+        reserved_concurrency: int | None = None,
     ) -> LedgerFunction:
         """``functions/<name>`` as a function; ``asynchronous`` adds the DLQ and retries."""
         source = FUNCTIONS_DIR / name
@@ -273,6 +274,7 @@ class LambdaFactory(Construct):
             timeout=timeout,
             dead_letter_queue=dead_letter_queue,
             retry_attempts=2 if asynchronous else None,
+            reserved_concurrent_executions=reserved_concurrency,
         )
         acknowledge(
             function,

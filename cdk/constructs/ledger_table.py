@@ -25,6 +25,17 @@ from constructs import Construct, IConstruct
 from cdk.nag import acknowledge
 from shared import ledger_schema
 
+# What the ledger repository calls (shared/ledger.py): reads by key, Query, and the
+# condition checks of its transactions; writes by PutItem / UpdateItem only.
+READ_ACTIONS = (
+    "dynamodb:GetItem",
+    "dynamodb:BatchGetItem",
+    "dynamodb:Query",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DescribeTable",
+)
+WRITE_ACTIONS = ("dynamodb:PutItem", "dynamodb:UpdateItem")
+
 
 def _string(name: str) -> dynamodb.Attribute:
     return dynamodb.Attribute(name=name, type=dynamodb.AttributeType.STRING)
@@ -57,14 +68,40 @@ class LedgerTable(Construct):
             )
 
     def grant_read_write_data(self, role: iam.IRole) -> None:
-        """Item reads and writes on the table and its indexes."""
-        self.table.grant_read_write_data(role)
-        self._acknowledge_indexes(role)
+        """Item reads and the writes the ledger makes (PutItem, UpdateItem): no
+        DeleteItem, BatchWriteItem or Scan (no code deletes or scans; CDK's
+        ``grant_read_write_data`` would allow all three)."""
+        self.grant_read_data(role)
+        self.grant_writes(role)
 
     def grant_read_data(self, role: iam.IRole) -> None:
-        """Item reads only (GetItem/Query/Scan/BatchGetItem...), on the table and its indexes."""
-        self.table.grant_read_data(role)
+        """Item reads by key and by Query, on the table and its indexes; never Scan."""
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=list(READ_ACTIONS),
+                resources=[self.table.table_arn, f"{self.table.table_arn}/index/*"],
+            )
+        )
         self._acknowledge_indexes(role)
+
+    def grant_writes(
+        self,
+        role: iam.IRole,
+        leading_keys: tuple[str, ...] = (),
+        actions: tuple[str, ...] = WRITE_ACTIONS,
+    ) -> None:
+        """PutItem / UpdateItem on the table; with ``leading_keys`` (patterns of the
+        partition key, ``*`` a wildcard) only on items whose key matches one of them."""
+        conditions = (
+            {"ForAllValues:StringLike": {"dynamodb:LeadingKeys": list(leading_keys)}}
+            if leading_keys
+            else None
+        )
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=list(actions), resources=[self.table.table_arn], conditions=conditions
+            )
+        )
 
     def _acknowledge_indexes(self, role: IConstruct) -> None:
         cfn_table = self.table.node.default_child

@@ -1,7 +1,9 @@
 """The job-cost API (API Gateway REST, IAM auth): wiring only.
 
 Every 4xx has one shape (``shared.api_errors``): bad input is a 400 naming the
-parameter or field, never echoing the input; a denied job 403, an unknown one 404.
+parameter or field, never echoing the input; a denied job 403, an unknown one 404; a
+budget defined in CDK context is not changed here (409). Access fails closed: a caller
+no ``ledger.access`` rule matches (every caller, with no rules) gets 403 on every route.
 Path ids arrive percent-encoded (as API Gateway REST passes them) and are decoded
 here. Costs are accrued to the clock's now.
 """
@@ -24,7 +26,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared import runtime
-from shared.access import Caller, resolve_caller
+from shared.access import Caller, denial, resolve_caller
 from shared.api_errors import (
     ApiProblem,
     bad_input,
@@ -72,19 +74,20 @@ JobIdInPath = Annotated[
 def _caller() -> Caller:
     """Who is asking (IAM auth: API Gateway verified the SigV4 signature)."""
     identity = app.current_event.request_context.identity
-    caller = resolve_caller(identity.user_arn, runtime.current_settings().config.access)
+    access = runtime.current_settings().config.access
+    caller = resolve_caller(identity.user_arn, access)
     if caller is None:
-        raise forbidden(
-            f"caller {identity.user_arn or '(unknown)'} has no access rule: ask an admin "
-            "to add one for your role"
-        )
+        raise forbidden(denial(identity.user_arn, access))
     return caller
 
 
 def _finance_or_admin(what: str) -> Caller:
     caller = _caller()
     if not caller.sees_everything:
-        raise forbidden(f"{what} is for finance and admins; you are a {caller.team} member")
+        raise forbidden(
+            f"{what} is for finance and admins (ledger.access.rules); "
+            f"you are a member of team {caller.team}"
+        )
     return caller
 
 
@@ -143,9 +146,12 @@ def list_jobs(
         raise bad_input("from", "must not be after to")
     if (last - first).days >= MAX_RANGE_DAYS:
         raise bad_input("from", f"the range may span at most {MAX_RANGE_DAYS} days")
-    filters = {k: v for k, v in {"project": project, "team": team, "owner": owner}.items() if v}
-    if not caller.sees_everything and team:
-        filters[access.team_tag_key] = team
+    # `team` is the value of the team tag, whichever key the teams are tagged with.
+    filters = {
+        k: v
+        for k, v in {"project": project, access.team_tag_key: team, "owner": owner}.items()
+        if v
+    }
     offset = _decode_token(next_token)
     page, matched = query_jobs(
         runtime.ledger_deps(),
@@ -362,9 +368,8 @@ def spend_change(
     if job_id is not None:
         _readable_job(job_id)
     config = runtime.current_settings().config
-    filters = {k: v for k, v in {"project": project, "team": team}.items() if v}
-    if not caller.sees_everything:
-        filters[config.access.team_tag_key] = caller.team or ""
+    # `team` is the value of the team tag (a team member's: their own, set above).
+    filters = {k: v for k, v in {"project": project, config.access.team_tag_key: team}.items() if v}
     change = scope_change(
         runtime.ledger_deps(),
         runtime.clock().now(),
@@ -451,9 +456,11 @@ class BudgetBody(BaseModel):
 def put_budget(
     budget_id: Annotated[str, Path(pattern=BUDGET_ID)], body: Annotated[BudgetBody, Body()]
 ) -> dict[str, Any]:
-    """Create or replace a budget; it is validated like a budget in CDK context."""
-    _finance_or_admin("setting budgets")
+    """Create or replace a budget; it is validated like a budget in CDK context. The
+    change is recorded (GET /budgets/{budget_id}/history)."""
+    caller = _finance_or_admin("setting budgets")
     config = runtime.current_settings().config
+    _refuse_context_budget(budget_id, "changed")
     try:
         budget = Budget.model_validate({"budget_id": budget_id, **body.model_dump()})
         budget.check_tag_keys(config.known_tag_keys())
@@ -462,17 +469,57 @@ def put_budget(
     except ValueError as exc:  # "scope.tag.<key>: unknown tag key (known: ...)"
         field, _, message = str(exc).partition(": ")
         raise bad_input(field, message) from exc
-    runtime.ledger().put_budget(budget)
+    before = runtime.ledger().stored_budgets().get(budget_id)
+    _record_change(caller, budget_id, before, budget)
     return _budget_view(budget, "api")
 
 
 @app.delete("/budgets/<budget_id>")
 def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
-    _finance_or_admin("deleting budgets")
-    if budget_id not in _sources():
+    """Delete a budget set through the API; the deletion is recorded in its history."""
+    caller = _finance_or_admin("deleting budgets")
+    _refuse_context_budget(budget_id, "deleted")
+    before = runtime.ledger().stored_budgets().get(budget_id)
+    if before is None:
         raise not_found("budget_id", f"no budget {budget_id!r}")
-    runtime.ledger().delete_budget(budget_id)
+    _record_change(caller, budget_id, before, None)
     return {"budget_id": budget_id, "deleted": True}
+
+
+@app.get("/budgets/<budget_id>/history")
+def budget_history(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
+    """Every change made to a budget through the API: who (the caller's ARN), when,
+    and the budget before and after (null: absent / deleted)."""
+    _finance_or_admin("a budget's history")
+    changes = runtime.ledger().budget_history(budget_id)
+    if not changes and budget_id not in _sources():
+        raise not_found("budget_id", f"no budget {budget_id!r}")
+    return {"budget_id": budget_id, "changes": changes}
+
+
+def _refuse_context_budget(budget_id: str, verb: str) -> None:
+    """Budgets from CDK context are managed where they are defined, not by the API."""
+    if any(b.budget_id == budget_id for b in runtime.current_settings().config.budgets):
+        raise ApiProblem(
+            409,
+            f"budget {budget_id!r} is defined in CDK context (ledger.budgets) and cannot be "
+            f"{verb} through the API; change it there and deploy",
+            "budget_id",
+        )
+
+
+def _record_change(
+    caller: Caller, budget_id: str, before: Budget | None, after: Budget | None
+) -> None:
+    change = {
+        "at": iso(runtime.clock().now()),
+        "who": caller.arn,
+        "role": caller.role,
+        "action": "delete" if after is None else ("create" if before is None else "update"),
+        "before": before.model_dump(mode="json") if before is not None else None,
+        "after": after.model_dump(mode="json") if after is not None else None,
+    }
+    runtime.ledger().put_budget_change(budget_id, after, change)
 
 
 @app.get("/summaries/<day>")

@@ -37,7 +37,7 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
     status_code_conformance,
 )
 
-from costtracker.local_api import proxy_event  # noqa: E402
+from costtracker.local_api import proxy_event, with_local_admin  # noqa: E402
 from shared import ledger_schema, runtime  # noqa: E402
 from shared.clock import FixedClock  # noqa: E402
 from shared.config import LedgerConfig, PriceOverrides  # noqa: E402
@@ -168,7 +168,7 @@ def ledger_with_jobs() -> Iterator[dict[str, str]]:
             )  # fmt: skip
             ids[job] = reservation["Instances"][0]["InstanceId"]
         os.environ["TABLE_NAME"] = TABLE
-        os.environ["LEDGER_CONFIG"] = CONFIG.model_dump_json()
+        os.environ["LEDGER_CONFIG"] = with_local_admin(CONFIG.model_dump_json())
         runtime.reset()
         clock = FixedClock(T0)
         runtime.use_clock(clock)

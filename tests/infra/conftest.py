@@ -59,3 +59,23 @@ def synthesized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synthesize
 @pytest.fixture(scope="session")
 def template(synthesized: Synthesized) -> Template:
     return synthesized.template
+
+
+# Every optional feature on: what the stack grants and adds only when asked.
+FEATURED_CONTEXT = {
+    "ledger.auto_stop.enabled": "true",
+    "ledger.reconcile.enabled": "true",
+    "ledger.accounts.organization_id": "o-abcdef1234",
+    "api_throttling": '{"rate_limit": 7, "burst_limit": 11}',
+    "event_reserved_concurrency": "3",
+}
+
+
+@pytest.fixture(scope="session")
+def featured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synthesized]:
+    outdir = tmp_path_factory.mktemp("featured.out")
+    _, stack, settings = build_app(
+        cdk_json_context(**FEATURED_CONTEXT), outdir=str(outdir), nag=False
+    )
+    template = Template.from_stack(stack)
+    yield Synthesized(template, dict(template.to_json()), settings)

@@ -8,20 +8,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import cdk_json_context
+from conftest import FEATURED_CONTEXT, cdk_json_context
 
 from cdk.app import build_app
 
 
-@pytest.fixture(scope="module")
-def nag_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+@pytest.fixture(scope="module", params=["cdk.json", "every feature on"])
+def nag_report(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> dict[str, Any]:
     """Synthesize with AwsSolutionsChecks; return its plugin report.
 
     cdk-nag 3 is a policy-validation plugin: findings are not construct annotations
     but entries of validation-report.json, and errors make synth raise.
     """
     outdir = Path(tmp_path_factory.mktemp("nag.out"))
-    app, _, _ = build_app(cdk_json_context(), outdir=str(outdir), nag=True)
+    extra = FEATURED_CONTEXT if request.param == "every feature on" else {}
+    app, _, _ = build_app(cdk_json_context(**extra), outdir=str(outdir), nag=True)
     try:
         app.synth()
     except RuntimeError as error:

@@ -10,12 +10,14 @@ import sys
 import pytest
 from conftest import REPO_ROOT, cdk_json_context
 
+from cdk.app import file_context
 from cdk.settings import SettingsError, StackSettings, load_settings
 
 
 def _load(**overrides: object) -> StackSettings:
+    """As `cdk synth -c key=value ...` resolves it: cdk.json under the overrides."""
     context = cdk_json_context(**overrides)
-    return load_settings(context.get)
+    return load_settings(context, file_context())
 
 
 def test_cdk_json_defaults_are_valid() -> None:

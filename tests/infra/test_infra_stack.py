@@ -233,8 +233,11 @@ def test_api_function_writes_only_the_budget_partition(synthesized: Synthesized)
     assert {"dynamodb:Query", "dynamodb:GetItem"} <= actions
     writes = [s for s in statements if set(_as_list(s["Action"])) & DYNAMODB_WRITES]
     assert [set(_as_list(s["Action"])) for s in writes] == [{"dynamodb:PutItem"}]
+    # Budgets, their history and the price cache (GET /prices caches what it looks up).
     assert writes[0]["Condition"] == {
-        "ForAllValues:StringEquals": {"dynamodb:LeadingKeys": ["BUDGETS"]}
+        "ForAllValues:StringLike": {
+            "dynamodb:LeadingKeys": ["BUDGETS", "BUDGETS_HISTORY#*", "PRICE#*"]
+        }
     }
     assert not {a for a in actions if a.startswith("sns:")}
 
@@ -245,9 +248,10 @@ def test_only_ledger_writers_can_write(synthesized: Synthesized, name: str) -> N
 
     actions = actions_of(role_statements(synthesized, name))
     if SPECS[name].writes_ledger:
-        assert actions >= DYNAMODB_WRITES
+        assert actions & DYNAMODB_WRITES == {"dynamodb:PutItem", "dynamodb:UpdateItem"}
     else:
         assert not actions & DYNAMODB_WRITES
+    assert "dynamodb:Scan" not in actions
 
 
 def _statements_with(synthesized: Synthesized, name: str, action: str) -> list[dict[str, Any]]:
@@ -267,8 +271,9 @@ def test_alarm_rights_are_limited_to_our_own_alarms(synthesized: Synthesized, na
 
 @pytest.mark.parametrize("name", ["alarm_state", "alarm_sweep"])
 def test_stop_is_allowed_only_on_instances_tagged_for_auto_stop(
-    synthesized: Synthesized, name: str
+    featured: Synthesized, name: str
 ) -> None:
+    synthesized = featured  # auto-stop enabled
     (statement,) = _statements_with(synthesized, name, "ec2:StopInstances")
     assert statement["Condition"] == {
         "StringEquals": {"aws:ResourceTag/costtracker:auto-stop": "true"}
@@ -314,9 +319,12 @@ def test_ec2_and_price_reads_granted_where_needed(synthesized: Synthesized) -> N
     backfill = actions_of(role_statements(synthesized, "price_backfill"))
     assert {"ec2:DescribeSpotPriceHistory", "pricing:GetProducts"} <= backfill
     assert "ec2:DescribeInstances" not in backfill
-    for name in ("day_boundary", "job_cost_api"):
-        assert not {a for a in actions_of(role_statements(synthesized, name))
-                    if a.startswith(("ec2:", "pricing:"))}  # fmt: skip
+    assert not {a for a in actions_of(role_statements(synthesized, "day_boundary"))
+                if a.startswith(("ec2:", "pricing:"))}  # fmt: skip
+    # GET /prices: the cache, the snapshot, or a Price List call of its own.
+    api = actions_of(role_statements(synthesized, "job_cost_api"))
+    assert {a for a in api if a.startswith(("ec2:", "pricing:"))} == {
+        "ec2:DescribeSpotPriceHistory", "pricing:GetProducts"}  # fmt: skip
 
 
 # --- functions, logs, topics ----------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
+from costtracker.local_api import with_local_admin
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -58,7 +59,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             )["Instances"][0]["InstanceId"])
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("FINANCE_TOPIC_ARN", topic)
-        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
         runtime.reset()
         clock = FixedClock(T0)
         runtime.use_clock(clock)
@@ -110,11 +111,15 @@ def test_budgets_api_lists_sets_and_deletes(aws: dict[str, Any]) -> None:
     status, created = api("PUT", "/budgets/nlp-month", {
         "scope": {"tag": {"team": "nlp"}}, "amount_usd": "500", "period": "month"})
     assert status == 200 and created["source"] == "api" and created["period_key"] == "2026-11"
-    status, _ = api("DELETE", "/budgets/vision")
-    assert status == 200
+    # A budget from CDK context is changed where it is defined, not through the API.
+    status, refused = api("DELETE", "/budgets/vision")
+    assert status == 409 and "ledger.budgets" in refused["message"]
     status, listed = api("GET", "/budgets")
-    assert [b["budget_id"] for b in listed["budgets"]] == ["nlp", "nlp-month"]
-    assert api("GET", "/budgets/vision")[0] == 404
+    assert [b["budget_id"] for b in listed["budgets"]] == ["nlp", "nlp-month", "vision"]
+    assert api("DELETE", "/budgets/nlp-month")[0] == 200
+    status, listed = api("GET", "/budgets")
+    assert [b["budget_id"] for b in listed["budgets"]] == ["nlp", "vision"]
+    assert api("GET", "/budgets/nlp-month")[0] == 404
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ import pytest
 
 from costtracker.cli import main
 from costtracker.demo import local_identity
-from costtracker.local_api import RemoteRefused, serve
+from costtracker.local_api import LOCAL_CALLER_ARN, RemoteRefused, serve
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
 from shared.config import LedgerConfig
@@ -252,6 +252,52 @@ def test_local_identity_from_an_arn_and_refused_specs() -> None:
         local_identity("team:")
 
 
+def test_one_local_identity_the_local_admin_by_default_and_as_chooses_another(
+    local_api: dict[str, str], capsys: Any
+) -> None:
+    """No --as and --as admin are the same explicit caller, made an admin by the emulator's
+    configuration; any other caller is resolved by the rules, and the API fails closed."""
+    default, none = local_identity(None)
+    admin, admin_access = local_identity("admin")
+    assert default.user_arn == admin.user_arn == LOCAL_CALLER_ARN and none is None
+    assert admin_access is not None and admin_access.rules[0].arn_pattern == LOCAL_CALLER_ARN
+    stranger, _ = local_identity("arn:aws:iam::123456789012:user/ana")
+    # Two more servers on the fixture's replay (one emulator per module).
+    servers = {"default": serve("127.0.0.1", 0), "stranger": serve("127.0.0.1", 0, stranger)}
+    for server in servers.values():
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        base = {k: f"http://127.0.0.1:{s.server_address[1]}" for k, s in servers.items()}
+        listed = json.loads(_ok(capsys, ["jobs", "ls", "--from", "2026-11-01", "--json",
+                                         "--endpoint", base["default"]]))  # fmt: skip
+        assert sorted(j["job_id"] for j in listed["jobs"]) == sorted(ODD_IDS)
+        fails(capsys, ["jobs", "ls", "--endpoint", base["stranger"]], 1,
+              "access denied for arn:aws:iam::123456789012:user/ana", "ledger.access.rules",
+              "HTTP 403")  # fmt: skip
+    finally:
+        for server in servers.values():
+            server.shutdown()
+            server.server_close()
+
+
+def test_budgets_history_shows_each_change_with_the_callers_arn(
+    local_api: dict[str, str], capsys: Any
+) -> None:
+    endpoint = ["--endpoint", local_api["admin"]]
+    definition = '{"scope": {"tag": {"team": "nlp"}}, "amount_usd": "500"}'
+    _ok(capsys, ["budgets", "set", "cli-history", definition, *endpoint])
+    _ok(capsys, ["budgets", "rm", "cli-history", *endpoint])
+    body = json.loads(_ok(capsys, ["budgets", "history", "cli-history", "--json", *endpoint]))
+    assert [(c["who"], c["action"]) for c in body["changes"]] == [
+        (LOCAL_CALLER_ARN, "create"), (LOCAL_CALLER_ARN, "delete")]  # fmt: skip
+    table = _ok(capsys, ["budgets", "history", "cli-history", *endpoint]).splitlines()
+    assert table[0].split() == ["AT", "WHO", "ACTION", "BEFORE", "AFTER"]
+    assert all(len(line) <= 80 for line in table)
+    assert sum("create" in line for line in table) == sum("delete" in line for line in table) == 1
+    fails(capsys, ["budgets", "history", "cli-history", "--endpoint", local_api["nlp"]], 1,
+          "finance and admins", "HTTP 403")  # fmt: skip
+
+
 def test_a_local_post_is_answered_by_the_handler(local_api: dict[str, str]) -> None:
     import urllib.error
     import urllib.request
@@ -296,9 +342,13 @@ def test_demo_allow_remote_warns_and_serves_every_summary_of_the_replay(
     monkeypatch.setattr(ThreadingHTTPServer, "serve_forever", one_look)
     code = main(["demo", "--host", "0.0.0.0", "--port", "0", "--allow-remote"])
     out, err = capsys.readouterr()
-    assert code == 0
+    assert code == 0, err
     assert "WARNING: --allow-remote" in err and "every caller" in err
     assert answers == {"2026-11-01": 200, "2026-11-02": 200}
+    # Said before the replay: who the local API says is calling (the explicit local admin).
+    first_line = out.splitlines()[0]
+    assert first_line.startswith(f"The local API will answer as the local admin {LOCAL_CALLER_ARN}")
+    assert f"acts as the local admin {LOCAL_CALLER_ARN}" in err
     assert "llama3-8b-lora-gpu-baseline" in out
 
 

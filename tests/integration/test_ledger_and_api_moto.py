@@ -13,6 +13,7 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
+from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
 from shared import ledger_schema, runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
@@ -44,7 +45,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             )
             ids[job] = reservation["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
         runtime.reset()
         clock = FixedClock(T0)
         runtime.use_clock(clock)
@@ -70,7 +71,7 @@ def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "ll
 
 
 def api(
-    path: str, query: dict[str, str] | None = None, arn: str | None = None
+    path: str, query: dict[str, str] | None = None, arn: str | None = LOCAL_CALLER_ARN
 ) -> tuple[int, dict[str, Any]]:
     from functions.job_cost_api.handler import handler
 
@@ -273,7 +274,7 @@ def test_unknown_callers_and_team_members_on_finance_views_get_403(
     with_access: dict[str, Any],
 ) -> None:
     status, body = api("/jobs", arn="arn:aws:iam::123456789012:user/mallory")
-    assert status == 403 and "no access rule" in body["message"]
+    assert status == 403 and "matches no rule of ledger.access.rules" in body["message"]
     status, body = api("/summaries", {"from": "2026-11-01", "to": "2026-11-01"}, arn=NLP)
     assert status == 403 and "finance" in body["message"]
     assert api("/summaries", {"from": "2026-11-01", "to": "2026-11-01"}, arn=FINANCE)[0] == 200

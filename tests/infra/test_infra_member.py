@@ -1,0 +1,148 @@
+"""The member-account stack: what it forwards to the tracker's bus, the read-only role
+the tracker assumes there, and cdk-nag on it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_cdk import Stack
+from aws_cdk.assertions import Template
+from conftest import Synthesized, cdk_json_context
+from test_infra_stack import actions_of, role_statements
+
+from cdk.app import build_app
+from shared.event_patterns import EVENT_RULES
+
+MEMBER_CONTEXT = {
+    "stacks": "tracker,member",
+    "member.account": "210987654321",
+    "member.region": "eu-west-1",
+    "member.checkpoint_buckets": "ckpt-a,ckpt-b",
+    "ledger.accounts.organization_id": "o-abcdef1234",
+}
+
+
+@pytest.fixture(scope="module")
+def member(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    outdir = tmp_path_factory.mktemp("member.out")
+    app, tracker, _ = build_app(cdk_json_context(**MEMBER_CONTEXT), outdir=str(outdir), nag=False)
+    assert tracker.stack_name == "CostTracker"
+    stack = app.node.find_child("CostTrackerMember")
+    assert isinstance(stack, Stack)
+    assert (stack.account, stack.region) == ("210987654321", "eu-west-1")
+    return dict(Template.from_stack(stack).to_json())
+
+
+def _of_type(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [r for r in template["Resources"].values() if r["Type"] == kind]
+
+
+def _rule_with(template: dict[str, Any], detail_type: str) -> dict[str, Any]:
+    (rule,) = [
+        r["Properties"] for r in _of_type(template, "AWS::Events::Rule")
+        if detail_type in r["Properties"]["EventPattern"]["detail-type"]
+    ]  # fmt: skip
+    return rule
+
+
+@pytest.mark.parametrize(
+    ("detail_type", "pattern"),
+    [
+        ("EC2 Instance State-change Notification", EVENT_RULES["instance_state"]),
+        ("EC2 Spot Instance Interruption Warning", EVENT_RULES["spot_interruption"]),
+        ("EC2 Instance Rebalance Recommendation", EVENT_RULES["spot_interruption"]),
+        ("CloudWatch Alarm State Change",
+         {**EVENT_RULES["alarm_state"], "detail": {"alarmName": [{"prefix": "costtracker-"}]}}),
+        ("SageMaker Training Job State Change",
+         {"source": ["aws.sagemaker"], "detail-type": ["SageMaker Training Job State Change"]}),
+        ("Object Created", {"source": ["aws.s3"], "detail-type": ["Object Created",
+         "Object Deleted"], "detail": {"bucket": {"name": ["ckpt-a", "ckpt-b"]}}}),
+    ],
+)  # fmt: skip
+def test_member_rules_forward_to_the_tracker_bus(
+    member: dict[str, Any], detail_type: str, pattern: dict[str, Any]
+) -> None:
+    rule = _rule_with(member, detail_type)
+    assert rule["EventPattern"] == pattern
+    assert rule.get("State", "ENABLED") == "ENABLED"
+    assert json.dumps(rule["Targets"][0]["Arn"]).count("event-bus/default") == 1
+    assert "123456789012" in json.dumps(rule["Targets"][0]["Arn"])
+    assert "us-east-1" in json.dumps(rule["Targets"][0]["Arn"])
+
+
+def test_forwarding_role_may_only_put_events_on_the_tracker_bus(member: dict[str, Any]) -> None:
+    statements = [
+        s for p in _of_type(member, "AWS::IAM::Policy")
+        for s in p["Properties"]["PolicyDocument"]["Statement"]
+        if "events:PutEvents" in json.dumps(s)
+    ]  # fmt: skip
+    assert statements
+    for statement in statements:
+        assert statement["Action"] == "events:PutEvents"
+        assert "event-bus/default" in json.dumps(statement["Resource"])
+        assert "123456789012" in json.dumps(statement["Resource"])
+
+
+def test_read_role_trusts_the_trackers_roles_and_only_describes(member: dict[str, Any]) -> None:
+    (role,) = [
+        r["Properties"] for r in _of_type(member, "AWS::IAM::Role")
+        if r["Properties"].get("RoleName") == "costtracker-member-read"
+    ]  # fmt: skip
+    (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
+    assert "123456789012" in json.dumps(trust["Principal"])
+    assert trust["Condition"]["ArnLike"]["aws:PrincipalArn"]["Fn::Join"][1][-1] == (
+        ":iam::123456789012:role/CostTracker-*"
+    )
+    (policy,) = [
+        p["Properties"] for p in _of_type(member, "AWS::IAM::Policy")
+        if "sagemaker:DescribeTrainingJob" in json.dumps(p)
+    ]  # fmt: skip
+    actions = {
+        a for s in policy["PolicyDocument"]["Statement"]
+        for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+    }  # fmt: skip
+    assert actions == {
+        "ec2:DescribeInstances", "ec2:DescribeVolumes", "ec2:DescribeCapacityReservations",
+        "ec2:DescribeSpotPriceHistory", "sagemaker:DescribeTrainingJob",
+    }  # fmt: skip
+
+
+def test_checkpoint_buckets_of_the_member_send_to_eventbridge(member: dict[str, Any]) -> None:
+    notifications = _of_type(member, "Custom::S3BucketNotifications")
+    assert {n["Properties"]["BucketName"] for n in notifications} == {"ckpt-a", "ckpt-b"}
+
+
+def test_tracker_functions_may_assume_the_member_role_in_the_org_only(
+    featured: Synthesized,
+) -> None:
+    statements = [
+        s for s in role_statements(featured, "instance_state") if s["Action"] == "sts:AssumeRole"
+    ]
+    (statement,) = statements
+    assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
+    assert "role/costtracker-member-read" in json.dumps(statement["Resource"])
+    assert "sts:AssumeRole" not in actions_of(role_statements(featured, "budget_tick"))
+
+
+@pytest.mark.parametrize(
+    "context",
+    [{"stacks": "member"}, MEMBER_CONTEXT],
+    ids=["stack-set-ready", "with-buckets"],
+)
+def test_member_stack_is_nag_clean(
+    tmp_path: Path, context: dict[str, str]
+) -> None:
+    context = {**context, "stacks": "member"}
+    app, stack, _ = build_app(cdk_json_context(**context), outdir=str(tmp_path), nag=True)
+    assert stack.stack_name == "CostTrackerMember"
+    try:
+        app.synth()
+    except RuntimeError as error:
+        if "Validation failed" not in str(error):
+            raise
+    report = json.loads((tmp_path / "validation-report.json").read_text())
+    (plugin,) = [p for p in report["pluginReports"] if p["pluginName"] == "AwsSolutions"]
+    assert plugin["violations"] == [] and plugin["conclusion"] == "success"

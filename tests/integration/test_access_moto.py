@@ -1,0 +1,252 @@
+"""Access fails closed; budget changes are recorded; teams are found by their own tag key.
+
+The job-cost API handler against moto, called as API Gateway would call it (the
+caller's IAM ARN in requestContext.identity.userArn).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from costtracker.lambda_context import FakeLambdaContext
+from costtracker.local_api import proxy_event
+from shared import ledger_schema, runtime
+from shared.clock import FixedClock
+from shared.config import LedgerConfig
+
+T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
+TABLE = "ledger-access"
+OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+
+ADMIN = "arn:aws:sts::123456789012:assumed-role/Admin/root-ish"
+FINANCE = "arn:aws:sts::123456789012:assumed-role/finops/carla"
+NLP = "arn:aws:sts::123456789012:assumed-role/ml-nlp-dev/ana"
+VISION = "arn:aws:sts::123456789012:assumed-role/ml-vision-dev/ben"
+POWER_USER = "arn:aws:sts::123456789012:assumed-role/PowerUserAccess/mallory"
+RULES = [
+    {"arn_pattern": "arn:aws:sts::*:assumed-role/Admin/*", "role": "admin"},
+    {"arn_pattern": "arn:aws:sts::*:assumed-role/finops/*", "role": "finance"},
+    {"arn_pattern": "arn:aws:sts::*:assumed-role/ml-nlp-*/*", "role": "team", "team": "nlp"},
+    {"arn_pattern": "arn:aws:sts::*:assumed-role/ml-vision-*/*", "role": "team", "team": "vision"},
+]
+CONTEXT_BUDGET = {"budget_id": "all", "scope": {"account": True}, "amount_usd": "1000"}
+
+# Every operation of the API, with valid parameters (checked against docs/openapi.json).
+ROUTES = [
+    ("GET", "/jobs", None),
+    ("GET", "/jobs/llama", None),
+    ("GET", "/jobs/llama/items", None),
+    ("GET", "/jobs/llama/timeline", None),
+    ("GET", "/jobs/llama/estimate?target_steps=10", None),
+    ("GET", "/compare?jobs=llama,vit", None),
+    ("GET", "/idle", None),
+    ("GET", "/change?from0=2026-10-25&to0=2026-10-31&from1=2026-11-01&to1=2026-11-07", None),
+    ("GET", "/prices?instance_type=trn1.32xlarge", None),
+    ("GET", "/budgets", None),
+    ("GET", "/budgets/all", None),
+    ("PUT", "/budgets/nlp", {"scope": {"tag": {"squad": "nlp"}}, "amount_usd": "10"}),
+    ("DELETE", "/budgets/nlp", None),
+    ("GET", "/budgets/all/history", None),
+    ("GET", "/summaries/2026-11-01", None),
+    ("GET", "/summaries?from=2026-11-01&to=2026-11-02", None),
+    ("GET", "/reconciliations/2026-11-01", None),
+]
+
+
+def _config(rules: list[dict[str, Any]]) -> LedgerConfig:
+    return LedgerConfig.model_validate({
+        "live_prices": False,
+        "prices": {"ec2": {"trn1.32xlarge": "21.50"}},
+        "tracking": {"grouping_tag_keys": ["project", "squad", "owner"]},
+        "access": {"rules": rules, "team_tag_key": "squad"},
+        "budgets": [CONTEXT_BUDGET],
+    })  # fmt: skip
+
+
+def use_config(monkeypatch: pytest.MonkeyPatch, config: LedgerConfig) -> None:
+    monkeypatch.setenv("LEDGER_CONFIG", config.model_dump_json())
+    clock = runtime.clock()
+    runtime.reset()
+    runtime.use_clock(clock)
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    """Two jobs, tagged with the custom team key `squad` (no `team` tag at all)."""
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            **ledger_schema.create_table_request(TABLE)
+        )
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        ids = {}
+        for job, squad in (("llama", "nlp"), ("vit", "vision")):
+            ids[job] = ec2.run_instances(
+                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
+                TagSpecifications=[{"ResourceType": "instance", "Tags": [
+                    {"Key": "training-job", "Value": job}, {"Key": "squad", "Value": squad},
+                    {"Key": "project", "Value": "foundation"}]}],
+            )["Instances"][0]["InstanceId"]  # fmt: skip
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        use_config(monkeypatch, _config(RULES))
+        clock = FixedClock(T0)
+        runtime.use_clock(clock)
+        from functions.instance_state.handler import handler
+
+        for n, job in enumerate(ids):
+            handler({"version": "0", "id": f"e{n}", "source": "aws.ec2",
+                     "detail-type": "EC2 Instance State-change Notification",
+                     "account": "123456789012", "time": "2026-11-01T10:00:00Z",
+                     "region": "us-east-1", "resources": [],
+                     "detail": {"instance-id": ids[job], "state": "running"}},
+                    FakeLambdaContext("test"))  # fmt: skip
+        clock.advance_to(T0 + timedelta(hours=1))
+        yield {"clock": clock}
+        runtime.reset()
+
+
+def call(method: str, path: str, arn: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:
+    from functions.job_cost_api.handler import handler
+
+    event = proxy_event(method, path, {"Content-Type": "application/json"},
+                        json.dumps(body) if body is not None else None, user_arn=arn)  # fmt: skip
+    response = handler(event, FakeLambdaContext("test"))  # type: ignore[arg-type]
+    return int(response["statusCode"]), json.loads(response["body"])
+
+
+def test_routes_cover_every_operation_of_the_api() -> None:
+    document = json.loads(OPENAPI.read_text())
+    operations = {
+        (method.upper(), path) for path, item in document["paths"].items() for method in item
+    }
+    covered = set()
+    for method, raw, _ in ROUTES:
+        path = raw.split("?")[0]
+        for template_method, template in operations:
+            parts, pattern = path.strip("/").split("/"), template.strip("/").split("/")
+            if template_method == method and len(parts) == len(pattern) and all(
+                p == t or t.startswith("{") for p, t in zip(parts, pattern, strict=True)
+            ):
+                covered.add((template_method, template))
+    assert covered == operations
+
+
+@pytest.fixture
+def closed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No table and no AWS at all (a closed port): a refusal must come first."""
+    monkeypatch.setenv("TABLE_NAME", TABLE)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "none")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "none")
+    runtime.reset()
+    yield
+    runtime.reset()
+
+
+@pytest.mark.parametrize(("method", "path", "body"), ROUTES, ids=[f"{m} {p}" for m, p, _ in ROUTES])
+def test_every_route_refuses_callers_without_a_rule_naming_the_setting(
+    closed: None, monkeypatch: pytest.MonkeyPatch,
+    method: str, path: str, body: dict[str, Any] | None,
+) -> None:  # fmt: skip
+    # No rules at all: nobody, not even an Admin role, and the answer says what grants access.
+    use_config(monkeypatch, _config([]))
+    for arn in (POWER_USER, ADMIN):
+        status, answer = call(method, path, arn, body)
+        assert status == 403, answer
+        # The API's one error shape (shared.api_errors), declared for the route.
+        assert answer["statusCode"] == 403 and answer["field"] is None
+        assert answer["errors"] == [{"field": None, "message": answer["message"]}]
+        message = answer["message"]
+        assert "ledger.access" in message and "admin, finance and team" in message
+    # Rules, none of which matches (e.g. PowerUserAccess has execute-api:Invoke).
+    use_config(monkeypatch, _config(RULES))
+    status, answer = call(method, path, POWER_USER, body)
+    assert status == 403 and "ledger.access.rules" in answer["message"]
+
+
+def test_a_team_member_lists_exactly_their_teams_jobs_by_the_custom_tag(
+    aws: dict[str, Any],
+) -> None:
+    status, body = call("GET", "/jobs", NLP)
+    assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["llama"]
+    status, body = call("GET", "/jobs", VISION)
+    assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["vit"]
+    assert call("GET", "/jobs?team=vision", NLP)[0] == 403
+    assert call("GET", "/jobs/vit", NLP)[0] == 403
+    status, body = call("GET", "/jobs?team=vision", FINANCE)
+    assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["vit"]
+    status, body = call("GET", "/jobs", FINANCE)
+    assert sorted(j["job_id"] for j in body["jobs"]) == ["llama", "vit"]
+
+
+def test_budget_writes_need_finance_or_admin(aws: dict[str, Any]) -> None:
+    budget = {"scope": {"tag": {"squad": "nlp"}}, "amount_usd": "10"}
+    status, body = call("PUT", "/budgets/nlp", NLP, budget)
+    assert status == 403 and "finance and admins" in body["message"]
+    assert call("PUT", "/budgets/nlp", FINANCE, budget)[0] == 200
+    assert call("DELETE", "/budgets/nlp", VISION)[0] == 403
+    assert call("DELETE", "/budgets/nlp", ADMIN)[0] == 200
+
+
+def test_every_budget_change_is_in_its_history_with_the_callers_arn(aws: dict[str, Any]) -> None:
+    first = {"scope": {"tag": {"squad": "nlp"}}, "amount_usd": "10"}
+    assert call("PUT", "/budgets/nlp", FINANCE, first)[0] == 200
+    aws["clock"].advance_to(T0 + timedelta(hours=2))
+    assert call("PUT", "/budgets/nlp", FINANCE, {**first, "amount_usd": "25"})[0] == 200
+    aws["clock"].advance_to(T0 + timedelta(hours=3))
+    assert call("DELETE", "/budgets/nlp", ADMIN)[0] == 200
+    status, body = call("GET", "/budgets/nlp/history", FINANCE)
+    assert status == 200
+    changes = body["changes"]
+    assert [(c["action"], c["who"], c["at"]) for c in changes] == [
+        ("create", FINANCE, "2026-11-01T11:00:00Z"),
+        ("update", FINANCE, "2026-11-01T12:00:00Z"),
+        ("delete", ADMIN, "2026-11-01T13:00:00Z"),
+    ]
+    assert changes[0]["before"] is None and Decimal(changes[0]["after"]["amount_usd"]) == 10
+    assert Decimal(changes[1]["before"]["amount_usd"]) == 10
+    assert Decimal(changes[1]["after"]["amount_usd"]) == 25
+    assert Decimal(changes[2]["before"]["amount_usd"]) == 25 and changes[2]["after"] is None
+    assert call("GET", "/budgets/nlp", FINANCE)[0] == 404
+    assert call("DELETE", "/budgets/nlp", ADMIN)[0] == 404  # already gone
+    assert call("GET", "/budgets/nlp/history", NLP)[0] == 403
+
+
+def test_context_budgets_cannot_be_deleted_or_changed_through_the_api(
+    aws: dict[str, Any],
+) -> None:
+    status, body = call("DELETE", "/budgets/all", ADMIN)
+    assert status == 409 and "ledger.budgets" in body["message"]
+    assert body["statusCode"] == 409 and body["field"] == "budget_id"
+    status, body = call("PUT", "/budgets/all", ADMIN, {"scope": {"account": True},
+                                                        "amount_usd": "1"})  # fmt: skip
+    assert status == 409 and "CDK context" in body["message"]
+    status, body = call("GET", "/budgets/all", FINANCE)
+    assert status == 200 and body["amount_usd"] == "1000" and body["source"] == "context"
+    assert call("GET", "/budgets/all/history", FINANCE) == (200, {"budget_id": "all",
+                                                                   "changes": []})  # fmt: skip
+
+
+def test_the_refusals_are_declared_in_the_openapi_document() -> None:
+    from costtracker.openapi import schema
+
+    document = schema()
+    assert json.loads(OPENAPI.read_text()) == document  # `make openapi` shows no drift
+    error = {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            responses = operation["responses"]
+            assert responses["403"]["content"] == error["content"], (method, path)
+            assert "ledger.access" in responses["403"]["description"]
+            declares_409 = path == "/budgets/{budget_id}" and method in ("put", "delete")
+            assert ("409" in responses) == declares_409, (method, path)
+    history = document["paths"]["/budgets/{budget_id}/history"]["get"]["responses"]
+    assert {"200", "400", "403", "404"} <= set(history)
