@@ -56,16 +56,25 @@ def test_no_scan_in_source(path: Path) -> None:
     assert not text_hits and not ast_hits, f"DynamoDB Scan on a handler path: {text_hits}{ast_hits}"
 
 
-def test_dynamodb_ledger_methods_never_scan() -> None:
-    """Every method of ``DynamoDbLedger`` (and what its module calls) reads by key or Query."""
-    tree = ast.parse((ROOT / "shared" / "ledger.py").read_text())
+@pytest.mark.parametrize(
+    ("module", "class_name", "expected"),
+    [
+        ("shared/adapters/table.py", "DynamoTable", {"get", "transact", "query", "batch_get"}),
+        ("shared/ledger.py", "DynamoDbLedger", {"stored_budgets", "get_price", "claim_once"}),
+    ],
+)
+def test_dynamodb_code_never_scans(module: str, class_name: str, expected: set[str]) -> None:
+    """Every method of the DynamoDB classes (and what their modules call) reads by key or
+    Query: the ledger table (every store goes through ``DynamoTable``) and the records
+    beside it."""
+    tree = ast.parse((ROOT / module).read_text())
     ledger = next(
-        n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "DynamoDbLedger"
+        n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name
     )
     methods = [n for n in ledger.body if isinstance(n, ast.FunctionDef)]
-    assert {"get_instance", "job_items", "open_instances"} <= {m.name for m in methods}
+    assert expected <= {m.name for m in methods}
     for method in methods:
-        assert not _scan_calls(method), f"DynamoDbLedger.{method.name} calls scan"
+        assert not _scan_calls(method), f"{class_name}.{method.name} calls scan"
     called = {
         node.attr
         for m in methods
@@ -86,7 +95,7 @@ def test_dynamodb_ledger_methods_never_scan() -> None:
         "transact_write_items",
         "exceptions",
     }
-    assert called <= allowed, f"DynamoDbLedger calls {sorted(called - allowed)}"
+    assert called <= allowed, f"{class_name} calls {sorted(called - allowed)}"
     paginated = {
         node.args[0].value
         for node in ast.walk(tree)
