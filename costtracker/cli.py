@@ -261,7 +261,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         )
     _require_region()
     try:
-        config = runtime.current_settings().config
+        runtime.current_settings()  # validated up front: a bad setting is one line
     except ValidationError as exc:
         raise CliError(validation_summary(exc, "the stack's settings: ")) from exc
     ledger = runtime.ledger()

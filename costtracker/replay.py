@@ -29,7 +29,6 @@ from shared.budgets import Budget
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.edge import MalformedEvent
-from shared.services.alerts import refusals
 from shared.event_patterns import (
     EVENT_RULES,
     SCHEDULES,
@@ -39,6 +38,7 @@ from shared.event_patterns import (
     schedules,
 )
 from shared.reports import DirectoryReportStore
+from shared.services.alerts import refusals
 from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.summaries import publish_summary, summaries_between
 from shared.views import iso, job_summary

@@ -23,7 +23,6 @@ else:
     DynamoDBClient = Any
 
 
-
 class Ledger(Protocol):
     """What the services need of the records that are not the job ledger: budgets and
     their history, the price cache, daily summaries and reconciliations. ``InMemoryLedger``

@@ -60,9 +60,10 @@ class OutboxStore:
     def note_failure(self, alert_id: str, error: str) -> None:
         from decimal import Decimal
 
-        self.table.transact(
-            [Update(OUTBOX, alert_id, set={"last_error": error[:500]}, add={"attempts": Decimal(1)})]
+        update = Update(
+            OUTBOX, alert_id, set={"last_error": error[:500]}, add={"attempts": Decimal(1)}
         )
+        self.table.transact([update])
 
     def pending(self) -> list[dict[str, Any]]:
         return list(self.table.query("PENDING", index=keys.PENDING_INDEX))

@@ -14,12 +14,12 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from shared.adapters.outbox import OutboxStore
 from shared.budgets import Budget, period_bounds
 from shared.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.day_split import job_between
 from shared.domain.job import _tags
-from shared.adapters.outbox import OutboxStore
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps

@@ -11,16 +11,16 @@ from dataclasses import dataclass
 
 from shared.adapters import keys
 from shared.adapters.ledger_store import RollupChange, UnitOfWork, checkpoint_of, head_of
+from shared.adapters.outbox import OutboxStore
 from shared.adapters.table import ConditionFailed
 from shared.domain import accrual as acc
 from shared.domain.checkpoint import Version, object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
 from shared.domain.segments import SegmentCost, price_span, segment_accrual
-from shared.adapters.outbox import OutboxStore
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
-from shared.views import iso
 from shared.services.instances import LedgerDeps
+from shared.views import iso
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
+from shared.adapters.outbox import OutboxStore
 from shared.alarms import AlarmManager, alarm_specs
 from shared.clock import utc
 from shared.domain.idle import AlarmChange, Signal, classify, condition_runs
@@ -23,7 +24,6 @@ from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition, fold
 from shared.events import INSTANCE_ID_PATTERN
 from shared.inventory import InstanceNotFound
-from shared.adapters.outbox import OutboxStore
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps, _apply_to_instance
