@@ -268,14 +268,15 @@ class _CountingSink(io.TextIOBase):
 def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     """CPU time per event with no I/O: the service alone, and the whole handler, both over
     in-memory twins (``tests.fakes``); log output is counted, not written."""
+    from shared.models import InstanceProfile, Volume
+    from shared.services.instance_state import LedgerDeps, record_state_change
+
     from costtracker.replay import FakeLambdaContext, ledger_config_for, load_handler
     from costtracker.scenario import Scenario
     from shared import runtime
     from shared.clock import FixedClock
     from shared.event_patterns import EVENT_RULES, checkpoint_rule, matches
-    from shared.models import InstanceProfile, Volume
     from shared.pricing import PriceBook, bundled_snapshot
-    from shared.services.instance_state import LedgerDeps, record_state_change
     from tests.fakes import FakeInventory, InMemoryLedger
 
     scenario = Scenario.model_validate(scenario_dict)
