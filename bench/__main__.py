@@ -8,7 +8,7 @@ import logging
 import statistics
 import sys
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -65,36 +65,46 @@ def _median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else 0.0
 
 
+STATE_ROW = "state "
+
+
+def _mm(rows: list[dict[str, Any]], key: str) -> str:
+    values = [x[key] for x in rows]
+    mean = statistics.mean(values)
+    return f"{mean:.1f}/{max(values)}" if mean % 1 else f"{mean:.0f}/{max(values)}"
+
+
 def section_calls(r: Report, replay: dict[str, Any]) -> dict[str, Any]:
-    s = "1. AWS calls per operation"
+    s = "1. AWS calls and items written per event"
     r.section(f"{s} (replay of {replay['events']:,} events; API requests after it)")
     by_cat: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for inv in replay["invocations"]:
         by_cat[inv["category"]].append(inv)
     r.out(
-        f"{'operation':<28}{'n':>5}{'DDB reads':>11}{'DDB writes':>11}{'other':>9}"
-        f"{'scans':>6}{'WRU':>6}{'RRU':>6}  other services"
+        f"{'operation':<28}{'n':>5}{'DDB calls':>10}{'reads':>8}{'writes':>8}{'items':>8}"
+        f"{'other':>7}{'WRU':>6}{'RRU':>6}  other services"
     )
-    r.out(f"{'':<28}{'':>5}{'mean/max':>11}{'mean/max':>11}{'mean/max':>9}")
+    r.out(f"{'':<28}{'':>5}{'mean/max':>10}{'':>8}{'calls':>8}{'written':>8}")
     table = {}
     for cat in sorted(by_cat):
         rows = by_cat[cat]
-
-        def mm(key: str, rows: list[dict[str, Any]] = rows) -> str:
-            values = [x[key] for x in rows]
-            return f"{statistics.mean(values):.2f}/{max(values)}"
-
         others = sorted({k for x in rows for k in x["ops"] if not k.startswith("dynamodb.")})
+        kinds: Counter[str] = Counter()
+        for x in rows:
+            kinds.update(x["kinds_written"])
         table[cat] = {
             "n": len(rows),
             **{
                 f"{k}_mean": statistics.mean(x[k] for x in rows)
                 for k in (
+                    "ddb_calls",
                     "ddb_reads",
                     "ddb_writes",
+                    "items_written",
                     "other",
                     "wru",
                     "rru",
+                    "bytes_read",
                     "total",
                     "cpu_s",
                     "wall_s",
@@ -102,34 +112,66 @@ def section_calls(r: Report, replay: dict[str, Any]) -> dict[str, Any]:
             },
             **{
                 f"{k}_max": max(x[k] for x in rows)
-                for k in ("ddb_reads", "ddb_writes", "other", "total")
+                for k in ("ddb_calls", "ddb_reads", "ddb_writes", "items_written", "other", "total")
             },
             "scans": sum(x["scans"] for x in rows),
-            "ops_total": dict(sum((_counter(x["ops"]) for x in rows), _counter({}))),
+            "items_written_by_kind_per_event": {k: v / len(rows) for k, v in kinds.items()},
+            "ops_total": dict(sum((Counter(x["ops"]) for x in rows), Counter())),
             "failed": sum(1 for x in rows if x["failed"]),
         }
         other_names = ",".join(o.split(".", 1)[1] for o in others)
         r.out(
-            f"{cat[:27]:<28}{len(rows):>5}{mm('ddb_reads'):>11}{mm('ddb_writes'):>11}"
-            f"{mm('other'):>9}{table[cat]['scans']:>6}"
+            f"{cat[:27]:<28}{len(rows):>5}{_mm(rows, 'ddb_calls'):>10}{_mm(rows, 'ddb_reads'):>8}"
+            f"{_mm(rows, 'ddb_writes'):>8}{_mm(rows, 'items_written'):>8}{_mm(rows, 'other'):>7}"
             f"{statistics.mean(x['wru'] for x in rows):>6.1f}"
-            f"{statistics.mean(x['rru'] for x in rows):>6.1f}  {other_names[:16]}"
+            f"{statistics.mean(x['rru'] for x in rows):>6.1f}  {other_names[:14]}"
         )
-    r.out(
-        "reads = GetItem+Query+BatchGetItem; writes = Put/Update/Delete/BatchWrite/TransactWrite;"
-    )
-    r.out("WRU/RRU: estimated on-demand units from item sizes, incl. GSI copies (see README).")
+    r.out("reads = GetItem+Query+BatchGetItem; writes = Put/Update/Delete/BatchWrite/TransactWrite")
+    r.out("calls; items = items written (inside TransactWriteItems counted one by one).")
+    r.out("WRU/RRU: estimated on-demand units from the items' sizes in the emulator (README).")
+    state_kinds: Counter[str] = Counter()
+    state_rows = [x for c, rs in by_cat.items() if c.startswith(STATE_ROW) for x in rs]
+    for x in state_rows:
+        state_kinds.update(x["kinds_written"])
+    if state_rows:
+        r.out(
+            "items written per state event by kind: "
+            + ", ".join(f"{k} {v / len(state_rows):.2f}" for k, v in sorted(state_kinds.items()))
+        )
     r.out()
     r.header()
-    state_rows = [x for c, rs in by_cat.items() if c.startswith("state ") for x in rs]
-    worst = max((x["ddb_writes"] for x in state_rows), default=0)
-    r.figure(s, "max DynamoDB writes per state event", worst, "writes", "<= 2", worst <= 2, "d")
-    detail = by_cat.get("GET /jobs/{id}", [])
-    lo = min((x["total"] for x in detail), default=None)
-    hi = max((x["total"] for x in detail), default=None)
+    worst = max((x["items_written"] for x in state_rows), default=0)
+    r.figure(s, "max items written per state event", worst, "items", "<= 3", worst <= 3, "d")
+    applied = [x for x in state_rows if x["items_written"]]
     r.figure(
         s,
-        "min AWS calls per GET /jobs/{id}",
+        "items written per applied state event, mean",
+        statistics.mean(x["items_written"] for x in applied) if applied else 0,
+        "items",
+    )
+    r.figure(
+        s,
+        "max DynamoDB write calls per state event",
+        max((x["ddb_writes"] for x in state_rows), default=0),
+        "calls",
+        fmt="d",
+    )
+    all_events = [
+        x for x in replay["invocations"] if not x["category"].startswith(("GET", "sched"))
+    ]
+    r.figure(
+        s,
+        "max items written per event (any function)",
+        max((x["items_written"] for x in all_events), default=0),
+        "items",
+        fmt="d",
+    )
+    detail = by_cat.get("GET /jobs/{id}", [])
+    lo = min((x["ddb_calls"] for x in detail), default=None)
+    hi = max((x["ddb_calls"] for x in detail), default=None)
+    r.figure(
+        s,
+        "min DynamoDB calls per GET /jobs/{id}",
         lo,
         "calls",
         "1-2",
@@ -138,41 +180,157 @@ def section_calls(r: Report, replay: dict[str, Any]) -> dict[str, Any]:
     )
     r.figure(
         s,
-        "max AWS calls per GET /jobs/{id}",
+        "max DynamoDB calls per GET /jobs/{id}",
         hi,
         "calls",
         "1-2",
         None if hi is None else 1 <= hi <= 2,
         "d",
     )
+    if detail:
+        r.figure(
+            s,
+            "bytes read per GET /jobs/{id}, max",
+            max(x["bytes_read"] for x in detail) / 1000,
+            "kB",
+            fmt=",.1f",
+        )
+    pages = by_cat.get("GET /jobs", [])
+    if pages:
+        worst_page = max(x["ddb_calls"] for x in pages)
+        r.figure(
+            s,
+            "max DynamoDB calls per GET /jobs page (20)",
+            worst_page,
+            "calls",
+            "<= 41 (1+2/job)",
+            worst_page <= 41,
+            "d",
+        )
+        r.figure(
+            s,
+            "bytes read per GET /jobs page, max",
+            max(x["bytes_read"] for x in pages) / 1000,
+            "kB",
+            fmt=",.1f",
+        )
     if replay.get("api_error"):
         r.out(f"API requests NOT MEASURED: {replay['api_error']}"[:WIDTH])
     scans = sum(x["scans"] for x in replay["invocations"])
     r.figure(s, "DynamoDB Scans (all operations)", scans, "scans", "0", scans == 0, "d")
     failed = sum(1 for x in replay["invocations"] if x["failed"])
     r.figure(
-        s, "invocations failed (rejected events, non-200)", failed, "invocations", "", None, "d"
+        s,
+        "invocations failed (rejected events, non-200)",
+        failed,
+        "invocations",
+        "0",
+        failed == 0,
+        "d",
     )
     return table
 
 
-def _counter(d: dict[str, int]) -> Any:
-    from collections import Counter
+def section_reads(r: Report, reads: dict[int, dict[str, Any]]) -> dict[str, Any]:
+    s = "2. Read paths at 10 and 1,000 jobs"
+    r.section(s)
+    sizes = sorted(reads)
+    for n in sizes:
+        x = reads[n]
+        r.out(
+            f"{n:,} jobs: {x['instances']:,} instances, {x['state_events']:,} state and "
+            f"{x['object_events']:,} checkpoint events, {x['items']:,} items in the table"
+        )
+    r.out(f"{'DynamoDB calls (bytes read)':<34}" + "".join(f"{f'{n:,} jobs':>22}" for n in sizes))
 
-    return Counter(d)
+    def cell(row: dict[str, Any] | None) -> str:
+        if row is None:
+            return f"{'-':>22}"
+        return f"{row['ddb_calls']:>8} ({row['bytes_read'] / 1000:>9,.1f} kB)"
+
+    def med(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "ddb_calls": statistics.median(x["ddb_calls"] for x in rows),
+            "bytes_read": statistics.median(x["bytes_read"] for x in rows),
+        }
+
+    lines = {
+        "GET /jobs (limit 20, 7 days)": lambda x: x["list_7d"],
+        "GET /jobs (limit 20, 93 days)": lambda x: x["list_93d"],
+        "GET /jobs, next page (93 days)": lambda x: x["list_93d_next"],
+        "GET /jobs/{id}, median": lambda x: med(x["detail"]),
+        "GET /jobs/{id}, max": lambda x: max(x["detail"], key=lambda d: d["ddb_calls"]),
+        "budget tick, first of a container": lambda x: x["ticks"][0],
+        "budget tick, warm, median": lambda x: med(x["ticks"][1:]),
+    }
+    for label, pick in lines.items():
+        r.out(f"{label:<34}" + "".join(cell(pick(reads[n])) for n in sizes))
+    r.out("budgets: nlp-month (tag, month), account-day (account, day), llama-total (tag, total)")
+    r.out()
+    r.header()
+    out: dict[str, Any] = {}
+    for n in sizes:
+        x = reads[n]
+        page = x["list_7d"]["ddb_calls"]
+        bound = 1 + 2 * x["page_jobs"]
+        r.figure(
+            s,
+            f"GET /jobs page, {n:,} jobs",
+            page,
+            "calls",
+            f"<= {bound} (1+2/job)",
+            page <= bound,
+            ",.0f",
+        )
+        wide = x["list_93d"]["ddb_calls"]
+        r.figure(
+            s,
+            f"GET /jobs 93 days - 7 days, {n:,} jobs",
+            wide - page,
+            "calls",
+            "0",
+            wide == page,
+            ",.0f",
+        )
+        tick = statistics.median(t["ddb_calls"] for t in x["ticks"])
+        r.figure(
+            s, f"budget tick, {n:,} jobs (median of 3)", tick, "calls", "<= 3", tick <= 3, ",.0f"
+        )
+        out[str(n)] = {"page": page, "page_93d": wide, "tick": tick}
+    if len(sizes) >= 2:
+        lo, hi = reads[sizes[0]], reads[sizes[-1]]
+        t_lo = statistics.median(t["ddb_calls"] for t in lo["ticks"])
+        t_hi = statistics.median(t["ddb_calls"] for t in hi["ticks"])
+        r.figure(
+            s,
+            f"budget tick calls, {sizes[-1]:,} / {sizes[0]:,} jobs",
+            t_hi / t_lo if t_lo else None,
+            "x",
+            "1x (no growth)",
+            t_hi <= t_lo,
+        )
+    return out
 
 
 def section_throughput(
-    r: Report, replay: dict[str, Any], floor: dict[str, Any], cpu: dict[str, Any], quick: bool
+    r: Report,
+    replay: dict[str, Any],
+    floor: dict[str, Any],
+    cpu: dict[str, Any],
+    quick: bool,
+    profile: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    s = "2. Replay throughput"
+    s = "3. Replay throughput"
     r.section(
         f"{s} ({replay['instances']} instances, {replay['events']:,} events"
         f"{', --quick' if quick else ''})"
     )
     r.header()
-    rate = replay["events"] / replay["replay_s"]
-    r.figure(s, "replay wall time", replay["replay_s"], "s")
+    # The counting hooks (moto item lookups) run inside the replay: their time is left out.
+    replay_s = replay["replay_s"] - replay["hooks_s"]
+    rate = replay["events"] / replay_s
+    r.figure(s, "replay wall time (hooks excluded)", replay_s, "s")
+    r.figure(s, "counting hooks' time (excluded)", replay["hooks_s"], "s")
     r.figure(s, "replay rate", rate, "events/s")
     per = sorted(replay["per_event_s"])
     r.figure(s, "deliver() latency, median", _median(per) * 1000, "ms")
@@ -185,35 +343,78 @@ def section_throughput(
     r.figure(s, "floor: UpdateItem latency, median", floor["median_call_ms"], "ms")
     ratio = rate / floor["median_rate"]
     r.figure(s, "replay rate / floor rate", ratio, "x", ">= 0.5x", ratio >= 0.5)
-    aws_per_event = (
-        sum(x["total"] for x in replay["invocations"] if not x["category"].startswith("GET"))
-        / replay["events"]
-    )
-    r.figure(s, "AWS calls per input event (replay, mean)", aws_per_event, "calls")
+    replayed = [x for x in replay["invocations"] if not x["category"].startswith("GET")]
     r.figure(
         s,
-        "CPU, state service on twins, median",
-        _median(cpu["service_state_us"]),
-        "us/event",
-        fmt=",.0f",
+        "AWS calls per input event (replay, mean)",
+        sum(x["total"] for x in replayed) / replay["events"],
+        "calls",
     )
     r.figure(
         s,
-        "CPU, state service on twins, mean",
-        statistics.mean(cpu["service_state_us"]) if cpu["service_state_us"] else 0,
-        "us/event",
-        fmt=",.0f",
+        "invocations per input event (replay, mean)",
+        len(replayed) / replay["events"],
+        "invocations",
     )
+    for name, values in sorted(cpu["service_us"].items()):
+        if not values:
+            continue
+        r.figure(
+            s, f"CPU, {name} service on twins, median", _median(values), "us/event", fmt=",.0f"
+        )
+        r.figure(
+            s,
+            f"CPU, {name} service on twins, mean",
+            statistics.mean(values) if values else 0,
+            "us/event",
+            fmt=",.0f",
+        )
     for name, values in sorted(cpu["handler_us"].items()):
         r.figure(s, f"CPU, whole {name} handler, median", _median(values), "us/event", fmt=",.0f")
+    for name, error in cpu.get("failed_invocations", {}).items():
+        r.out(f"  {name} on twins failed: {error}"[:WIDTH])
     r.figure(
         s, "handler log output per invocation", cpu["log_bytes_per_invocation"], "bytes", fmt=",.0f"
     )
+    ops = replay.get("server_ops", [])
+    if ops:
+        total = sum(o["total_s"] for o in ops)
+        r.out()
+        r.out(
+            f"emulator time during the replay (request handling, no profiler): {total:.1f} s of"
+            f" {replay['replay_s']:.1f} s; by operation:"
+        )
+        for o in ops[:8]:
+            r.out(
+                f"  {o['operation']:<34}{o['calls']:>7} calls {o['total_s']:>8.1f} s"
+                f" {o['mean_ms']:>8.1f} ms/call"
+            )
+    if profile is not None:
+        r.out()
+        r.out(
+            f"where the time goes (cProfile, {profile['events']:,} events, "
+            f"{profile['wall_s']:.1f} s wall; own time by area, s):"
+        )
+        for side in ("client", "server"):
+            areas = ", ".join(
+                f"{k} {v:.1f}" for k, v in list(profile[side]["by_area_s"].items())[:8]
+            )
+            label = "replay thread" if side == "client" else "emulator (moto)"
+            r.out(f"  {label}: {areas}"[:WIDTH])
+        for side in ("client", "server"):
+            r.out(f"  top own time, {'replay thread' if side == 'client' else 'emulator'}:")
+            for row in profile[side]["top_tottime"][:8]:
+                r.out(
+                    f"    {row['tottime_s']:>7.2f} s {row['calls']:>8} x {row['function']}"[:WIDTH]
+                )
+        r.out("  top cumulative, replay thread (core and handlers):")
+        for row in profile["client"]["top_cumtime_core"][:12]:
+            r.out(f"    {row['cumtime_s']:>7.2f} s {row['calls']:>8} x {row['function']}"[:WIDTH])
     return {"replay_rate": rate, "ratio": ratio}
 
 
 def section_cold(r: Report, cold: dict[str, Any]) -> None:
-    s = "3. Cold start (import in a fresh interpreter, median of 5)"
+    s = "4. Cold start (import in a fresh interpreter, median of 5)"
     r.section(s)
     r.header()
     base = cold["median_s"].get("boto3")
@@ -266,7 +467,7 @@ def section_cold(r: Report, cold: dict[str, Any]) -> None:
 def section_bundle(
     r: Report, functions: dict[str, Any], layer: dict[str, Any] | None, args_match: bool | None
 ) -> None:
-    s = "4. Bundle size (zip, deflate)"
+    s = "5. Bundle size (zip, deflate)"
     r.section(s)
     r.header()
     for name, f in functions.items():
@@ -299,8 +500,8 @@ def section_bundle(
     r.out(f"pip target args equal to cdk/constructs/lambda_factory.py: {args_match}")
 
 
-def section_cost(r: Report, model: dict[str, Any]) -> None:
-    s = "5. Self-cost model (monthly, us-east-1 list prices, no free tier)"
+def section_cost(r: Report, model: dict[str, Any], growth: dict[str, Any] | None) -> None:
+    s = "6. Self-cost model (monthly, us-east-1 list prices, no free tier)"
     r.section(s)
     cols = [m["instances"] for m in model["models"]]
     r.out(f"{'USD per month':<28}" + "".join(f"{f'{n:,} inst.':>14}" for n in cols))
@@ -328,19 +529,72 @@ def section_cost(r: Report, model: dict[str, Any]) -> None:
             m["fraction_pct"] <= 0.01,
             ",.5f",
         )
-    fit = model["record_size_fit_bytes"]
+    sizes = model["record_bytes"]
     r.out(
-        f"instance record: {fit['a']:.0f} B + {fit['b']:.0f} B/transition (fit); mid-month "
-        f"{model['record_bytes_mid_month']:,.0f} B, month end "
-        f"{model['record_bytes_month_end']:,.0f} B"
+        "record sizes (B): "
+        + ", ".join(f"{k.replace('_', ' ')} {v:,.0f}" for k, v in sizes.items())
     )
-    if model["days_to_400kb_at_3_transitions_per_day"]:
+    r.out(
+        f"a job's partition as GET /jobs/{{id}} reads it at mid-month (4 instances, 1 checkpoint"
+        f" object an hour each): {model['job_query_bytes_mid_month'] / 1e6:,.2f} MB"
+    )
+    if growth:
         r.out(
-            f"a record reaches DynamoDB's 400 KB item limit after ~"
-            f"{model['transitions_at_400kb_item_limit']:,.0f} transitions (~"
-            f"{model['days_to_400kb_at_3_transitions_per_day']:,.0f} days at 3/day)"
+            "growth (one instance started and stopped N times, one checkpoint key written N times):"
+        )
+        for row in growth["rows"]:
+            r.out(
+                f"  N={row['cycles']:>5,}: instance head {row['instance_head_bytes']:>6,} B,"
+                f" checkpoint head {row['checkpoint_head_bytes']:>6,} B, rollup"
+                f" {row['rollup_bytes']:>5,} B, items in the job's partition"
+                f" {row['items_in_partition']:,}"
+            )
+        last = growth["rows"][-1]
+        largest = max(
+            last["instance_head_bytes"], last["checkpoint_head_bytes"], last["rollup_bytes"]
+        )
+        r.figure(
+            s,
+            f"largest head or rollup after {last['cycles']:,} cycles",
+            largest / 1000,
+            "kB",
+            "< 64 kB",
+            largest < 64_000,
+            ",.1f",
         )
     r.out(f"prices: {model['prices_as_of']}")
+
+
+def section_latency(r: Report, latency: dict[str, Any] | None, error: str | None) -> None:
+    s = "7. Budget alert latency (alert at - true crossing, simulated time)"
+    r.section(s)
+    if latency is None:
+        r.out(f"NOT MEASURED: {error}"[:WIDTH])
+        return
+    for row in latency["alerts"]:
+        r.out(
+            f"{row['scenario']} {row['budget_id']} {row['threshold']} %: crossing "
+            f"{row['crossing'][11:19]}, alert {row['at'][11:19]}, "
+            f"{row['latency_s']:.0f} s"
+        )
+    for label, key in (("median", "median_latency_s"), ("max", "max_latency_s")):
+        value = latency[key]
+        r.figure(
+            s,
+            f"{label} alert latency",
+            value,
+            "s",
+            "<= 120 s",
+            None if value is None else value <= 120,
+            fmt=",.0f",
+        )
+    r.figure(
+        s,
+        "AWS calls per simulated hour (whole replay)",
+        latency["aws_calls_per_simulated_hour"],
+        "calls/h",
+        fmt=",.1f",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -352,7 +606,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
 
-    from bench import budget_latency, bundle, coldstart, cost_model, replay_bench
+    from bench import (
+        budget_latency,
+        bundle,
+        coldstart,
+        cost_model,
+        reads,
+        records,
+        replay_bench,
+    )
     from bench.scenario import make_scenario
 
     started = time.perf_counter()
@@ -365,7 +627,6 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.seed}"
     )
     timings: dict[str, float] = {}
-
     errors: dict[str, str] = {}
 
     def attempt(name: str, fn: Any, *a: Any) -> Any:
@@ -376,6 +637,9 @@ def main(argv: list[str] | None = None) -> int:
         except Exception as exc:
             errors[name] = f"{type(exc).__name__}: {exc}"
             print(f"{name} failed: {errors[name]}", file=sys.stderr)
+            import traceback
+
+            traceback.print_exc()
             return None
         finally:
             timings[f"{name}_s"] = time.perf_counter() - t
@@ -383,12 +647,15 @@ def main(argv: list[str] | None = None) -> int:
     # CPU on the in-memory twins first: it takes seconds, and imports the twins before
     # the long replay (the source tree may change while the benchmark runs).
     cpu = attempt("handler_cpu", replay_bench.handler_cpu, scenario)
+    growth = attempt(
+        "record_growth", records.growth, (1, 10, 100) if args.quick else (1, 10, 100, 1000)
+    )
     empty_cpu = {
-        "service_state_us": [],
+        "service_us": {},
         "handler_us": {},
         "log_bytes_per_invocation": 0.0,
         "log_lines_per_invocation": 0.0,
-        "failed_invocations": 0,
+        "failed_invocations": {},
     }
     block = 100 if args.quick else 300
     floor_before = replay_bench.floor_rate(block, 2)
@@ -403,16 +670,30 @@ def main(argv: list[str] | None = None) -> int:
             [floor_before["median_call_ms"], floor_after["median_call_ms"]]
         ),
     }
+    profile_scenario = (
+        make_scenario(10, 1, args.seed) if args.quick else make_scenario(20, 2, args.seed)
+    )
+    profile = attempt("profile", replay_bench.profile_replay, profile_scenario)
+    read_paths = attempt("read_paths", reads.measure, (10, 100) if args.quick else (10, 1000))
+
     calls = section_calls(r, replay)
-    throughput = section_throughput(r, replay, floor, cpu or empty_cpu, args.quick)
+    reads_out = None
+    if read_paths is not None:
+        reads_out = section_reads(r, read_paths)
+    else:
+        r.section("2. Read paths at 10 and 1,000 jobs")
+        r.out(f"NOT MEASURED: {errors['read_paths']}"[:WIDTH])
+    throughput = section_throughput(r, replay, floor, cpu or empty_cpu, args.quick, profile)
     if cpu is None:
         r.out(f"CPU on twins NOT MEASURED: {errors['handler_cpu']}"[:WIDTH])
+    if profile is None:
+        r.out(f"profile NOT MEASURED: {errors['profile']}"[:WIDTH])
 
     cold = attempt("cold_start", coldstart.measure, 5)
     if cold is not None:
         section_cold(r, cold)
     else:
-        r.section("3. Cold start")
+        r.section("4. Cold start")
         r.out(f"NOT MEASURED: {errors['cold_start']}"[:WIDTH])
 
     functions = attempt("bundle_functions", bundle.functions) or {}
@@ -423,56 +704,27 @@ def main(argv: list[str] | None = None) -> int:
 
     running = max(replay["open_instances_at_end"], 1)
     alarms_per_running = replay["alarms_at_end"] / running
-    model = cost_model.build(replay, cpu or empty_cpu, cold, alarms_per_running)
+    model = cost_model.build(replay, cpu or empty_cpu, cold, alarms_per_running, growth)
     model["alarms_at_end_of_replay"] = replay["alarms_at_end"]
     model["open_instances_at_end_of_replay"] = replay["open_instances_at_end"]
-    section_cost(r, model)
+    section_cost(r, model, growth)
 
     latency = attempt("budget_latency", budget_latency.measure)
-    s6 = "6. Budget alert latency (alert at - true crossing, simulated time)"
-    r.section(s6)
-    if latency is not None:
-        for row in latency["alerts"]:
-            r.out(
-                f"{row['scenario']} {row['budget_id']} {row['threshold']} %: crossing "
-                f"{row['crossing'][11:19]}, alert {row['at'][11:19]}, "
-                f"{row['latency_s']:.0f} s"
-            )
-        r.figure(
-            s6,
-            "median alert latency",
-            latency["median_latency_s"],
-            "s",
-            "<= 120 s",
-            None if latency["median_latency_s"] is None else latency["median_latency_s"] <= 120,
-            fmt=",.0f",
-        )
-        r.figure(
-            s6,
-            "max alert latency",
-            latency["max_latency_s"],
-            "s",
-            "<= 120 s",
-            None if latency["max_latency_s"] is None else latency["max_latency_s"] <= 120,
-            fmt=",.0f",
-        )
-        r.figure(
-            s6,
-            "AWS calls per simulated hour (whole replay)",
-            latency["aws_calls_per_simulated_hour"],
-            "calls/h",
-            fmt=",.1f",
-        )
-    else:
-        r.out(f"NOT MEASURED: {errors['budget_latency']}"[:WIDTH])
+    section_latency(r, latency, errors.get("budget_latency"))
 
     timings["total_s"] = time.perf_counter() - started
     r.out()
     r.out("timings: " + ", ".join(f"{k} {v:.0f} s" for k, v in timings.items()))
     missed = [f for f in r.figures if f["met"] is False]
-    r.out(f"targets: {sum(1 for f in r.figures if f['met'])} met, {len(missed)} missed")
+    unmeasured = [f for f in r.figures if f["value"] is None and f["target"]]
+    r.out(
+        f"targets: {sum(1 for f in r.figures if f['met'])} met, {len(missed)} missed,"
+        f" {len(unmeasured)} not measured; measurements failed: {len(errors)}"
+    )
     for f in missed:
         r.out(f"  missed: {f['name']} = {f['value']:.3g} {f['unit']} (target {f['target']})")
+    for name, error in errors.items():
+        r.out(f"  failed: {name}: {error}"[:WIDTH])
     results = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "python": sys.version.split()[0],
@@ -489,20 +741,25 @@ def main(argv: list[str] | None = None) -> int:
         "api_error": replay.get("api_error"),
         "figures": r.figures,
         "calls_per_operation": calls,
+        "read_paths": {"summary": reads_out, "raw": read_paths},
         "throughput": {
             **throughput,
             "replay_s": replay["replay_s"],
+            "hooks_s": replay["hooks_s"],
             "floor": floor,
             "rejected_events": replay["rejected"][:50],
         },
+        "profile": profile,
         "cpu": None
         if cpu is None
         else {
-            "service_state_us_median": _median(cpu["service_state_us"]),
+            "service_us_median": {k: _median(v) for k, v in cpu["service_us"].items()},
             "handler_us_median": {k: _median(v) for k, v in cpu["handler_us"].items()},
             "log_bytes_per_invocation": cpu["log_bytes_per_invocation"],
             "failed_invocations": cpu["failed_invocations"],
         },
+        "record_growth": growth,
+        "stored_items_by_kind": _by_kind(replay["stored_items"]),
         "cold_start": cold,
         "bundle": {"functions": functions, "layer": layer, "skipped_layer": layer is None},
         "cost_model": model,
@@ -512,6 +769,16 @@ def main(argv: list[str] | None = None) -> int:
     args.output.write_text(json.dumps(results, indent=1, default=str) + "\n")
     print(f"wrote {args.output}", file=sys.stderr)
     return 0
+
+
+def _by_kind(stored: list[Any]) -> dict[str, dict[str, float]]:
+    by: dict[str, list[int]] = defaultdict(list)
+    for item in stored:
+        by[item.kind].append(item.size)
+    return {
+        k: {"n": len(v), "mean_bytes": statistics.mean(v), "max_bytes": max(v)}
+        for k, v in sorted(by.items())
+    }
 
 
 if __name__ == "__main__":

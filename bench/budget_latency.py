@@ -5,27 +5,41 @@ and what budget evaluation costs in AWS calls per hour of tracked (simulated) ti
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import sys
 from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from costtracker.replay import collect_alerts, replay_session
 from costtracker.scenario import load_scenario
 from shared import runtime
-from shared.budgets import Budget
-from shared.services.budgets import JobCache, budget_status, effective_budgets
+from shared.budgets import Budget, period_bounds
+from shared.services.budgets import JobCache, effective_budgets, in_scope
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "tests" / "scenarios"
 
 
-def _crossing(budget: Budget, threshold: int, before: datetime, after: datetime) -> datetime:
-    """The first second at which the scope's spend reaches the threshold."""
+def _crossing(
+    budget: Budget, threshold: int, before: datetime, after: datetime, now: datetime
+) -> datetime:
+    """The first second at which the scope's spend reaches the threshold, on the ledger
+    as it stands at the end of the replay (``now``): each in-scope job's spend up to a
+    moment less its spend up to the start of that moment's budget period."""
     config = runtime.current_settings().config
     target = budget.amount_usd * threshold / 100
+    deps = runtime.ledger_deps()
+    cache = JobCache(deps)
 
     def spend(at: datetime) -> Any:
-        return budget_status(runtime.ledger(), config, budget, at, JobCache(runtime.ledger())).spend
+        start, _, _ = period_bounds(budget, at)
+        total = Decimal(0)
+        for job_id, rollups in cache.jobs().items():
+            if in_scope(budget, job_id, rollups, config):
+                total += cache.spend_at(job_id, at, now) - cache.spend_at(job_id, start, now)
+        return total
 
     lo, hi = before, after  # spend(lo) < target <= spend(hi)
     while hi - lo > timedelta(seconds=1):
@@ -53,7 +67,7 @@ def measure(paths: list[Path] | None = None) -> dict[str, Any]:
             calls.append(event_name)
 
         session = boto3._get_default_session()
-        with replay_session(scenario) as replayer:
+        with contextlib.redirect_stdout(sys.stderr), replay_session(scenario) as replayer:
             start = replayer.clock.now()
             session.events.register("before-call.*.*", count)
             try:
@@ -72,7 +86,7 @@ def measure(paths: list[Path] | None = None) -> dict[str, Any]:
                     continue
                 at = datetime.fromisoformat(alert["at"].replace("Z", "+00:00"))
                 budget = budgets[alert["budget_id"]]
-                crossing = _crossing(budget, alert["threshold"], start, at)
+                crossing = _crossing(budget, alert["threshold"], start, at, replayer.clock.now())
                 rows.append(
                     {
                         "scenario": path.name,

@@ -50,18 +50,8 @@ WORKLOAD = {
     "platform_log_bytes_per_invocation": 350,  # START / END / REPORT lines (assumed)
     "log_retention_months": 3,
     "cold_starts_max_per_function_hour": 4,  # containers recycled at most every 15 min
-    "record_age_days_mean": 15.2,  # an instance's record at mid-month (first month of life)
+    "record_age_days_mean": 15.2,  # a job's age at mid-month (its first month of life)
 }
-
-
-def fit_record_size(puts: list[Any]) -> dict[str, float]:
-    """Instance record size in bytes as a + b x transitions (least squares)."""
-    xs = [p.transitions for p in puts]
-    ys = [p.size for p in puts]
-    if len(set(xs)) < 2:
-        return {"a": float(statistics.mean(ys)) if ys else 2000.0, "b": 0.0}
-    slope, intercept = statistics.linear_regression(xs, ys)
-    return {"a": intercept, "b": slope}
 
 
 def template_counts() -> dict[str, Any]:
@@ -96,7 +86,8 @@ def build(
     cpu: dict[str, Any],
     cold: dict[str, Any] | None,
     alarms_per_running_instance: float,
-    sizes_for: list[int] = (10, 100, 1000),
+    records: dict[str, Any] | None,
+    sizes_for: tuple[int, ...] = (10, 100, 1000),
 ) -> dict[str, Any]:
     from shared.event_patterns import SCHEDULES
 
@@ -104,38 +95,20 @@ def build(
     by_cat: dict[str, list[dict[str, Any]]] = {}
     for inv in replay["invocations"]:
         by_cat.setdefault(inv["category"], []).append(inv)
-    counter = replay["counter"]
-    fit = fit_record_size(counter.instance_puts)
-    copies = (
-        statistics.mean(pt.copies for pt in counter.instance_puts) if counter.instance_puts else 3
-    )
-    deletes = (
-        statistics.mean(pt.gsi_deletes for pt in counter.instance_puts)
-        if counter.instance_puts
-        else 0
-    )
-    ck_sizes = counter.item_sizes.get("checkpoint", [600])
-    ckpt_item = statistics.mean(ck_sizes)
-    marker_sizes = counter.item_sizes.get("update:JOB", [300])
-    marker_item = statistics.mean(marker_sizes)
+    sizes = record_sizes(replay, records)
     days = w["hours_per_month"] / 24
-    transitions_mean = 3 * w["record_age_days_mean"]  # running, stopping, stopped per day
-    record = fit["a"] + fit["b"] * transitions_mean
-    record_end = fit["a"] + fit["b"] * 3 * days
     scale_cpu = w["lambda_full_vcpu_mb"] / w["lambda_memory_mb"]
     replay_instances = replay["instances"]
 
     def event_units(cat_prefix: str) -> dict[str, float]:
-        """Per-event figures of a category family (``later`` events), record size modelled."""
+        """Mean per-event figures of a family of categories, as measured in the replay
+        (heads are bounded: no growth to model)."""
         rows = [r for c, rs in by_cat.items() if c.startswith(cat_prefix) for r in rs]
         if not rows:
             return {"wru": 0, "rru": 0, "calls": 0, "cpu_s": 0, "cw_calls": 0}
-        puts, gets = _mean(rows, "instance_puts"), _mean(rows, "instance_gets")
-        other_wru = _mean(rows, "wru") - _mean(rows, "instance_wru")
-        other_rru = _mean(rows, "rru") - _mean(rows, "instance_rru")
         return {
-            "wru": other_wru + puts * (math.ceil(record / 1024) * copies + deletes),
-            "rru": other_rru + gets * math.ceil(record / 4096),
+            "wru": _mean(rows, "wru"),
+            "rru": _mean(rows, "rru"),
             "calls": _mean(rows, "total"),
             "cpu_s": _mean(rows, "cpu_s"),
             "cw_calls": _cw(rows),
@@ -145,27 +118,29 @@ def build(
         rows = by_cat.get(category, [])
         measured_bytes = max(_mean(rows, "bytes_read"), 1.0)
         cpu_per_byte = _mean(rows, "cpu_s") / measured_bytes if rows else 0.0
+        pages = max(queries, queries + modelled_bytes / 2**20)  # a Query page holds 1 MB
         return {
             "wru": 0.0,
-            "rru": queries * 0.5 + modelled_bytes / 4096 * 0.5,
-            "calls": queries + modelled_bytes / 2**20,
+            "rru": pages * 0.5 + modelled_bytes / 4096 * 0.5,
+            "calls": pages,
             "cpu_s": max(_mean(rows, "cpu_s"), cpu_per_byte * modelled_bytes),
         }
 
+    per_job = w["instances_per_job"]
+    age = w["record_age_days_mean"]
+    # One job's partition as a Query of it returns it at mid-month: instance heads,
+    # checkpoint object heads (one per object key written so far), step markers,
+    # interruption notices (few), the rollup. Sealed records are read only as needed.
+    objects = per_job * 24 * w["checkpoint_objects_per_instance_hour"] * age
+    job_bytes = (
+        per_job * sizes["instance_head"]
+        + objects * sizes["checkpoint_head"]
+        + objects / per_job * sizes["step"]
+        + sizes["rollup"]
+    )
     models = []
     for n in sizes_for:
-        jobs = max(1, n / w["instances_per_job"])
-        per_job = w["instances_per_job"]
-        # One job's items at mid-month: records, day markers, checkpoint objects so far.
-        job_bytes = (
-            per_job * record
-            + w["record_age_days_mean"] * marker_item
-            + per_job
-            * 24
-            * w["checkpoint_objects_per_instance_hour"]
-            * w["record_age_days_mean"]
-            * ckpt_item
-        )
+        jobs = max(1, n / per_job)
         state = w["state_events_per_instance_day"] * n * days
         ops: dict[str, tuple[float, dict[str, float]]] = {
             "state pending": (
@@ -193,7 +168,11 @@ def build(
             ),
             "GET /jobs": (
                 n / 100 * w["api_requests_per_100_instances_day"] / 2 * days,
-                api_units("GET /jobs", jobs * job_bytes + 7 * jobs * marker_item, 7 + jobs),
+                api_units(
+                    "GET /jobs",
+                    jobs * sizes["rollup"] + min(jobs, 20) * job_bytes,
+                    1 + min(jobs, 20),
+                ),
             ),
         }
         for schedule in SCHEDULES:
@@ -210,11 +189,6 @@ def build(
                     "cw_calls": _cw(rows) * k,
                 },
             )
-        invocations = sum(count for count, _ in ops.values())
-        wru = sum(count * u["wru"] for count, u in ops.values())
-        rru = sum(count * u["rru"] for count, u in ops.values())
-        # Functions added beside the known ones (e.g. a second function on the state rule):
-        # as many per input event as in the replay.
         inputs = sum(
             ops[k][0]
             for k in (
@@ -225,9 +199,14 @@ def build(
                 "spot notice",
             )
         )
+        # Functions beside the known ones (e.g. alarm_lifecycle on the state rule, alarm
+        # state changes): as many per input event as in the replay.
         for c, rs in by_cat.items():
-            if ": " in c:
+            if ": " in c or c.startswith("alarm"):
                 ops[c] = (inputs * len(rs) / max(replay["events"], 1), event_units(c))
+        invocations = sum(count for count, _ in ops.values())
+        wru = sum(count * u["wru"] for count, u in ops.values())
+        rru = sum(count * u["rru"] for count, u in ops.values())
         gb_s = 0.0
         for count, u in ops.values():
             ms = math.ceil(u["cpu_s"] * scale_cpu * 1000 + u["calls"] * w["aws_call_latency_ms"])
@@ -242,9 +221,16 @@ def build(
         log_bytes = invocations * (
             cpu.get("log_bytes_per_invocation", 500) + w["platform_log_bytes_per_invocation"]
         )
+        # Items at month end: heads (one per instance; running ones also in the open
+        # index), a sealed segment per run, an object head and a sealed version per
+        # checkpoint object, a step marker per step, rollups (also in the rollups index).
         storage_gb = (
-            (n * record_end + jobs * days * marker_item + n * 24 * days * ckpt_item) * 2 / 1e9
-        )  # table + job-index copy
+            n * sizes["instance_head"] * (1 + w["running_fraction"])
+            + n * days * (state / 4 / n / days) * sizes["segment"]
+            + n * 24 * days * (sizes["checkpoint_head"] + sizes["version"])
+            + jobs * 24 * days * sizes["step"]
+            + jobs * sizes["rollup"] * 2
+        ) / 1e9
         alarms = (
             template_counts()["alarms"] + alarms_per_running_instance * n * w["running_fraction"]
         )
@@ -278,6 +264,7 @@ def build(
                 "rru": rru,
                 "lambda_gb_s": gb_s,
                 "log_gb": log_bytes / 1e9,
+                "storage_gb": storage_gb,
                 "alarms": alarms,
                 "lines_usd": lines,
                 "total_usd": total,
@@ -285,22 +272,40 @@ def build(
                 "fraction_pct": total / tracked * 100,
             }
         )
-    limit_transitions = (400 * 1024 - fit["a"]) / fit["b"] if fit["b"] > 0 else None
     return {
         "prices": PRICES,
         "prices_as_of": PRICES_AS_OF,
         "workload": WORKLOAD,
-        "record_size_fit_bytes": fit,
-        "record_bytes_mid_month": record,
-        "record_bytes_month_end": record_end,
-        "instance_put_copies": copies,
-        "instance_put_gsi_deletes": deletes,
-        "checkpoint_item_bytes": ckpt_item,
-        "job_day_marker_bytes": marker_item,
-        "transitions_at_400kb_item_limit": limit_transitions,
-        "days_to_400kb_at_3_transitions_per_day": limit_transitions / 3
-        if limit_transitions
-        else None,
+        "record_bytes": sizes,
+        "job_query_bytes_mid_month": job_bytes,
         "template": template_counts(),
         "models": models,
+    }
+
+
+def record_sizes(replay: dict[str, Any], records: dict[str, Any] | None) -> dict[str, float]:
+    """Item sizes (bytes, DynamoDB's rules): the steady-state heads from the growth run
+    (an instance head stops growing once its window is full), the others as the replay
+    left them in the emulator (mean by kind)."""
+    stored: dict[str, list[int]] = {}
+    for item in replay.get("stored_items", []):
+        stored.setdefault(item.kind, []).append(item.size)
+
+    def mean(kind: str, default: float) -> float:
+        values = stored.get(kind)
+        return statistics.mean(values) if values else default
+
+    grown = (records or {}).get("rows") or [{}]
+    last = grown[-1]
+    return {
+        "instance_head": max(
+            float(last.get("instance_head_bytes", 0)), max(stored.get("instance", [8000]))
+        ),
+        "checkpoint_head": mean("checkpoint", float(last.get("checkpoint_head_bytes", 2600))),
+        "rollup": max(float(last.get("rollup_bytes", 0)), mean("rollup", 1100)),
+        "segment": mean("segment", 712),
+        "version": mean("version", 330),
+        "step": mean("step", 110),
+        "notice": mean("notice", 300),
+        "pointer": mean("pointer", 65),
     }

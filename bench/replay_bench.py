@@ -1,25 +1,30 @@
-"""Sections 1 and 2: AWS calls per operation during a replay, replay throughput against
-the floor of one bare UpdateItem per event, and handler CPU time against in-memory twins."""
+"""Sections 1 and 3: AWS calls and items written per event kind during a replay, replay
+throughput against the floor of one bare UpdateItem per event, CPU per event over the
+in-memory twins, and where the replay's time goes (cProfile, both sides of the wire)."""
 
 from __future__ import annotations
 
+import cProfile
 import io
 import logging
 import os
+import pstats
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from contextlib import redirect_stdout
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from bench.counter import CallCounter, summarize
-from bench.scenario import REBALANCE, SPOT_WARNING, STATE
+from bench.counter import CallCounter, summarize, table_items
+from bench.scenario import ALARM, REBALANCE, SPOT_WARNING, STATE
 
-TWIN_FUNCTIONS = ("instance_state", "spot_interruption", "checkpoint")
+TWIN_FUNCTIONS = ("instance_state", "spot_interruption", "checkpoint", "alarm_state")
 CLOSING = {"stopping", "shutting-down", "stopped", "terminated"}
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def _say(message: str) -> None:
@@ -33,7 +38,9 @@ def _event_time(event: dict[str, Any]) -> datetime:
 
 
 class Classifier:
-    """Names what each delivered event is, as the handler will see it."""
+    """Names what each delivered event is, as the handler will see it: first sight of an
+    instance, later (in order), late (after a later event of the same instance arrived),
+    duplicate (the same event id again)."""
 
     def __init__(self, scenario: Any) -> None:
         from shared.config import LedgerConfig
@@ -44,40 +51,49 @@ class Classifier:
             for s in scenario.instances
         }
         self.seen_events: set[str] = set()
-        self.known_instances: set[str] = set()
+        self.latest: dict[str, datetime] = {}
+
+    def _order(self, iid: str, at: datetime) -> str:
+        latest = self.latest.get(iid)
+        if latest is None:
+            self.latest[iid] = at
+            return "first-sight"
+        if at < latest:
+            return "late"
+        self.latest[iid] = at
+        return "later"
 
     def classify(self, function: str, event: dict[str, Any]) -> str:
         detail_type = event.get("detail-type")
-        eid = str(event.get("id"))
+        eid = f"{function}:{event.get('id')}"
         duplicate = eid in self.seen_events
         self.seen_events.add(eid)
         detail = event.get("detail") or {}
+        at = _event_time(event)
         if function == "instance_state":
             state = detail.get("state")
             kind = "running" if state == "running" else "closing" if state in CLOSING else state
             if kind == "pending":
                 return "state pending"
-            iid = detail.get("instance-id")
+            iid = str(detail.get("instance-id"))
             if not self.tracked.get(iid, True):
-                first = iid not in self.known_instances
-                self.known_instances.add(iid)
-                return f"state untracked-instance {'first' if first else 'later'}"
+                return "state untracked instance"
             if duplicate:
-                return f"state {kind} duplicate"
-            first = iid not in self.known_instances
-            self.known_instances.add(iid)
-            return f"state {kind} {'first-sight' if first else 'later'}"
+                return "state duplicate"
+            return f"state {kind} {self._order(iid, at)}"
         if function == "spot_interruption":
             name = "spot warning" if detail_type == SPOT_WARNING else "rebalance rec."
-            iid = detail.get("instance-id")
-            first = iid not in self.known_instances
-            self.known_instances.add(iid)
             if duplicate:
                 return f"{name} duplicate"
-            return f"{name} {'first-sight' if first else 'later'}"
+            return f"{name} {self._order(str(detail.get('instance-id')), at)}"
         if function == "checkpoint":
             name = "ckpt created" if detail_type == "Object Created" else "ckpt deleted"
             return f"{name} duplicate" if duplicate else name
+        if function == "alarm_state":
+            ours = str(detail.get("alarmName", "")).startswith("costtracker-")
+            if not ours:
+                return "alarm (not ours)"
+            return "alarm duplicate" if duplicate else f"alarm {detail['state']['value']}"
         short = str(detail_type or "?").replace("EC2 ", "").replace(" Notification", "")
         return f"{function}: {short}"
 
@@ -88,6 +104,7 @@ def run_replay(
     """Replay the scenario once, counting calls per invocation; then the API requests."""
     import boto3
 
+    from costtracker.emulator import TABLE_NAME
     from costtracker.local_api import proxy_event
     from costtracker.replay import FakeLambdaContext, replay_session
     from costtracker.scenario import Scenario
@@ -99,12 +116,13 @@ def run_replay(
     classifier = Classifier(scenario)
     invocations: list[dict[str, Any]] = []
     per_event_s: list[float] = []
+    server = ServerTimer()
     try:
         # Handler stdout (Powertools metrics EMF) goes to stderr: stdout keeps the table.
-        with redirect_stdout(sys.stderr), replay_session(scenario) as replayer:
-            original: Callable[[str, Any], None] = replayer.invoke
+        with redirect_stdout(sys.stderr), replay_session(scenario) as replayer, server.patch():
+            original: Callable[[str, Any], Any] = replayer.invoke
 
-            def counted_invoke(function: str, event: Any) -> None:
+            def counted_invoke(function: str, event: Any) -> Any:
                 category = (
                     f"scheduled {function}"
                     if event.get("detail-type") == "Scheduled Event"
@@ -112,7 +130,7 @@ def run_replay(
                 )
                 mark, rejected = len(counter.calls), len(replayer.rejected)
                 t0, c0 = time.perf_counter(), time.thread_time()
-                original(function, event)
+                result = original(function, event)
                 cpu, wall = time.thread_time() - c0, time.perf_counter() - t0
                 invocations.append(
                     {
@@ -124,11 +142,15 @@ def run_replay(
                         **summarize(counter.since(mark)),
                     }
                 )
+                return result
 
             replayer.invoke = counted_invoke  # type: ignore[method-assign]
             n = len(scenario.events)
             _say(f"replay: {n} events, {len(scenario.instances)} instances")
             start = time.perf_counter()
+            overhead0 = counter.overhead_s
+            server.seconds.clear()
+            server.count.clear()
             for i, event in enumerate(scenario.events, 1):
                 t0 = time.perf_counter()
                 replayer.deliver(event)
@@ -142,7 +164,9 @@ def run_replay(
             if scenario.until is not None:
                 replayer.advance(scenario.until)
             replay_s = time.perf_counter() - start
-            _say(f"  replayed in {replay_s:.1f} s")
+            hooks_s = counter.overhead_s - overhead0
+            server_ops = server.table()
+            _say(f"  replayed in {replay_s:.1f} s (counting hooks {hooks_s:.1f} s)")
             api_error = None
             if api_requests:
                 try:
@@ -151,13 +175,17 @@ def run_replay(
                     api_error = f"{type(exc).__name__}: {exc}"
                     _say(f"  API requests failed: {api_error}")
             rejected = list(replayer.rejected)
+            counter.unregister(events)
             alarms, open_instances = _alarms_and_open(replayer)
+            stored = table_items(TABLE_NAME)
     finally:
         counter.unregister(events)
     return {
         "events": len(scenario.events),
         "instances": len(scenario.instances),
         "replay_s": replay_s,
+        "hooks_s": hooks_s,
+        "server_ops": server_ops,
         "per_event_s": per_event_s,
         "invocations": invocations,
         "rejected": rejected,
@@ -165,6 +193,15 @@ def run_replay(
         "alarms_at_end": alarms,
         "api_error": api_error,
         "open_instances_at_end": open_instances,
+        "stored_items": stored,
+        "simulated_days": (
+            (
+                _event_time({"time": scenario_dict["until"]}) - min(scenario.event_times())
+            ).total_seconds()
+            / 86400
+            if scenario_dict.get("until")
+            else 1.0
+        ),
     }
 
 
@@ -179,7 +216,7 @@ def _alarms_and_open(replayer: Any) -> tuple[int, int]:
             alarms += len(page.get("MetricAlarms", [])) + len(page.get("CompositeAlarms", []))
     except Exception:
         alarms = 0
-    return alarms, sum(1 for _ in runtime.ledger().open_instances())
+    return alarms, sum(1 for _ in runtime.ledger_deps().instances.open_heads())
 
 
 def _api_requests(
@@ -189,8 +226,12 @@ def _api_requests(
 
     from functions.job_cost_api.handler import handler
 
-    jobs = json.loads(_get(handler, proxy_event, context_type, "/jobs?limit=100")["body"])
-    job_ids = [j["job_id"] for j in jobs.get("jobs", jobs.get("items", []))]
+    now = replayer.clock.now()
+    first = (now.date() - __import__("datetime").timedelta(days=30)).isoformat()
+    listing = json.loads(
+        _get(handler, proxy_event, context_type, f"/jobs?limit=100&from={first}")["body"]
+    )
+    job_ids = [j["job_id"] for j in listing.get("jobs", [])]
     requests = [("GET /jobs/{id}", f"/jobs/{jid}") for jid in job_ids]
     requests += [("GET /jobs", "/jobs")] * 3
     requests += [("GET /jobs?project=", "/jobs?project=llama")] * 3
@@ -225,14 +266,13 @@ def _get(handler: Any, proxy_event: Any, context_type: Any, path: str) -> dict[s
 def floor_rate(n_calls: int, blocks: int) -> dict[str, Any]:
     """One bare UpdateItem per event against a fresh emulator: block rates (calls/s)."""
     from costtracker.emulator import running_emulator
+    from shared.ledger_schema import create_table_request
 
     rates = []
     per_call = []
     with running_emulator() as emulator:
         table = "bench-floor"
         client = emulator.client("dynamodb")
-        from shared.ledger_schema import create_table_request
-
         client.create_table(**create_table_request(table))
         for b in range(blocks):
             start = time.perf_counter()
@@ -266,70 +306,74 @@ class _CountingSink(io.TextIOBase):
 
 
 def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
-    """CPU time per event with no I/O: the service alone, and the whole handler, both over
-    in-memory twins (``tests.fakes``); log output is counted, not written."""
-    from shared.models import InstanceProfile, Volume
-    from shared.services.instance_state import LedgerDeps, record_state_change
-
+    """CPU time per event with no I/O: the services alone, and the whole handlers, over
+    the in-memory twins (``bench.twins``); log output is counted, not written."""
+    from bench.twins import memory_deps, scenario_profiles
     from costtracker.replay import FakeLambdaContext, ledger_config_for, load_handler
     from costtracker.scenario import Scenario
     from shared import runtime
-    from shared.clock import FixedClock
+    from shared.adapters.ledger_store import CheckpointStore
     from shared.event_patterns import EVENT_RULES, checkpoint_rule, matches
-    from shared.pricing import PriceBook, bundled_snapshot
-    from tests.fakes import FakeInventory, InMemoryLedger
+    from shared.services.checkpoints import record_object_event
+    from shared.services.instances import record_spot_notice, record_state_change
+    from tests.fakes import RecordingNotifier
 
     scenario = Scenario.model_validate(scenario_dict)
     config = ledger_config_for(scenario)
-    profiles = [
-        InstanceProfile(
-            instance_id=s.instance_id,
-            instance_type=s.instance_type,
-            region=scenario.region,
-            availability_zone=s.availability_zone,
-            lifecycle=s.lifecycle,
-            platform=s.platform,
-            tags=s.tags,
-            volumes=tuple(
-                Volume(volume_id=v.volume_id, size_gib=v.size_gib, volume_type=v.volume_type)
-                for v in s.volumes
-            ),
-        )
-        for s in scenario.instances
-    ]
+    profiles = scenario_profiles(scenario)
     first = min(scenario.event_times())
 
-    def deps() -> LedgerDeps:
-        ledger = InMemoryLedger()
-        return LedgerDeps(
-            ledger=ledger,
-            inventory=FakeInventory(*profiles),
-            prices=PriceBook(config, ledger, None, bundled_snapshot(), first.date()),
-            clock=FixedClock(first),
-            config=config,
-        )
-
-    # (a) the state-change service alone
-    service_us = []
-    d = deps()
+    # (a) the services alone (state changes, spot notices, checkpoint objects)
+    service_us: dict[str, list[float]] = {"state": [], "spot": [], "checkpoint": []}
+    d = memory_deps(config, profiles, first)
+    store = CheckpointStore(d.table)
     for event in scenario.events:
-        if event.get("detail-type") != STATE:
-            continue
+        kind = event.get("detail-type")
         at = _event_time(event)
-        d.clock.advance_to(at)  # type: ignore[attr-defined]
+        d.clock.advance_to(at)
+        detail = event["detail"]
         c0 = time.process_time()
-        record_state_change(
-            d,
-            event_id=event["id"],
-            at=at,
-            instance_id=event["detail"]["instance-id"],
-            state=event["detail"]["state"],
-            region=event["region"],
-        )
-        service_us.append((time.process_time() - c0) * 1e6)
+        if kind == STATE:
+            record_state_change(
+                d,
+                event_id=event["id"],
+                at=at,
+                instance_id=detail["instance-id"],
+                state=detail["state"],
+                region=event["region"],
+                account=event["account"],
+            )
+            name = "state"
+        elif kind in (SPOT_WARNING, REBALANCE):
+            record_spot_notice(
+                d,
+                event_id=event["id"],
+                at=at,
+                instance_id=detail["instance-id"],
+                action=detail.get("instance-action", "rebalance"),
+                region=event["region"],
+                account=event["account"],
+            )
+            name = "spot"
+        elif kind in ("Object Created", "Object Deleted"):
+            record_object_event(
+                d,
+                store,
+                event_id=event["id"],
+                at=at,
+                region=event["region"],
+                account=event["account"],
+                bucket=detail["bucket"]["name"],
+                raw_key=detail["object"]["key"],
+                size_bytes=detail["object"].get("size") if kind == "Object Created" else None,
+                sequencer=detail["object"].get("sequencer", ""),
+            )
+            name = "checkpoint"
+        else:
+            continue
+        service_us[name].append((time.process_time() - c0) * 1e6)
 
     # (b) the whole handler (parse, log, service) with the twins as its dependencies
-    # Only the functions whose AWS dependencies are all in ``runtime.ledger_deps``.
     rules = {**EVENT_RULES, "checkpoint": checkpoint_rule(config.checkpoint.buckets)}
     rules = {k: v for k, v in rules.items() if k in TWIN_FUNCTIONS}
     env = {
@@ -339,15 +383,18 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
         "TEAM_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:t",
         "ADMIN_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:a",
         "POWERTOOLS_SERVICE_NAME": "costtracker",
+        "POWERTOOLS_METRICS_DISABLED": "true",
         "AWS_REGION": scenario.region,
         # Nothing may reach AWS from here: a closed loopback port, dummy credentials.
         "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
         "AWS_ACCESS_KEY_ID": "bench",
         "AWS_SECRET_ACCESS_KEY": "bench",
     }
-    d = deps()
+    d = memory_deps(config, profiles, first)
+    store = CheckpointStore(d.table)
+    notifier = RecordingNotifier()
     handler_us: dict[str, list[float]] = {}
-    failures = 0
+    failures: dict[str, str] = {}
     sink = _CountingSink()
     with mock.patch.dict(os.environ, env):
         runtime.reset()
@@ -355,19 +402,25 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
         logger = logging.getLogger("costtracker")
         patched = [(h, h.stream) for h in logger.handlers if isinstance(h, logging.StreamHandler)]
         for h, _ in patched:
-            h.setStream(sink)  # type: ignore[arg-type]
+            h.setStream(sink)
         try:
             # Powertools Metrics print EMF to stdout: CloudWatch Logs bytes too, counted.
-            with mock.patch.object(runtime, "ledger_deps", lambda: d), redirect_stdout(sink):
+            with (
+                mock.patch.object(runtime, "ledger_deps", lambda: d),
+                mock.patch.object(runtime, "checkpoint_store", lambda: store),
+                mock.patch.object(runtime, "notifier", lambda: notifier),
+                mock.patch.object(runtime, "stopper", lambda: None),
+                redirect_stdout(sink),
+            ):
                 for event in scenario.events:
                     routed = [n for n, p in rules.items() if matches(p, event)]
-                    d.clock.advance_to(_event_time(event))  # type: ignore[attr-defined]
+                    d.clock.advance_to(_event_time(event))
                     for name in routed:
                         c0 = time.process_time()
                         try:
                             handlers[name](event, FakeLambdaContext(function_name=name))
-                        except Exception:
-                            failures += 1
+                        except Exception as exc:
+                            failures.setdefault(name, f"{type(exc).__name__}: {exc}"[:200])
                             continue
                         handler_us.setdefault(name, []).append((time.process_time() - c0) * 1e6)
         finally:
@@ -376,7 +429,7 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
             runtime.reset()
     invoked = sum(len(v) for v in handler_us.values())
     return {
-        "service_state_us": service_us,
+        "service_us": service_us,
         "handler_us": handler_us,
         "log_bytes_per_invocation": sink.bytes / invoked if invoked else 0.0,
         "log_lines_per_invocation": sink.lines / invoked if invoked else 0.0,
@@ -384,14 +437,164 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _wrap_server(profile: cProfile.Profile) -> Any:
+    """Profile moto's WSGI application (the emulator's side of every call)."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    original = DomainDispatcherApplication.__call__
+
+    def profiled(self: Any, environ: Any, start_response: Any) -> Any:
+        profile.enable()
+        try:
+            return original(self, environ, start_response)
+        finally:
+            profile.disable()
+
+    return mock.patch.object(DomainDispatcherApplication, "__call__", profiled)
+
+
+class ServerTimer:
+    """Wall time of the emulator's request handling, by service and operation (the
+    credential scope of the SigV4 header names the service; X-Amz-Target the operation
+    of JSON protocols)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.count: dict[str, int] = {}
+
+    def patch(self) -> Any:
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+        original = DomainDispatcherApplication.__call__
+        timer = self
+
+        def timed(app: Any, environ: Any, start_response: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(app, environ, start_response)
+            finally:
+                auth = str(environ.get("HTTP_AUTHORIZATION", ""))
+                scope = auth.split("Credential=", 1)[-1].split(",", 1)[0].split("/")
+                service = scope[3] if len(scope) > 3 else "?"
+                target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
+                name = f"{service}.{target.rsplit('.', 1)[-1]}" if target else service
+                timer.seconds[name] = timer.seconds.get(name, 0.0) + time.perf_counter() - t0
+                timer.count[name] = timer.count.get(name, 0) + 1
+
+        return mock.patch.object(DomainDispatcherApplication, "__call__", timed)
+
+    def table(self) -> list[dict[str, Any]]:
+        return [
+            {
+                "operation": k,
+                "calls": self.count[k],
+                "total_s": round(v, 3),
+                "mean_ms": round(v / self.count[k] * 1000, 2),
+            }
+            for k, v in sorted(self.seconds.items(), key=lambda kv: -kv[1])
+        ]
+
+
+def _top(stats: pstats.Stats, key: str, n: int, only: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    rows = []
+    entries = {
+        k: v
+        for k, v in stats.stats.items()  # type: ignore[attr-defined]
+        if not only or any(part in k[0] for part in only)
+    }
+    ranked = sorted(
+        entries.items(), key=lambda kv: kv[1][2 if key == "tottime" else 3], reverse=True
+    )
+    for (filename, line, name), (_cc, ncalls, tottime, cumtime, _callers) in ranked[:n]:
+        rel = filename
+        for prefix in (str(ROOT) + "/", str(Path(sys.prefix)) + "/lib/python3.11/site-packages/"):
+            rel = rel.replace(prefix, "")
+        rows.append(
+            {
+                "function": f"{rel}:{line}({name})",
+                "calls": ncalls,
+                "tottime_s": round(tottime, 3),
+                "cumtime_s": round(cumtime, 3),
+            }
+        )
+    return rows
+
+
+def _by_area(stats: pstats.Stats) -> dict[str, float]:
+    """Own (tottime) seconds by area of the code."""
+    areas = {
+        "shared/domain": "core: domain",
+        "shared/adapters": "core: adapters",
+        "shared/services": "core: services",
+        "shared/": "core: other shared",
+        "functions/": "handlers",
+        "costtracker/": "replay driver",
+        "bench/": "bench hooks",
+        "pydantic": "pydantic",
+        "aws_lambda_powertools": "powertools",
+        "botocore": "botocore",
+        "boto3": "boto3",
+        "urllib3": "urllib3/http",
+        "http/client": "urllib3/http",
+        "moto": "moto",
+        "werkzeug": "werkzeug",
+        "socket": "socket wait",
+        "<method 'recv_into'": "socket wait",
+        "json": "json",
+        "logging": "logging",
+    }
+    totals: dict[str, float] = {}
+    for (filename, _line, name), (_cc, _n, tottime, _cum, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        where = f"{filename} {name}"
+        area = "other"
+        for needle, label in areas.items():
+            if needle in where:
+                area = label
+                break
+        totals[area] = totals.get(area, 0.0) + tottime
+    return dict(sorted(((k, round(v, 2)) for k, v in totals.items()), key=lambda kv: -kv[1]))
+
+
+def profile_replay(scenario_dict: dict[str, Any], top: int = 15) -> dict[str, Any]:
+    """cProfile of a replay (no counting hooks): the driver's thread (handlers, services,
+    boto3, waiting on the socket) and the emulator's request handling, apart."""
+    from costtracker.replay import replay_session
+    from costtracker.scenario import Scenario
+
+    scenario = Scenario.model_validate(scenario_dict)
+    client, server = cProfile.Profile(), cProfile.Profile()
+    with redirect_stdout(sys.stderr), replay_session(scenario) as replayer, _wrap_server(server):
+        start = time.perf_counter()
+        client.enable()
+        try:
+            replayer.run()
+        finally:
+            client.disable()
+        wall = time.perf_counter() - start
+    out: dict[str, Any] = {"events": len(scenario.events), "wall_s": wall}
+    for name, prof in (("client", client), ("server", server)):
+        stats = pstats.Stats(prof)
+        out[name] = {
+            "total_s": round(stats.total_tt, 2),  # type: ignore[attr-defined]
+            "by_area_s": _by_area(stats),
+            "top_tottime": _top(stats, "tottime", top),
+            "top_cumtime": _top(stats, "cumtime", top),
+            "top_cumtime_core": _top(
+                stats, "cumtime", 3 * top, (str(ROOT / "shared"), str(ROOT / "functions"))
+            ),
+            # The emulator's side: DynamoDB operations, expression parsing, copies.
+            "top_cumtime_dynamodb": _top(
+                stats, "cumtime", 3 * top, ("moto/dynamodb/", "costtracker/emulator")
+            ),
+        }
+    return out
+
+
 def event_kinds(scenario_dict: dict[str, Any]) -> dict[str, int]:
     from collections import Counter
 
     kinds = Counter(str(e.get("detail-type")) for e in scenario_dict["events"])
     return {
-        STATE: kinds.get(STATE, 0),
-        SPOT_WARNING: kinds.get(SPOT_WARNING, 0),
-        REBALANCE: kinds.get(REBALANCE, 0),
-        "Object Created": kinds.get("Object Created", 0),
-        "Object Deleted": kinds.get("Object Deleted", 0),
+        k: kinds.get(k, 0)
+        for k in (STATE, SPOT_WARNING, REBALANCE, "Object Created", "Object Deleted", ALARM)
     }

@@ -19,6 +19,7 @@ START = datetime(2026, 11, 2, tzinfo=UTC)
 STATE = "EC2 Instance State-change Notification"
 SPOT_WARNING = "EC2 Spot Instance Interruption Warning"
 REBALANCE = "EC2 Instance Rebalance Recommendation"
+ALARM = "CloudWatch Alarm State Change"
 PRICES = {
     "ec2": {
         "trn1.32xlarge": "21.50",
@@ -79,6 +80,86 @@ def _envelope(
 
 def _instance_arn(iid: str) -> list[str]:
     return [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"]
+
+
+def _alarm(
+    eid: str, at: datetime, name: str, iid: str, value: str, previous: str
+) -> dict[str, Any]:
+    stamp = _iso(at).replace("Z", ".000+0000")
+    return _envelope(
+        eid,
+        at,
+        "aws.cloudwatch",
+        ALARM,
+        {
+            "alarmName": name,
+            "configuration": {
+                "metrics": [
+                    {
+                        "id": "m1",
+                        "returnData": True,
+                        "metricStat": {
+                            "metric": {
+                                "namespace": "AWS/EC2",
+                                "name": "CPUUtilization",
+                                "dimensions": {"InstanceId": iid},
+                            },
+                            "period": 300,
+                            "stat": "Average",
+                        },
+                    }
+                ]
+            },
+            "previousState": {"value": previous, "timestamp": stamp, "reason": ""},
+            "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
+        },
+        [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
+    )
+
+
+def _alarm_events(
+    specs: list[dict[str, Any]],
+    timed: list[tuple[datetime, int, dict[str, Any]]],
+    seed: int,
+    end: datetime,
+) -> None:
+    """CloudWatch alarm state changes (a random stream of their own, so that every other
+    event stays as it was): for one run in five of a tagged instance, the tracker's CPU
+    alarm goes to ALARM an hour in and back to OK an hour later; now and then someone
+    else's alarm on the same metric (ignored by the tracker)."""
+    rng = random.Random(seed ^ 0xA1A4)
+    ids = _Ids(rng)
+    runs: dict[str, list[datetime]] = {}
+    stops: dict[str, list[datetime]] = {}
+    for at, _, event in timed:
+        detail = event["detail"]
+        if event["detail-type"] == STATE and detail["state"] == "running":
+            runs.setdefault(detail["instance-id"], []).append(at)
+        elif event["detail-type"] == STATE and detail["state"] in ("stopping", "shutting-down"):
+            stops.setdefault(detail["instance-id"], []).append(at)
+    seq = len(timed)
+    for spec in specs:
+        if not spec["tags"]:
+            continue
+        iid = spec["instance_id"]
+        ends = sorted(stops.get(iid, []))
+        for start in sorted(runs.get(iid, [])):
+            stop = next((s for s in ends if s > start), end)
+            if rng.random() >= 0.2 or start + timedelta(hours=2) >= stop:
+                continue
+            name = f"costtracker-{iid}-cpu-low"
+            for at, value, previous in (
+                (start + timedelta(hours=1), "ALARM", "OK"),
+                (start + timedelta(hours=2), "OK", "ALARM"),
+            ):
+                seq += 1
+                timed.append((at, seq, _alarm(ids.event(), at, name, iid, value, previous)))
+            if rng.random() < 0.2:
+                at = start + timedelta(minutes=90)
+                seq += 1
+                timed.append(
+                    (at, seq, _alarm(ids.event(), at, "team-cpu-high", iid, "ALARM", "OK"))
+                )
 
 
 def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> dict[str, Any]:
@@ -290,6 +371,7 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                     )
                 t = stop + timedelta(minutes=rng.randrange(20, 5 * 60))
 
+    _alarm_events(specs, timed, seed, end)
     ordered = [e for _, _, e in sorted(timed, key=lambda x: (x[0], x[1]))]
     # As AWS may deliver them: ~2 % arrive late (after later events), ~3 % twice.
     arrivals: list[dict[str, Any]] = []

@@ -1,0 +1,74 @@
+"""The ledger services wired to in-memory twins: the real stores over ``MemoryTable``, a
+fixed inventory and clock (no I/O at all), as the unit tests wire them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+
+class StaticInventory:
+    """EC2 as a dict: the profiles of the scenario's instances."""
+
+    def __init__(self, profiles: dict[str, Any]) -> None:
+        self.profiles = profiles
+        self.calls = 0
+
+    def describe(self, instance_id: str, region: str) -> Any:
+        from shared.inventory import InstanceNotFound
+
+        self.calls += 1
+        if instance_id not in self.profiles:
+            raise InstanceNotFound(instance_id)
+        return self.profiles[instance_id]
+
+
+def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
+    """``LedgerDeps`` over a fresh in-memory table (``deps.table``), clock at ``now``."""
+    from shared.adapters import keys
+    from shared.adapters.ledger_store import InstanceStore, RollupStore
+    from shared.adapters.table import MemoryTable
+    from shared.clock import FixedClock
+    from shared.pricing import PriceBook, bundled_snapshot
+    from shared.services.instances import LedgerDeps
+    from tests.fakes import InMemoryLedger
+
+    table = MemoryTable(keys.INDEXES)
+    return LedgerDeps(
+        table=table,
+        instances=InstanceStore(table),
+        rollups=RollupStore(table),
+        inventory=StaticInventory(profiles),
+        prices=PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), now.date()),
+        clock=FixedClock(now),
+        config=config,
+    )
+
+
+def scenario_profiles(scenario: Any) -> dict[str, Any]:
+    """The scenario's instances as DescribeInstances would give them."""
+    from shared.domain.instance import InstanceProfile, Volume
+
+    return {
+        s.instance_id: InstanceProfile(
+            instance_id=s.instance_id,
+            instance_type=s.instance_type,
+            region=scenario.region,
+            account=scenario.account,
+            availability_zone=s.availability_zone,
+            lifecycle=s.lifecycle,
+            platform=s.platform,
+            tags=s.tags,
+            volumes=tuple(
+                Volume(
+                    volume_id=v.volume_id or f"vol-{s.instance_id}-{n}",
+                    size_gib=v.size_gib,
+                    volume_type=v.volume_type,
+                    iops=v.iops,
+                    throughput=v.throughput,
+                )
+                for n, v in enumerate(s.volumes)
+            ),
+        )
+        for s in scenario.instances
+    }
