@@ -87,19 +87,6 @@ class Schedule:
 
         return max(0, index(until) - index(after))
 
-    def due_between(self, after: datetime, until: datetime) -> list[datetime]:
-        """Times in (after, until] at which this schedule fires."""
-        period = self.every.total_seconds()
-        epoch = datetime(1970, 1, 1, tzinfo=after.tzinfo)
-        k = int((after - epoch - self.offset).total_seconds() // period) + 1
-        times: list[datetime] = []
-        while True:
-            at = epoch + self.offset + timedelta(seconds=k * period)
-            if at > until:
-                return times
-            times.append(at)
-            k += 1
-
 
 def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
     """The stack's schedules; the daily summary runs at the configured UTC time."""

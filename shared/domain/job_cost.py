@@ -176,9 +176,8 @@ def job_cost(
         unpriced=unpriced,
         price_sources=tuple(sorted(sources)),
         warnings=tuple(warnings),
-        checkpoints=int(value("checkpoints"))
-        if False
-        else int(sum((Decimal(str(r.get("checkpoints", 0))) for r in records.rollups), Decimal(0))),
+        # A counter on each rollup (distinct steps), not an accrual.
+        checkpoints=sum(int(r.get("checkpoints", 0)) for r in records.rollups),
         checkpoint_objects=int(value("n_objects")),
         last_checkpoint_at=last_checkpoint_at,
         last_checkpoint_step=steps_max
