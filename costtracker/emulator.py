@@ -50,7 +50,12 @@ def running_emulator(
     """Start moto on a free loopback port, point boto3 at it, provision, and clean up."""
     from moto.server import ThreadedMotoServer
 
+    from costtracker.emulator_queries import patch_moto_queries
+    from costtracker.emulator_updates import patch_moto_updates
+
     _patch_moto_transactions()
+    patch_moto_queries()
+    patch_moto_updates()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     env = {
         **_CREDENTIAL_ENV,

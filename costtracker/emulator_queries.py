@@ -1,0 +1,70 @@
+"""Queries on the embedded emulator at a cost that does not grow with the whole table.
+
+moto answers every Query, on the table or on an index, by listing *all* the table's
+items sorted by key (``Table.all_items`` sorts with Python-level comparisons) and then
+filtering them. A replay's hourly sweeps and its reads of one job's partition therefore
+slowed down as the ledger grew (170 ms a Query at 30,000 items). The results of a Query do
+not depend on that first sort: moto sorts what matched afterwards (by the index's keys
+then the table's keys, or by range key within one partition). So, for the duration of a
+Query only, ``all_items`` hands moto the candidates unsorted: for the table, just the
+asked partition; for an index, the items that carry its hash key attribute
+(DynamoDB indexes no other item, and moto skips the others anyway). Results, order and
+paging stay moto's own; Scans, which page through ``all_items`` in key order, are untouched.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+_local = threading.local()
+
+
+def patch_moto_queries() -> None:
+    """Install the Query fast path once per process (idempotent)."""
+    from moto.dynamodb.models.table import Table
+
+    if getattr(Table, "_costtracker_queries", False):
+        return
+    sorted_all_items = Table.all_items
+    original_query = Table.query
+
+    def all_items(self: Any) -> Any:
+        override = getattr(_local, "candidates", None)
+        if override is not None and override[0] is self:
+            return override[1]
+        return sorted_all_items(self)
+
+    def candidates(self: Any, hash_key: Any, index_name: str | None) -> list[Any]:
+        if not self.range_key_attr:
+            return list(self.items.values())
+        if index_name:
+            index = next((i for i in self.all_indexes() if i.name == index_name), None)
+            if index is None:  # moto names the error
+                return []
+            hash_attr = next(k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH")
+            return [
+                item
+                for bucket in self.items.values()
+                for item in bucket.values()
+                if hash_attr in item.attrs
+            ]
+        if hash_key is None:
+            return [item for bucket in self.items.values() for item in bucket.values()]
+        bucket = self.items.get(hash_key)
+        return list(bucket.values()) if bucket else []
+
+    def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+        index_name = kwargs.get("index_name")
+        if index_name is None and len(args) > 6:
+            index_name = args[6]
+        _local.candidates = (self, candidates(self, hash_key, index_name))
+        try:
+            return original_query(self, hash_key, *args, **kwargs)
+        finally:
+            _local.candidates = None
+
+    query.__wrapped__ = original_query  # type: ignore[attr-defined]
+    Table.all_items = all_items  # type: ignore[method-assign]
+    Table.query = query  # type: ignore[method-assign]
+    Table._costtracker_queries = True  # type: ignore[attr-defined]
