@@ -129,11 +129,11 @@ class InstanceStore:
         return found
 
     def sealed_segment(self, head: InstanceHead, cost: SegmentCost, void: bool = False) -> Put:
-        assert cost.span.end is not None
+        assert cost.record_end is not None
         item: Item = {
             "pk": keys.job_pk(head.job_id),
             "sk": keys.sealed_sk(
-                cost.span.end, "S", head.account, head.instance_id, cost.span.start_event_id
+                cost.record_end, "S", head.account, head.instance_id, cost.span.start_event_id
             ),
             "kind": "segment",
             "account": head.account,
@@ -223,6 +223,12 @@ class RollupChange:
     tags_from: str | None = None
 
 
+# A rollup counter of the writes that changed a job's past (an event older than the day
+# it was applied on, a price filled in later): a figure computed for a past moment stays
+# right while the job's counters are unchanged.
+PAST_CHANGES = "past_changes"
+
+
 class RollupStore:
     """Per-job (and account) rollups in one partition: the job list and budgets read
     them all with one Query."""
@@ -230,6 +236,8 @@ class RollupStore:
     def __init__(self, table: Table) -> None:
         self.table = table
         self._cache: dict[tuple[str, str], Item] = {}
+        # Per container: (job, moment) -> (the job's past-changes stamp, its spend then).
+        self.books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
 
     def cached(self, job_id: str, account: str) -> Item | None:
         key = (job_id, account)
@@ -346,10 +354,17 @@ class CheckpointStore:
         self._heads: dict[tuple[str, str, str, str], CheckpointHead] = {}
         self._steps: dict[tuple[str, str], Item] = {}
 
-    def head(self, job_id: str, account: str, bucket: str, key: str) -> CheckpointHead | None:
+    def head(
+        self, job_id: str, account: str, bucket: str, key: str, *, read: bool = True
+    ) -> CheckpointHead | None:
+        """The object's head from this container's cache, else the table; with
+        ``read=False`` a miss is taken as "no head yet" (the write is then conditional on
+        the item being absent, so a wrong guess fails and is retried with a read)."""
         cache_key = (job_id, account, bucket, key)
         if cache_key in self._heads:
             return self._heads[cache_key]
+        if not read:
+            return None
         item = self.table.get(keys.job_pk(job_id), keys.checkpoint_head_sk(account, bucket, key))
         if item is None:
             return None
@@ -400,16 +415,26 @@ class CheckpointStore:
             item["void"] = True
         return Put(item)
 
-    def step_marker(self, job_id: str, step: str) -> Item | None:
+    def step_marker(self, job_id: str, step: str, *, read: bool = True) -> Item | None:
+        """The step's marker (cached); ``read=False`` as for ``head``."""
         cache_key = (job_id, step)
         if cache_key not in self._steps:
+            if not read:
+                return None
             self._steps[cache_key] = self.table.get(keys.job_pk(job_id), keys.step_sk(step)) or {}
         return self._steps[cache_key] or None
 
     def step_update(
-        self, job_id: str, step: str, write_at: str, new_object: bool, complete_at: str | None
+        self,
+        job_id: str,
+        step: str,
+        write_at: str,
+        new_object: bool,
+        complete_at: str | None,
+        *,
+        read: bool = True,
     ) -> Update:
-        current = self.step_marker(job_id, step) or {}
+        current = self.step_marker(job_id, step, read=read) or {}
         sets: dict[str, Any] = {}
         conditions: list[Condition] = []
         if not current:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import unquote_plus
 
-from shared.adapters.ledger_store import CheckpointStore, RollupChange, UnitOfWork
+from shared.adapters.ledger_store import PAST_CHANGES, CheckpointStore, RollupChange, UnitOfWork
 from shared.adapters.table import ConditionFailed
 from shared.clock import utc
 from shared.domain.checkpoint import (
@@ -73,8 +73,11 @@ def record_object_event(
     marker = bool(config.completion_marker) and key.rsplit("/", 1)[-1] == config.completion_marker
     event = ObjectEvent(event_id=event_id, at=at, size_bytes=size_bytes, sequencer=sequencer)
     now = deps.clock.now()
+    # A write most often creates a new object (a new shard, a new step): try that
+    # without reading; the Absent conditions turn a wrong guess into one retry with reads.
+    optimistic = event.is_write
     for _ in range(MAX_ATTEMPTS):
-        current = store.head(job_id, account, bucket, key)
+        current = store.head(job_id, account, bucket, key, read=not optimistic)
         if current is None:
             head = CheckpointHead(
                 bucket=bucket,
@@ -109,13 +112,14 @@ def record_object_event(
         step_op = None
         counted = False
         if event.is_write:
-            new_step = store.step_marker(job_id, step_key) is None
+            new_step = store.step_marker(job_id, step_key, read=not optimistic) is None
             step_op = store.step_update(
                 job_id,
                 step_key,
                 at.isoformat(),
                 new_object=current is None,
                 complete_at=at.isoformat() if marker else None,
+                read=not optimistic,
             )
             uow.add(step_op)
             counted = marker if config.completion_marker else new_step
@@ -135,11 +139,13 @@ def record_object_event(
             rollup.add_strings["price_sources"] = {head.rate.provenance}
         if at < day_start(now):
             rollup.counters["late_events"] = 1
+            rollup.counters[PAST_CHANGES] = 1
         rollup_op = deps.rollups.update(rollup)
         uow.add(rollup_op)
         try:
             uow.commit()
         except ConditionFailed:
+            optimistic = False
             store.forget(job_id, account, bucket, key, step_key)
             deps.rollups.forget(job_id, account)
             continue
