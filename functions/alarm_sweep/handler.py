@@ -21,7 +21,8 @@ logger = Logger(service="costtracker")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parse_event(event, ScheduledEvent, logger)
     deps = runtime.ledger_deps()
-    deleted = sweep_alarms(deps, runtime.alarms())
-    auto_stop = sweep_auto_stop(deps, runtime.stopper())
+    open_heads = list(deps.instances.open_heads())  # read once for both sweeps
+    deleted = sweep_alarms(deps, runtime.alarms(), open_heads)
+    auto_stop = sweep_auto_stop(deps, runtime.stopper(), open_heads)
     logger.info("alarm sweep", extra={"orphans_deleted": deleted, "auto_stop": auto_stop})
     return {"orphans_deleted": deleted, "auto_stop": auto_stop}

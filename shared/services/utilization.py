@@ -9,6 +9,7 @@ on the same metric and instance, never makes an instance idle and never stops it
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -100,10 +101,14 @@ def sync_alarms(
     return "deleted"
 
 
-def sweep_alarms(deps: LedgerDeps, alarms: AlarmManager) -> list[str]:
-    """Delete our alarms whose instance is not running in the ledger (missed stop events)."""
+def sweep_alarms(
+    deps: LedgerDeps, alarms: AlarmManager, open_heads: Sequence[InstanceHead] | None = None
+) -> list[str]:
+    """Delete our alarms whose instance is not running in the ledger (missed stop events).
+    ``open_heads``: the open instances if the caller already read them (one Query, paged)."""
     prefix = deps.config.utilization.alarm_prefix
-    running = {h.instance_id for h in deps.instances.open_heads()}  # one Query, paged
+    heads = deps.instances.open_heads() if open_heads is None else open_heads
+    running = {h.instance_id for h in heads}
     orphans = []
     for name in alarms.managed(prefix):
         parsed = alarm_of_name(name, prefix)
@@ -329,10 +334,14 @@ def consider_auto_stop(
     return "stopped"
 
 
-def sweep_auto_stop(deps: LedgerDeps, stopper: InstanceStopper | None) -> dict[str, str]:
+def sweep_auto_stop(
+    deps: LedgerDeps,
+    stopper: InstanceStopper | None,
+    open_heads: Sequence[InstanceHead] | None = None,
+) -> dict[str, str]:
     """Hourly: re-consider idle, opted-in instances still waiting for a checkpoint."""
     decisions = {}
-    for head in deps.instances.open_heads():
+    for head in deps.instances.open_heads() if open_heads is None else open_heads:
         running_since = head.open_segment.span.start if head.open_segment else None
         condition, since = classify(head.alarms, running_since)
         if condition == "idle" and since is not None:
