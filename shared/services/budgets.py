@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from shared.adapters.ledger_store import PAST_CHANGES
 from shared.adapters.outbox import OutboxStore
 from shared.budgets import Budget, period_bounds
 from shared.config import LedgerConfig
@@ -44,6 +45,10 @@ def effective_budgets(
     return [budgets[k] for k in sorted(budgets)]
 
 
+# Books kept per container at most (a day's period starts for every job, and more).
+MAX_BOOKS = 50_000
+
+
 @dataclass
 class JobCache:
     """Every job's rollups, read once per evaluation run (one Query) and shared by every
@@ -59,11 +64,28 @@ class JobCache:
         return self.rollups
 
     def spend_at(self, job_id: str, at: datetime, now: datetime) -> Decimal:
-        """The job's total accrued up to ``at`` (<= now), as known at ``now``."""
+        """The job's total accrued up to ``at`` (<= now), as known at ``now``. A figure
+        that needed the job's records is kept for the container's later ticks (the
+        rollup store's ``books``) while no write changed the job's past."""
         key = (job_id, at)
-        if key not in self._at:
-            self._at[key] = _spend_at(self.deps, job_id, self.jobs()[job_id], at, now)
-        return self._at[key]
+        if key in self._at:
+            return self._at[key]
+        rollups = self.jobs()[job_id]
+        stamp = tuple(
+            sorted((str(r.get("account", "")), int(r.get(PAST_CHANGES, 0))) for r in rollups)
+        )
+        books = self.deps.rollups.books
+        booked = books.get(key)
+        if booked is not None and booked[0] == stamp:
+            self._at[key] = booked[1]
+            return booked[1]
+        value, from_records = _spend_at(self.deps, job_id, rollups, at, now)
+        if from_records:
+            if len(books) >= MAX_BOOKS:
+                books.clear()
+            books[key] = (stamp, value)
+        self._at[key] = value
+        return value
 
 
 def _total(accrual: acc.Accrual, at: datetime, clock: Any) -> Decimal:
@@ -76,22 +98,23 @@ def _total(accrual: acc.Accrual, at: datetime, clock: Any) -> Decimal:
 
 def _spend_at(
     deps: LedgerDeps, job_id: str, rollups: list[dict[str, Any]], at: datetime, now: datetime
-) -> Decimal:
-    """J(at): from the rollups' formula when nothing happened to the job after ``at``
-    (the formula then holds back to ``at``); else the job's total now less what its
-    records accrued inside (at, now] (one Query of its partition)."""
+) -> tuple[Decimal, bool]:
+    """(J(at), whether the job's records were read): from the rollups' formula when
+    nothing happened to the job after ``at`` (the formula then holds back to ``at``);
+    else the job's total now less what its records accrued inside (at, now] (one Query
+    of its partition)."""
     firsts = [str(r.get("first_event_at", "")) for r in rollups if r.get("first_event_at")]
     if firsts and datetime.fromisoformat(min(firsts)) >= at:
-        return Decimal(0)
+        return Decimal(0), False
     lasts = [str(r.get("last_event_at", "")) for r in rollups if r.get("last_event_at")]
     accrual = acc.total(acc.from_attributes(r) for r in rollups)
     if not lasts or datetime.fromisoformat(max(lasts)) < at:
-        return _total(accrual, at, deps.prices.clock)
+        return _total(accrual, at, deps.prices.clock), False
     records = load_job(deps.table, deps.rollups, job_id, since=at)
     if records is None:
-        return Decimal(0)
+        return Decimal(0), True
     inside, _ = job_between(records, at, now, now, deps.prices.series)
-    return _total(accrual, now, deps.prices.clock) - inside["total"]
+    return _total(accrual, now, deps.prices.clock) - inside["total"], True
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from shared.adapters.ledger_store import (
+    PAST_CHANGES,
     InstanceStore,
     Pointer,
     RollupChange,
@@ -169,6 +170,7 @@ def rollup_change(
         change.add_strings["warning_kinds"] = {w.kind for w in new.warnings}
     if event_at < day_start(now):
         change.counters["late_events"] = 1
+        change.counters[PAST_CHANGES] = 1
     return change
 
 

@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.adapters import keys
-from shared.adapters.ledger_store import RollupChange, UnitOfWork, checkpoint_of, head_of
+from shared.adapters.ledger_store import (
+    PAST_CHANGES,
+    RollupChange,
+    UnitOfWork,
+    checkpoint_of,
+    head_of,
+)
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.table import ConditionFailed
 from shared.domain import accrual as acc
@@ -54,6 +60,7 @@ def _commit(
         uow.add(deps.instances.sealed_segment(new, cost))
     delta = head_accrual(new).minus(head_accrual(old))
     rollup = RollupChange(job_id=new.job_id, account=new.account, delta=delta)
+    rollup.counters[PAST_CHANGES] = 1
     rollup.add_strings["price_sources"] = {c.pin.provenance for c in sealed if c.pin} | {
         s.pin.provenance for s in new.segments if s.pin
     }
@@ -131,7 +138,9 @@ def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
     uow.add(op)
     delta = object_accrual(new).minus(object_accrual(head))
     rollup_op = deps.rollups.update(
-        RollupChange(job_id=head.job_id, account=head.account, delta=delta)
+        RollupChange(
+            job_id=head.job_id, account=head.account, delta=delta, counters={PAST_CHANGES: 1}
+        )
     )
     uow.add(rollup_op)
     try:
