@@ -195,16 +195,24 @@ def refold(
             hourly=head.profile.hourly_billing,
             unpriced_key=head.profile.unpriced_key(),
         )
+        if (
+            previous is not None
+            and previous.record_end is not None
+            and cost.span.end is not None
+            and cost.span.end < previous.record_end
+        ):
+            cost = cost.model_copy(update={"key_end": previous.record_end})
         segments.append(cost)
         if cost.closed:
             write.append(cost)
     new_by_key = {s.span.key: s for s in segments}
-    # A sealed record is keyed by its end: one whose end moved (or that no longer exists)
-    # is voided at its old key.
+    # A sealed record is keyed by (an upper bound of) its end: one whose end moved later,
+    # that reopened or that no longer exists is voided at its old key; one whose end moved
+    # earlier is rewritten at its old key.
     void = [
         s
         for k, s in old.items()
-        if s.closed and (k not in new_by_key or new_by_key[k].span.end != s.span.end)
+        if s.closed and (k not in new_by_key or new_by_key[k].record_end != s.record_end)
     ]
     warnings = [
         Warning_(

@@ -45,10 +45,19 @@ class SegmentCost(Frozen):
     list_num: Decimal | None = None
     eff_num: Decimal | None = None
     unpriced_key: str = ""  # e.g. "ec2:trn2.48xlarge:us-east-1" when pin is None
+    # The end its sealed record is keyed by, when a late event moved the end earlier: the
+    # record is then rewritten in place (one item, not a void and a new one), so a
+    # record's key end is an upper bound of its end (readers clip by the span).
+    key_end: datetime | None = None
 
     @property
     def closed(self) -> bool:
         return self.span.end is not None
+
+    @property
+    def record_end(self) -> datetime | None:
+        """The end in its sealed record's key."""
+        return self.key_end or self.span.end
 
     @property
     def priced(self) -> bool:
