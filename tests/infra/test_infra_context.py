@@ -187,8 +187,22 @@ def test_config_show_prints_each_value_with_its_source(
     from costtracker.cli import main
 
     cdk_json = str(REPO_ROOT / "cdk.json")
-    assert main(["config", "show", "--cdk-json", cdk_json, "--json",
-                 "-c", "ledger.reconcile.enabled=true", "-c", "finance_emails=a@example.com"]) == 0
+    assert (
+        main(
+            [
+                "config",
+                "show",
+                "--cdk-json",
+                cdk_json,
+                "--json",
+                "-c",
+                "ledger.reconcile.enabled=true",
+                "-c",
+                "finance_emails=a@example.com",
+            ]
+        )
+        == 0
+    )
     shown = json.loads(capsys.readouterr().out)
     assert shown["ledger.reconcile.enabled"] == {"value": True, "source": "-c"}
     assert shown["ledger.reconcile.settle_days"] == {"value": 2, "source": "default"}

@@ -402,8 +402,11 @@ def test_reports_bucket_is_versioned_encrypted_private_ssl_only_with_lifecycle(
     assert props["VersioningConfiguration"] == {"Status": "Enabled"}
     assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"]
     assert props["PublicAccessBlockConfiguration"] == {
-        "BlockPublicAcls": True, "BlockPublicPolicy": True,
-        "IgnorePublicAcls": True, "RestrictPublicBuckets": True}
+        "BlockPublicAcls": True,
+        "BlockPublicPolicy": True,
+        "IgnorePublicAcls": True,
+        "RestrictPublicBuckets": True,
+    }
     assert props["LifecycleConfiguration"]["Rules"]
     assert "LoggingConfiguration" in props
     assert reports["DeletionPolicy"] == "Retain"
@@ -420,6 +423,12 @@ def test_only_the_daily_summary_writes_reports(synthesized: Synthesized) -> None
 def test_dashboard_shows_the_tracker_and_spend(synthesized: Synthesized) -> None:
     (dashboard,) = synthesized.resources("AWS::CloudWatch::Dashboard").values()
     body = json.dumps(dashboard["Properties"]["DashboardBody"])
-    for needle in ("EventsRejected", "ApproximateNumberOfMessagesVisible", "TickLagSeconds",
-                   "AlertsSent", "DailySpendUSD", "Errors"):
+    for needle in (
+        "EventsRejected",
+        "ApproximateNumberOfMessagesVisible",
+        "TickLagSeconds",
+        "AlertsSent",
+        "DailySpendUSD",
+        "Errors",
+    ):
         assert needle in body, needle
