@@ -25,8 +25,10 @@ from tests.integration.test_transient_failures import Faults
 @pytest.fixture
 def refusing_sns() -> Iterator[list[Faults]]:
     session = boto3._get_default_session()
-    faults = [Faults(400, "KMSAccessDeniedException", times=3),
-              Faults(400, "InvalidParameter", times=2)]
+    faults = [
+        Faults(400, "KMSAccessDeniedException", times=3),
+        Faults(400, "InvalidParameter", times=2),
+    ]
     for fault in faults:
         session.events.register("before-send.sns.Publish", fault)
     yield faults
