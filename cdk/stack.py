@@ -275,6 +275,8 @@ class CostTrackerStack(Stack):
         ledger.grant_writes(
             job_cost_api.role, leading_keys=API_WRITE_KEYS, actions=("dynamodb:PutItem",)
         )
+        # PUT/DELETE /budgets subscribe and unsubscribe the budget's recipients.
+        topics.grant_manage_recipients(job_cost_api.role)
         # GET /prices answers from the cache, the snapshot or a Price List call.
         job_cost_api.grant_unscoped(
             PRICE_READ_ACTIONS, UNSCOPED_REASON.format(actions=", ".join(PRICE_READ_ACTIONS))

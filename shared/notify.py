@@ -15,6 +15,9 @@ from typing import Any, Literal, Protocol
 Audience = Literal["finance", "team", "admin"]
 # SNS limits a subject to 100 printable ASCII characters.
 _SUBJECT_LIMIT = 100
+# Attributes sent as String.Array (a JSON list): a budget's recipients, which their
+# email subscriptions filter on.
+ARRAY_ATTRIBUTES = ("recipients",)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -51,11 +54,15 @@ def message_attributes(alert: Alert) -> dict[str, dict[str, str]]:
         "at": alert.at,
         **alert.attributes,
     }
-    return {
+    attributes = {
         key: {"DataType": "String", "StringValue": value[:256]}
         for key, value in values.items()
-        if value
+        if value and key not in ARRAY_ATTRIBUTES
     }
+    for key in ARRAY_ATTRIBUTES:  # whole: a cut JSON array would be refused
+        if values.get(key):
+            attributes[key] = {"DataType": "String.Array", "StringValue": values[key]}
+    return attributes
 
 
 def chat_message(alert: Alert) -> str:

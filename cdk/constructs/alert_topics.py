@@ -5,7 +5,8 @@ Routing: each team's addresses subscribe to the team topic with a filter policy 
 ``team`` message attribute, so a team gets only its own alerts; a team may also have a
 Slack channel (AWS Chatbot), fed by a topic of its own (Chatbot makes its own subscription,
 which CDK cannot filter). A budget's recipients get one subscription per address to the
-finance topic, filtered to the budgets that name it.
+finance topic, filtered on the ``recipients`` attribute of budget alerts, as the API
+does for budgets it sets (shared/adapters/subscriptions.py).
 
 Encryption uses a customer managed key rather than the AWS managed ``alias/aws/sns``:
 the AWS managed key's policy cannot be changed, so CloudWatch alarms (``dlq_alarms``)
@@ -28,6 +29,9 @@ from constructs import Construct
 from cdk.nag import acknowledge
 from cdk.settings import TeamRoute
 from shared.budgets import Budget
+
+# What the API may do on the finance topic: its budgets' recipient subscriptions.
+RECIPIENT_ACTIONS = ["sns:Subscribe", "sns:Unsubscribe", "sns:ListSubscriptionsByTopic"]
 
 
 class AlertTopics(Construct):
@@ -88,19 +92,16 @@ class AlertTopics(Construct):
                 )
                 self.chat_topics[team] = chat
         # One subscription per address (SNS refuses a second one with other attributes),
-        # filtered to every budget that names it.
-        named_by: dict[str, set[str]] = {}
-        for budget in budgets:
-            for email in set(budget.recipients) - set(finance_emails):  # those get all
-                named_by.setdefault(email, set()).add(budget.budget_id)
-        for email, budget_ids in sorted(named_by.items()):
+        # filtered to the alerts of the budgets that name it (their ``recipients``
+        # attribute): the same subscription the API makes for budgets it sets.
+        finance_all = {e.lower() for e in finance_emails}  # these get every alert anyway
+        named = {e.lower() for b in budgets for e in b.recipients} - finance_all
+        for email in sorted(named):
             self.finance.add_subscription(
                 subscriptions.EmailSubscription(
                     email,
                     filter_policy={
-                        "budget_id": sns.SubscriptionFilter.string_filter(
-                            allowlist=sorted(budget_ids)
-                        )
+                        "recipients": sns.SubscriptionFilter.string_filter(allowlist=[email])
                     },
                 )
             )
@@ -133,3 +134,13 @@ class AlertTopics(Construct):
         self.grant_publish(self.team, role)
         for chat in self.chat_topics.values():
             chat.grant_publish(role)
+
+    def grant_manage_recipients(self, role: iam.IRole) -> None:
+        """Subscribe and unsubscribe budget recipients on the finance topic, nothing else
+        (the API, when a budget's recipients change)."""
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=RECIPIENT_ACTIONS,
+                resources=[self.finance.topic_arn],
+            )
+        )

@@ -9,6 +9,7 @@ once, even with concurrent runs: a conditional write claims it first.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -267,8 +268,13 @@ def evaluate_budgets(
 
 
 def _scope_attributes(budget: Budget) -> dict[str, str]:
+    """Scope tags, and the recipients (a JSON list) their email subscriptions filter on."""
     tags = budget.scope.tag or {}
-    return {k: tags.get(k, "") for k in ("project", "team", "cost-center")}
+    recipients = sorted({e.lower() for e in budget.recipients})
+    return {
+        **{k: tags.get(k, "") for k in ("project", "team", "cost-center")},
+        "recipients": json.dumps(recipients) if recipients else "",
+    }
 
 
 def _body(status: BudgetStatus, headline: str) -> str:

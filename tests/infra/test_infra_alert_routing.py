@@ -148,3 +148,30 @@ def test_a_team_with_slack_gets_a_chatbot_copy_on_its_own_topic(sns_world: Any) 
     assert chat["version"] == "1.0" and chat["source"] == "custom"
     assert chat["content"]["title"] == "Idle: llama-sft"
     assert chat["id"] == "idle:llama-sft:i-1:2026-11-01T10:00:00Z"
+
+
+def test_the_api_may_only_manage_subscriptions_on_the_finance_topic(
+    synthesized: Synthesized,
+) -> None:
+    from test_infra_stack import role_statements
+
+    statements = role_statements(synthesized, "job_cost_api")
+    sns_statements = [
+        s for s in statements if any(str(a).startswith("sns:") for a in _list(s["Action"]))
+    ]
+    (statement,) = sns_statements
+    assert sorted(_list(statement["Action"])) == [
+        "sns:ListSubscriptionsByTopic",
+        "sns:Subscribe",
+        "sns:Unsubscribe",
+    ]
+    (finance,) = [
+        logical_id
+        for logical_id in synthesized.resources("AWS::SNS::Topic")
+        if synthesized.path_of(logical_id).endswith("/Alerts/Finance/Resource")
+    ]
+    assert statement["Resource"] == {"Ref": finance}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]

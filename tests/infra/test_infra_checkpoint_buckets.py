@@ -82,4 +82,5 @@ def test_budget_recipients_get_only_their_budgets_alerts(tmp_path: Path) -> None
         and r["Properties"].get("Endpoint") == "llama-lead@example.com"
     ]
     assert subscription["Protocol"] == "email"
-    assert subscription["FilterPolicy"] == {"budget_id": ["llama-total"]}
+    # Filtered to the alerts of the budgets that name it (their `recipients` attribute).
+    assert subscription["FilterPolicy"] == {"recipients": ["llama-lead@example.com"]}

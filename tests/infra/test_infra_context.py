@@ -149,7 +149,7 @@ def test_budget_recipients_and_emails_are_subscribed(dotted_template: dict[str, 
     endpoints = {s["Endpoint"] for s in subscriptions}
     assert {"finops@example.com", "nlp-lead@example.com"} <= endpoints
     (budget_sub,) = [s for s in subscriptions if s["Endpoint"] == "nlp-lead@example.com"]
-    assert budget_sub["FilterPolicy"] == {"budget_id": ["nlp-month"]}
+    assert budget_sub["FilterPolicy"] == {"recipients": ["nlp-lead@example.com"]}
 
 
 def test_reconcile_enabled_grants_cost_explorer(dotted_template: dict[str, Any]) -> None:
