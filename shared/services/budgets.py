@@ -286,7 +286,10 @@ def _body(status: BudgetStatus, headline: str) -> str:
         f"({status.percent:.1f} %). Burn rate: {cents(status.burn_per_hour)}/h.",
     ]
     if status.crossing_100_at is not None:
-        lines.append(f"At this rate 100 % is crossed at {iso(status.crossing_100_at)}.")
+        lines.append(
+            "If everything running now kept running, 100 % would be crossed at "
+            f"{iso(status.crossing_100_at)}."
+        )
     lines.append(f"Projected by {iso(status.projected_until)}: {cents(status.projected_total)}.")
     if status.forecast is not None:
         lines.extend(status.forecast.lines())
