@@ -80,6 +80,39 @@ class MemberSettings(_Settings):
     checkpoint_buckets: tuple[str, ...] = ()
 
 
+class SlackChannel(_Settings):
+    """An AWS Chatbot Slack channel (the workspace must be authorised in Chatbot once,
+    in the console): its workspace id (T...) and channel id (C...)."""
+
+    workspace_id: str = Field(pattern=r"^[0-9A-Z]{1,255}$")
+    channel_id: str = Field(pattern=r"^[A-Za-z0-9]{1,255}$")
+
+
+class TeamRoute(_Settings):
+    """Where one team's alerts go: email addresses and an optional Slack channel. The
+    team is the value of the configured team tag (``ledger.access.team_tag_key``)."""
+
+    emails: tuple[str, ...] = ()
+    slack: SlackChannel | None = None
+
+    @field_validator("emails")
+    @classmethod
+    def _emails(cls, emails: tuple[str, ...]) -> tuple[str, ...]:
+        return _checked_emails(emails)
+
+
+def _checked_emails(emails: tuple[str, ...]) -> tuple[str, ...]:
+    for email in emails:
+        if not _EMAIL.match(email):
+            raise ValueError(f"not an email address: {email!r}")
+    if len(set(emails)) != len(emails):
+        raise ValueError("duplicate email address")
+    return emails
+
+
+TEAM_NAME = r"^[A-Za-z0-9._-]{1,64}$"
+
+
 class StackSettings(_Settings):
     account: str = Field(pattern=_ACCOUNT)
     region: str = Field(pattern=_REGION)
@@ -88,7 +121,11 @@ class StackSettings(_Settings):
     stacks: tuple[Literal["tracker", "member"], ...] = Field(default=("tracker",), min_length=1)
     ledger: LedgerConfig = LedgerConfig()
     finance_emails: tuple[str, ...] = ()
+    # Retired: it subscribed every team to every team's alerts. Use ``teams``.
     team_emails: tuple[str, ...] = ()
+    # team (its team tag value) -> where its alerts go; each subscription is filtered to
+    # that team's alerts (the ``team`` message attribute).
+    teams: dict[str, TeamRoute] = {}
     admin_emails: tuple[str, ...] = ()
     log_retention_days: int = 90
     api_throttling: ApiThrottling = ApiThrottling()
@@ -97,15 +134,28 @@ class StackSettings(_Settings):
     event_reserved_concurrency: int = Field(default=5, ge=0, le=1000)
     member: MemberSettings = MemberSettings()
 
-    @field_validator("finance_emails", "team_emails", "admin_emails")
+    @field_validator("finance_emails", "admin_emails")
     @classmethod
     def _emails(cls, emails: tuple[str, ...]) -> tuple[str, ...]:
-        for email in emails:
-            if not _EMAIL.match(email):
-                raise ValueError(f"not an email address: {email!r}")
-        if len(set(emails)) != len(emails):
-            raise ValueError("duplicate email address")
+        return _checked_emails(emails)
+
+    @field_validator("team_emails")
+    @classmethod
+    def _no_team_emails(cls, emails: tuple[str, ...]) -> tuple[str, ...]:
+        if emails:
+            raise ValueError(
+                "team_emails is retired (each address got every team's alerts): set "
+                'teams instead, e.g. -c teams=\'{"nlp": {"emails": ["nlp@example.com"]}}\''
+            )
         return emails
+
+    @field_validator("teams")
+    @classmethod
+    def _team_names(cls, teams: dict[str, TeamRoute]) -> dict[str, TeamRoute]:
+        for team in teams:
+            if not re.match(TEAM_NAME, team):
+                raise ValueError(f"team {team!r}: letters, digits, '.', '_' and '-' only")
+        return teams
 
     @field_validator("log_retention_days")
     @classmethod

@@ -152,7 +152,7 @@ class CostTrackerStack(Stack):
             self,
             "Alerts",
             finance_emails=settings.finance_emails,
-            team_emails=settings.team_emails,
+            teams=settings.teams,
             admin_emails=settings.admin_emails,
             budgets=settings.ledger.budgets,
         )
@@ -164,6 +164,10 @@ class CostTrackerStack(Stack):
                 "FINANCE_TOPIC_ARN": topics.finance.topic_arn,
                 "TEAM_TOPIC_ARN": topics.team.topic_arn,
                 "ADMIN_TOPIC_ARN": topics.admin.topic_arn,
+                # team -> its Slack (Chatbot) topic, for teams that have one.
+                "TEAM_CHAT_TOPICS": self.to_json_string(
+                    {team: topic.topic_arn for team, topic in topics.chat_topics.items()}
+                ),
                 "LEDGER_CONFIG": settings.ledger.model_dump_json(),
             },
             log_retention_days=settings.log_retention_days,
@@ -246,7 +250,7 @@ class CostTrackerStack(Stack):
             if organization and set(INSTANCE_READ_ACTIONS) <= set(spec.unscoped_reads):
                 self._grant_member_role(function.role, settings)
             if spec.publishes_team_alerts:
-                topics.grant_publish(topics.team, function.role)
+                topics.grant_team_publish(function.role)
             if spec.publishes_finance_alerts:
                 topics.grant_publish(topics.finance, function.role)
             unscoped = spec.unscoped_reads
@@ -271,6 +275,8 @@ class CostTrackerStack(Stack):
         ledger.grant_writes(
             job_cost_api.role, leading_keys=API_WRITE_KEYS, actions=("dynamodb:PutItem",)
         )
+        # PUT/DELETE /budgets subscribe and unsubscribe the budget's recipients.
+        topics.grant_manage_recipients(job_cost_api.role)
         # GET /prices answers from the cache, the snapshot or a Price List call.
         job_cost_api.grant_unscoped(
             PRICE_READ_ACTIONS, UNSCOPED_REASON.format(actions=", ".join(PRICE_READ_ACTIONS))

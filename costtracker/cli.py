@@ -128,8 +128,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     if args.json:
         json.dump(document, sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        print(_job_table(document))
+        return 0
+    from costtracker.alert_preview import alert_list, alert_messages
+
+    if args.alerts:
+        print(alert_messages(document))
+        return 0
+    print(_job_table(document))
+    print(alert_list(document))
     return 0
 
 
@@ -150,6 +156,11 @@ def add_replay(sub: Any) -> None:
     p.add_argument("scenario", type=Path)
     p.add_argument("--json", action="store_true", help="print the JSON document (SPEC)")
     p.add_argument("--verbose", action="store_true", help="handler logs (INFO) on stderr")
+    p.add_argument(
+        "--alerts",
+        action="store_true",
+        help="print each alert as its audience would receive it (who, subject, body)",
+    )
     p.add_argument(
         "--chaos",
         type=int,

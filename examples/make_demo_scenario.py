@@ -19,28 +19,62 @@ TOKENS_PER_STEP = "262144"
 CHECKPOINT_BYTES = 160 * 2**20
 
 
-def envelope(eid: str, at: str, source: str, detail_type: str, detail: dict,
-             resources: list[str] | None = None) -> dict:
-    return {"version": "0", "id": eid, "detail-type": detail_type, "source": source,
-            "account": ACCOUNT, "time": at, "region": REGION, "resources": resources or [],
-            "detail": detail}
+def envelope(
+    eid: str,
+    at: str,
+    source: str,
+    detail_type: str,
+    detail: dict,
+    resources: list[str] | None = None,
+) -> dict:
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": detail_type,
+        "source": source,
+        "account": ACCOUNT,
+        "time": at,
+        "region": REGION,
+        "resources": resources or [],
+        "detail": detail,
+    }
 
 
 def state(n: int, at: str, iid: str, st: str) -> dict:
-    return envelope(f"demo-{n:03d}", at, "aws.ec2", "EC2 Instance State-change Notification",
-                    {"instance-id": iid, "state": st},
-                    [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"])
+    return envelope(
+        f"demo-{n:03d}",
+        at,
+        "aws.ec2",
+        "EC2 Instance State-change Notification",
+        {"instance-id": iid, "state": st},
+        [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"],
+    )
 
 
 def checkpoint(job: str, step: int, at: datetime) -> dict:
     key = f"runs/{job}/step-{step}/adapter.safetensors"
     eid = f"ckpt-{zlib.crc32(key.encode()):08x}"
-    obj = {"key": key, "size": CHECKPOINT_BYTES, "etag": "d41d8cd98f00b204e9800998ecf8427e",
-           "sequencer": f"00{zlib.crc32(eid.encode()):08X}"}
-    return envelope(eid, at.strftime("%Y-%m-%dT%H:%M:%SZ"), "aws.s3", "Object Created",
-                    {"version": "0", "bucket": {"name": BUCKET}, "object": obj,
-                     "request-id": "R", "requester": ACCOUNT, "reason": "PutObject"},
-                    [f"arn:aws:s3:::{BUCKET}"])
+    obj = {
+        "key": key,
+        "size": CHECKPOINT_BYTES,
+        "etag": "d41d8cd98f00b204e9800998ecf8427e",
+        "sequencer": f"00{zlib.crc32(eid.encode()):08X}",
+    }
+    return envelope(
+        eid,
+        at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "aws.s3",
+        "Object Created",
+        {
+            "version": "0",
+            "bucket": {"name": BUCKET},
+            "object": obj,
+            "request-id": "R",
+            "requester": ACCOUNT,
+            "reason": "PutObject",
+        },
+        [f"arn:aws:s3:::{BUCKET}"],
+    )
 
 
 def checkpoints(job: str, windows: list[tuple[str, str]]) -> list[dict]:
@@ -84,35 +118,69 @@ timeline = [
 ]
 events = [state(n, at, iid, st) for n, (at, iid, st) in enumerate(timeline, 1)]
 # The Trainium run pauses while node B is down (data parallel over both nodes).
-events += checkpoints(TRN_JOB, [("2026-11-01T09:00:40+00:00", "2026-11-01T21:00:00+00:00"),
-                                ("2026-11-01T22:15:00+00:00", "2026-11-02T15:55:00+00:00")])
-events += checkpoints(GPU_JOB, [("2026-11-01T10:00:00+00:00", "2026-11-02T05:40:00+00:00"),
-                                ("2026-11-02T07:30:00+00:00", "2026-11-02T12:05:00+00:00")])
+events += checkpoints(
+    TRN_JOB,
+    [
+        ("2026-11-01T09:00:40+00:00", "2026-11-01T21:00:00+00:00"),
+        ("2026-11-01T22:15:00+00:00", "2026-11-02T15:55:00+00:00"),
+    ],
+)
+events += checkpoints(
+    GPU_JOB,
+    [
+        ("2026-11-01T10:00:00+00:00", "2026-11-02T05:40:00+00:00"),
+        ("2026-11-02T07:30:00+00:00", "2026-11-02T12:05:00+00:00"),
+    ],
+)
 events.sort(key=lambda e: (e["time"], e["id"]))
 # As AWS may deliver them: one duplicate, one late arrival.
 events.insert(3, events[1])
 events.append(state(99, "2026-11-01T22:14:00Z", TRN_B, "pending"))
 
-lora = {"project": "llama", "team": "nlp", "owner": "ana", "cost-center": "cc-4410",
-        "tokens-per-step": TOKENS_PER_STEP}
+lora = {
+    "project": "llama",
+    "team": "nlp",
+    "owner": "ana",
+    "cost-center": "cc-4410",
+    "tokens-per-step": TOKENS_PER_STEP,
+}
 scenario = {
     "region": REGION,
     "account": ACCOUNT,
     "prices": {"ec2": {"m5.large": "0.096"}, "spot": {"p5.48xlarge": "21.90"}},
     "checkpoint": {"buckets": [BUCKET]},
     "instances": [
-        {"instance_id": TRN_A, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": TRN_JOB, **lora},
-         "volumes": [{"size_gib": 1024, "volume_type": "gp3"}]},
-        {"instance_id": TRN_B, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": TRN_JOB, **lora},
-         "volumes": [{"size_gib": 1024, "volume_type": "gp3"}]},
-        {"instance_id": PREP, "instance_type": "m5.large",
-         "tags": {"training-job": TRN_JOB, **lora}, "volumes": []},
-        {"instance_id": P5, "instance_type": "p5.48xlarge", "lifecycle": "spot",
-         "tags": {"training-job": GPU_JOB, "project": "llama", "team": "nlp", "owner": "ben",
-                  "tokens-per-step": TOKENS_PER_STEP},
-         "volumes": [{"size_gib": 2048, "volume_type": "gp3"}]},
+        {
+            "instance_id": TRN_A,
+            "instance_type": "trn1.32xlarge",
+            "tags": {"training-job": TRN_JOB, **lora},
+            "volumes": [{"size_gib": 1024, "volume_type": "gp3"}],
+        },
+        {
+            "instance_id": TRN_B,
+            "instance_type": "trn1.32xlarge",
+            "tags": {"training-job": TRN_JOB, **lora},
+            "volumes": [{"size_gib": 1024, "volume_type": "gp3"}],
+        },
+        {
+            "instance_id": PREP,
+            "instance_type": "m5.large",
+            "tags": {"training-job": TRN_JOB, **lora},
+            "volumes": [],
+        },
+        {
+            "instance_id": P5,
+            "instance_type": "p5.48xlarge",
+            "lifecycle": "spot",
+            "tags": {
+                "training-job": GPU_JOB,
+                "project": "llama",
+                "team": "nlp",
+                "owner": "ben",
+                "tokens-per-step": TOKENS_PER_STEP,
+            },
+            "volumes": [{"size_gib": 2048, "volume_type": "gp3"}],
+        },
     ],
     "events": events,
     "until": "2026-11-03T00:00:00Z",

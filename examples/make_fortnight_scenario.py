@@ -42,14 +42,29 @@ def eid(prefix: str) -> str:
 
 
 def envelope(prefix: str, when: str, source: str, detail_type: str, detail: dict) -> None:
-    events.append({"version": "0", "id": eid(prefix), "detail-type": detail_type,
-                   "source": source, "account": ACCOUNT, "time": when, "region": REGION,
-                   "resources": [], "detail": detail})
+    events.append(
+        {
+            "version": "0",
+            "id": eid(prefix),
+            "detail-type": detail_type,
+            "source": source,
+            "account": ACCOUNT,
+            "time": when,
+            "region": REGION,
+            "resources": [],
+            "detail": detail,
+        }
+    )
 
 
 def state(when: str, iid: str, st: str) -> None:
-    envelope("st", when, "aws.ec2", "EC2 Instance State-change Notification",
-             {"instance-id": iid, "state": st})
+    envelope(
+        "st",
+        when,
+        "aws.ec2",
+        "EC2 Instance State-change Notification",
+        {"instance-id": iid, "state": st},
+    )
 
 
 def alarm(when: str, iid: str, signal: str, value: str, prev: str) -> None:
@@ -57,39 +72,87 @@ def alarm(when: str, iid: str, signal: str, value: str, prev: str) -> None:
     short = "accelerator" if signal.startswith("accelerator") else "cpu"
     name = f"costtracker-{iid}-{short}-low"
     stamp = when.replace("Z", ".000+0000")
-    events.append({
-        "version": "0", "id": eid("al"), "detail-type": "CloudWatch Alarm State Change",
-        "source": "aws.cloudwatch", "account": ACCOUNT, "time": when, "region": REGION,
-        "resources": [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
-        "detail": {
-            "alarmName": name,
-            "configuration": {"metrics": [{
-                "id": "m1", "returnData": True,
-                "metricStat": {"metric": {"namespace": namespace, "name": metric,
-                                          "dimensions": {"InstanceId": iid}},
-                               "period": 300, "stat": "Average"}}]},
-            "previousState": {"value": prev, "timestamp": stamp, "reason": "", "reasonData": ""},
-            "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
-        },
-    })
+    events.append(
+        {
+            "version": "0",
+            "id": eid("al"),
+            "detail-type": "CloudWatch Alarm State Change",
+            "source": "aws.cloudwatch",
+            "account": ACCOUNT,
+            "time": when,
+            "region": REGION,
+            "resources": [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
+            "detail": {
+                "alarmName": name,
+                "configuration": {
+                    "metrics": [
+                        {
+                            "id": "m1",
+                            "returnData": True,
+                            "metricStat": {
+                                "metric": {
+                                    "namespace": namespace,
+                                    "name": metric,
+                                    "dimensions": {"InstanceId": iid},
+                                },
+                                "period": 300,
+                                "stat": "Average",
+                            },
+                        }
+                    ]
+                },
+                "previousState": {
+                    "value": prev,
+                    "timestamp": stamp,
+                    "reason": "",
+                    "reasonData": "",
+                },
+                "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
+            },
+        }
+    )
 
 
 def checkpoint(when: str, job: str, step: int, size_gib: int) -> None:
     key = f"runs/{job}/step-{step}/model.pt"
-    envelope("ck", when, "aws.s3", "Object Created",
-             {"version": "0", "bucket": {"name": BUCKET},
-              "object": {"key": key, "size": size_gib * GIB, "etag": "0" * 32,
-                         "sequencer": f"{counter['n']:016X}"},
-              "request-id": "R", "requester": ACCOUNT, "reason": "PutObject"})
+    envelope(
+        "ck",
+        when,
+        "aws.s3",
+        "Object Created",
+        {
+            "version": "0",
+            "bucket": {"name": BUCKET},
+            "object": {
+                "key": key,
+                "size": size_gib * GIB,
+                "etag": "0" * 32,
+                "sequencer": f"{counter['n']:016X}",
+            },
+            "request-id": "R",
+            "requester": ACCOUNT,
+            "reason": "PutObject",
+        },
+    )
 
 
 def delete(when: str, job: str, step: int) -> None:
     key = f"runs/{job}/step-{step}/model.pt"
-    envelope("dl", when, "aws.s3", "Object Deleted",
-             {"version": "0", "bucket": {"name": BUCKET},
-              "object": {"key": key, "sequencer": f"{counter['n']:016X}"},
-              "request-id": "R", "requester": ACCOUNT, "reason": "DeleteObject",
-              "deletion-type": "Permanently Deleted"})
+    envelope(
+        "dl",
+        when,
+        "aws.s3",
+        "Object Deleted",
+        {
+            "version": "0",
+            "bucket": {"name": BUCKET},
+            "object": {"key": key, "sequencer": f"{counter['n']:016X}"},
+            "request-id": "R",
+            "requester": ACCOUNT,
+            "reason": "DeleteObject",
+            "deletion-type": "Permanently Deleted",
+        },
+    )
 
 
 T1, G1 = "i-0a100000000000a01", "i-0a200000000000a02"
@@ -127,18 +190,26 @@ state(at(10, 18, 1), G1, "terminated")
 state(at(9, 0), P1, "running")
 for n, hh in enumerate((3, 6), 1):
     checkpoint(at(9, hh), "vit-spot", 1500 * n, 40)
-for n, (day, hh) in enumerate([(9, 9), (9, 12), (9, 15), (9, 18), (9, 21), (10, 0),
-                               (10, 3), (10, 6)], 3):
+for n, (day, hh) in enumerate(
+    [(9, 9), (9, 12), (9, 15), (9, 18), (9, 21), (10, 0), (10, 3), (10, 6)], 3
+):
     checkpoint(at(day, hh), "vit-spot", 1500 * n, 40)
-envelope("rb", at(10, 7, 30), "aws.ec2", "EC2 Instance Rebalance Recommendation",
-         {"instance-id": P1})
-envelope("itn", at(10, 7, 50), "aws.ec2", "EC2 Spot Instance Interruption Warning",
-         {"instance-id": P1, "instance-action": "terminate"})
+envelope(
+    "rb", at(10, 7, 30), "aws.ec2", "EC2 Instance Rebalance Recommendation", {"instance-id": P1}
+)
+envelope(
+    "itn",
+    at(10, 7, 50),
+    "aws.ec2",
+    "EC2 Spot Instance Interruption Warning",
+    {"instance-id": P1, "instance-action": "terminate"},
+)
 state(at(10, 7, 52), P1, "shutting-down")
 state(at(10, 7, 52, 30), P1, "terminated")
 state(at(10, 8, 10), P2, "running")
-for n, (day, hh) in enumerate([(10, 11), (10, 14), (10, 17), (10, 20), (10, 23), (11, 2),
-                               (11, 5), (11, 8), (11, 11)], 11):
+for n, (day, hh) in enumerate(
+    [(10, 11), (10, 14), (10, 17), (10, 20), (10, 23), (11, 2), (11, 5), (11, 8), (11, 11)], 11
+):
     checkpoint(at(day, hh), "vit-spot", 1500 * n, 40)
 state(at(11, 12), P2, "shutting-down")
 state(at(11, 12, 0, 40), P2, "terminated")
@@ -169,41 +240,71 @@ tokens = {"tokens-per-step": "262144"}
 
 def instance(iid: str, itype: str, tags: dict, gib: int, lifecycle: str = "on-demand") -> dict:
     volumes = [{"size_gib": gib, "volume_type": "gp3"}] if gib else []
-    return {"instance_id": iid, "instance_type": itype, "lifecycle": lifecycle,
-            "tags": tags, "volumes": volumes}
+    return {
+        "instance_id": iid,
+        "instance_type": itype,
+        "lifecycle": lifecycle,
+        "tags": tags,
+        "volumes": volumes,
+    }
 
 
 scenario = {
     "region": REGION,
     "account": ACCOUNT,
     "prices": {
-        "ec2": {"trn1.32xlarge": "21.50", "p5.48xlarge": "55.04", "g5.12xlarge": "5.672",
-                "g5.xlarge": "1.006", "m5.large": "0.096"},
+        "ec2": {
+            "trn1.32xlarge": "21.50",
+            "p5.48xlarge": "55.04",
+            "g5.12xlarge": "5.672",
+            "g5.xlarge": "1.006",
+            "m5.large": "0.096",
+        },
         "spot": {"p5.48xlarge": "20.00"},
         "s3_gb_month": "0.023",
     },
     "checkpoint": {"buckets": [BUCKET]},
     "utilization": {
-        "neuron": {"namespace": "NeuronMonitor", "metric": "neuroncore_utilization",
-                   "dimension": "InstanceId"},
-        "gpu": {"namespace": "CWAgent", "metric": "nvidia_smi_utilization_gpu",
-                "dimension": "InstanceId"},
+        "neuron": {
+            "namespace": "NeuronMonitor",
+            "metric": "neuroncore_utilization",
+            "dimension": "InstanceId",
+        },
+        "gpu": {
+            "namespace": "CWAgent",
+            "metric": "nvidia_smi_utilization_gpu",
+            "dimension": "InstanceId",
+        },
     },
     "instances": [
-        instance(T1, "trn1.32xlarge",
-                 {"training-job": "llama-sft", "owner": "ana", **nlp, **tokens}, 512),
-        instance(G1, "p5.48xlarge",
-                 {"training-job": "llama-sft-gpu", "owner": "ben", **nlp, **tokens}, 512),
-        instance(PT1, "trn1.32xlarge",
-                 {"training-job": "llama-pretrain", "owner": "ana", **nlp, **tokens}, 1024),
-        instance(PT2, "trn1.32xlarge",
-                 {"training-job": "llama-pretrain", "owner": "ana", **nlp, **tokens}, 1024),
-        instance(P1, "p5.48xlarge", {"training-job": "vit-spot", "owner": "cho", **vision},
-                 2048, "spot"),
-        instance(P2, "p5.48xlarge", {"training-job": "vit-spot", "owner": "cho", **vision},
-                 2048, "spot"),
-        instance(EV, "g5.12xlarge", {"training-job": "vit-eval", "owner": "dev", **vision},
-                 256),
+        instance(
+            T1, "trn1.32xlarge", {"training-job": "llama-sft", "owner": "ana", **nlp, **tokens}, 512
+        ),
+        instance(
+            G1,
+            "p5.48xlarge",
+            {"training-job": "llama-sft-gpu", "owner": "ben", **nlp, **tokens},
+            512,
+        ),
+        instance(
+            PT1,
+            "trn1.32xlarge",
+            {"training-job": "llama-pretrain", "owner": "ana", **nlp, **tokens},
+            1024,
+        ),
+        instance(
+            PT2,
+            "trn1.32xlarge",
+            {"training-job": "llama-pretrain", "owner": "ana", **nlp, **tokens},
+            1024,
+        ),
+        instance(
+            P1, "p5.48xlarge", {"training-job": "vit-spot", "owner": "cho", **vision}, 2048, "spot"
+        ),
+        instance(
+            P2, "p5.48xlarge", {"training-job": "vit-spot", "owner": "cho", **vision}, 2048, "spot"
+        ),
+        instance(EV, "g5.12xlarge", {"training-job": "vit-eval", "owner": "dev", **vision}, 256),
         instance(UT, "g5.xlarge", {}, 100),
         instance(PREP, "m5.large", {"training-job": "data-prep", "project": "llama"}, 0),
     ],
@@ -213,12 +314,27 @@ scenario = {
 # Budgets go in through the API after the replay (`costtracker demo --budgets`): a budget
 # in the scenario makes the replay evaluate it after every event (minutes, not seconds).
 budgets = [
-    {"budget_id": "nlp-monthly", "scope": {"tag": {"team": "nlp"}}, "amount_usd": "6000",
-     "period": "month", "thresholds": [50, 80, 100]},
-    {"budget_id": "vision-monthly", "scope": {"tag": {"team": "vision"}},
-     "amount_usd": "1500", "period": "month", "thresholds": [50, 80, 100]},
-    {"budget_id": "account-total", "scope": {"account": True}, "amount_usd": "10000",
-     "period": "total", "thresholds": [50, 80, 100]},
+    {
+        "budget_id": "nlp-monthly",
+        "scope": {"tag": {"team": "nlp"}},
+        "amount_usd": "6000",
+        "period": "month",
+        "thresholds": [50, 80, 100],
+    },
+    {
+        "budget_id": "vision-monthly",
+        "scope": {"tag": {"team": "vision"}},
+        "amount_usd": "1500",
+        "period": "month",
+        "thresholds": [50, 80, 100],
+    },
+    {
+        "budget_id": "account-total",
+        "scope": {"account": True},
+        "amount_usd": "10000",
+        "period": "total",
+        "thresholds": [50, 80, 100],
+    },
 ]
 HERE = Path(__file__).parent
 (HERE / "two-teams-fortnight.json").write_text(json.dumps(scenario, indent=1) + "\n")

@@ -229,7 +229,8 @@ class BudgetingConfig(_Config):
 
     # A job tag declaring the run's expected length in hours (forecasts of total budgets).
     expected_duration_tag: str = "expected-duration-hours"
-    # How far ahead a total budget with no declared durations is projected.
+    # Unused: forecasts follow declared ends, else each job's own run pattern
+    # (shared/services/forecasts.py). Kept so that existing context stays valid.
     forecast_horizon_hours: int = Field(default=24, ge=1, le=24 * 90)
     # A day's spend above this multiple of the trailing 7-day mean is an anomaly.
     anomaly_multiple: Decimal = Field(default=Decimal(3), gt=1)

@@ -7,6 +7,7 @@ subscriber can drop repeats. Messages to teams carry the ``team`` attribute.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -14,6 +15,9 @@ from typing import Any, Literal, Protocol
 Audience = Literal["finance", "team", "admin"]
 # SNS limits a subject to 100 printable ASCII characters.
 _SUBJECT_LIMIT = 100
+# Attributes sent as String.Array (a JSON list): a budget's recipients, which their
+# email subscriptions filter on.
+ARRAY_ATTRIBUTES = ("recipients",)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -50,22 +54,59 @@ def message_attributes(alert: Alert) -> dict[str, dict[str, str]]:
         "at": alert.at,
         **alert.attributes,
     }
-    return {
+    attributes = {
         key: {"DataType": "String", "StringValue": value[:256]}
         for key, value in values.items()
-        if value
+        if value and key not in ARRAY_ATTRIBUTES
     }
+    for key in ARRAY_ATTRIBUTES:  # whole: a cut JSON array would be refused
+        if values.get(key):
+            attributes[key] = {"DataType": "String.Array", "StringValue": values[key]}
+    return attributes
+
+
+def chat_message(alert: Alert) -> str:
+    """An AWS Chatbot custom notification (Chatbot shows no plain-text SNS message)."""
+    return json.dumps(
+        {
+            "version": "1.0",
+            "source": "custom",
+            "id": alert.alert_id,
+            "content": {
+                "textType": "client-markdown",
+                "title": clean_subject(alert.subject),
+                "description": alert.message[:8000],
+            },
+            "metadata": {"additionalContext": {"alert_id": alert.alert_id}},
+        }
+    )
 
 
 class SnsNotifier:
-    def __init__(self, sns_client: Any, topics: dict[str, str]) -> None:
+    def __init__(
+        self,
+        sns_client: Any,
+        topics: dict[str, str],
+        chat_topics: dict[str, str] | None = None,
+    ) -> None:
         self._sns = sns_client
         self._topics = topics
+        self._chat_topics = chat_topics or {}
 
     def send(self, alert: Alert) -> None:
+        """Publish; raises when SNS refuses (the outbox sends it again later). A team's
+        Slack copy goes first: a repeat after a partial failure carries the same
+        ``alert_id``, which subscribers drop."""
         topic = self._topics.get(alert.audience)
         if not topic:
             raise RuntimeError(f"no topic configured for {alert.audience} alerts")
+        chat = self._chat_topics.get(alert.attributes.get("team", ""))
+        if alert.audience == "team" and chat:
+            self._sns.publish(
+                TopicArn=chat,
+                Message=chat_message(alert),
+                MessageAttributes=message_attributes(alert),
+            )
         self._sns.publish(
             TopicArn=topic,
             Subject=clean_subject(alert.subject),

@@ -83,6 +83,7 @@ def notifier() -> Any:
     return SnsNotifier(
         client("sns"),
         {"finance": s.finance_topic_arn, "team": s.team_topic_arn, "admin": s.admin_topic_arn},
+        chat_topics=s.team_chat_topics,
     )
 
 

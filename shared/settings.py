@@ -6,6 +6,7 @@ local emulator can set the environment before the first event.
 
 from __future__ import annotations
 
+import json
 import os
 from functools import cache
 
@@ -21,6 +22,8 @@ class FunctionSettings(BaseModel):
     finance_topic_arn: str = ""
     team_topic_arn: str = ""
     admin_topic_arn: str = ""
+    # team -> the SNS topic its Slack channel (AWS Chatbot) reads
+    team_chat_topics: dict[str, str] = {}
     config: LedgerConfig = LedgerConfig()
 
 
@@ -33,5 +36,6 @@ def settings() -> FunctionSettings:
         finance_topic_arn=os.environ.get("FINANCE_TOPIC_ARN", ""),
         team_topic_arn=os.environ.get("TEAM_TOPIC_ARN", ""),
         admin_topic_arn=os.environ.get("ADMIN_TOPIC_ARN", ""),
+        team_chat_topics=json.loads(os.environ.get("TEAM_CHAT_TOPICS") or "{}"),
         config=LedgerConfig.model_validate_json(raw_config),
     )

@@ -33,7 +33,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         account=parsed.account,
     )
     if outcome.head is not None and outcome.head.alarms:  # alarms that came before this event
-        alert_on_change(deps, runtime.notifier(), outcome.head)
+        alert_on_change(deps, runtime.notifier(), outcome.head, parsed.time)
     logger.info("state change", extra={"result": outcome.result, "state": parsed.detail.state})
     count("EventsProcessed")
     if outcome.result == "duplicate":

@@ -470,8 +470,8 @@ def put_budget(
         field, _, message = str(exc).partition(": ")
         raise bad_input(field, message) from exc
     before = runtime.ledger().stored_budgets().get(budget_id)
-    _record_change(caller, budget_id, before, budget)
-    return _budget_view(budget, "api")
+    changes = _change_budget(caller, budget_id, before, budget)
+    return {**_budget_view(budget, "api"), "subscriptions": changes}
 
 
 @app.delete("/budgets/<budget_id>")
@@ -482,8 +482,8 @@ def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[st
     before = runtime.ledger().stored_budgets().get(budget_id)
     if before is None:
         raise not_found("budget_id", f"no budget {budget_id!r}")
-    _record_change(caller, budget_id, before, None)
-    return {"budget_id": budget_id, "deleted": True}
+    changes = _change_budget(caller, budget_id, before, None)
+    return {"budget_id": budget_id, "deleted": True, "subscriptions": changes}
 
 
 @app.get("/budgets/<budget_id>/history")
@@ -506,6 +506,30 @@ def _refuse_context_budget(budget_id: str, verb: str) -> None:
             f"{verb} through the API; change it there and deploy",
             "budget_id",
         )
+
+
+def _change_budget(
+    caller: Caller, budget_id: str, before: Budget | None, after: Budget | None
+) -> dict[str, list[str]]:
+    """Record the change; the recipients' email subscriptions follow it."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from shared.adapters.subscriptions import RecipientSubscriptions
+    from shared.services.recipients import change_budget
+
+    topic = runtime.current_settings().finance_topic_arn
+    subscriptions = RecipientSubscriptions(runtime.client("sns"), topic) if topic else None
+
+    def record() -> list[Budget]:
+        _record_change(caller, budget_id, before, after)
+        return effective_budgets(runtime.ledger(), runtime.current_settings().config)
+
+    try:
+        return change_budget(subscriptions, before, after, record)
+    except (ClientError, BotoCoreError) as exc:
+        raise ApiProblem(
+            503, f"the recipients' email subscriptions could not be changed ({exc}); try again"
+        ) from exc
 
 
 def _record_change(

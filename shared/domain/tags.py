@@ -14,7 +14,9 @@ if TYPE_CHECKING:
 
 
 def grouping_tags(tags: Mapping[str, str], config: LedgerConfig) -> dict[str, str]:
-    keys = config.tracking.grouping_tag_keys
+    """The tags copied onto the job: the grouping keys, and the declared run length
+    (``expected-duration-hours``) that budget forecasts project to."""
+    keys = (*config.tracking.grouping_tag_keys, config.budgeting.expected_duration_tag)
     return {k: tags[k] for k in keys if k in tags}
 
 

@@ -9,6 +9,7 @@ once, even with concurrent runs: a conditional write claims it first.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -23,6 +24,14 @@ from shared.domain.day_split import job_between
 from shared.domain.job import _tags
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
+from shared.services.forecasts import (
+    Forecast,
+    forecast,
+    forecast_revision,
+    project_job,
+    revision_possible,
+    sent_forecasts,
+)
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import all_rollups, load_job
 from shared.views import cents, iso
@@ -129,6 +138,8 @@ class BudgetStatus:
     projected_until: datetime
     crossing_100_at: datetime | None
     spend_by_job: dict[str, Decimal]
+    # The projection (declared ends, else each job's run pattern): see forecasts.py.
+    forecast: Forecast | None = None
 
     @property
     def percent(self) -> Decimal:
@@ -157,7 +168,7 @@ def budget_status(
     spend_by_job: dict[str, Decimal] = {}
     ahead = now + HOUR
     burn = Decimal(0)
-    open_formula = acc.Accrual()
+    projections = []
     for job_id, rollups in cache.jobs().items():
         if not in_scope(budget, job_id, rollups, config):
             continue
@@ -166,19 +177,36 @@ def budget_status(
         if spent or accrual.is_open():
             spend_by_job[job_id] = spent
         burn += _total(accrual, ahead, clock) - _total(accrual, now, clock)
-        open_formula.add(accrual)
+        if accrual.is_open():
+            projections.append(
+                project_job(
+                    job_id, rollups, accrual, now, end, config.budgeting.expected_duration_tag
+                )
+            )
     spend = sum(spend_by_job.values(), Decimal(0))
-    horizon = (
-        end if end is not None else now + timedelta(hours=config.budgeting.forecast_horizon_hours)
+    projected = forecast(
+        spend,
+        budget.amount_usd,
+        sorted(projections, key=lambda p: p.job_id),
+        now,
+        lambda accrual, at: _total(accrual, at, clock),
     )
-    horizon = max(horizon, now)
-    projected = spend + _total(open_formula, horizon, clock) - _total(open_formula, now, clock)
     crossing = None
     if spend < budget.amount_usd and burn > 0:
         hours = (budget.amount_usd - spend) / burn
         crossing = now + timedelta(seconds=float(hours * 3600))
     return BudgetStatus(
-        budget, key, start, end, spend, burn, projected, horizon, crossing, spend_by_job
+        budget,
+        key,
+        start,
+        end,
+        spend,
+        burn,
+        projected.total,
+        projected.until,
+        crossing,
+        spend_by_job,
+        projected,
     )
 
 
@@ -198,7 +226,9 @@ QUIET_MARGIN = timedelta(minutes=2)
 QUIET_CAP = timedelta(hours=1)
 
 
-def _next_change(status: BudgetStatus, now: datetime) -> datetime:
+def _next_change(
+    status: BudgetStatus, now: datetime, sent: tuple[int, datetime | None]
+) -> datetime:
     budget = status.budget
     candidates = [now + QUIET_CAP]
     if status.period_end is not None:
@@ -210,10 +240,18 @@ def _next_change(status: BudgetStatus, now: datetime) -> datetime:
                 hours = (target - status.spend) / status.burn_per_hour
                 candidates.append(now + timedelta(seconds=float(hours * 3600)))
                 break
-        if status.period_end is None and status.projected_total <= budget.amount_usd:
-            # A rolling horizon moves with the clock: the projection rises at the burn rate.
-            hours = (budget.amount_usd - status.projected_total) / status.burn_per_hour
-            candidates.append(now + timedelta(seconds=float(hours * 3600)))
+    projection = status.forecast
+    if projection is not None and status.spend < budget.amount_usd:
+        # A declared end passed changes how a job is projected.
+        candidates.extend(projection.declared_ends(now))
+        if projection.by_run_pattern and status.burn_per_hour > 0:
+            if status.projected_total <= budget.amount_usd:
+                # Run-pattern ends move out with the clock: the projection rises at most
+                # twice the burn rate.
+                gap = (budget.amount_usd - status.projected_total) / (2 * status.burn_per_hour)
+                candidates.append(now + timedelta(seconds=float(gap * 3600)))
+            elif revision_possible(sent, status.crossing_100_at):
+                return now + timedelta(minutes=1)  # the crossing may move earlier: each tick
     return min(candidates) - QUIET_MARGIN
 
 
@@ -237,21 +275,29 @@ def evaluate_budgets(
         return Evaluation([], next_midnight, quiet_regardless_of_events=True)
     for budget in budgets:
         status = budget_status(deps, config, budget, now, cache)
-        quiet_until = min(quiet_until, _next_change(status, now))
         for threshold in budget.thresholds:
             if status.spend * 100 < budget.amount_usd * threshold:
                 continue
             if poster.post(_budget_alert(status, threshold, now), now) != "known":
                 sent.append(f"{budget.budget_id}:{threshold}")
         over = status.projected_total > budget.amount_usd > status.spend
-        if over and poster.post(_forecast_alert(status, now), now) != "known":
+        forecasts = sent_forecasts(poster.outbox, _forecast_id(status)) if over else (0, None)
+        forecast_alert = _forecast_alert(status, now, forecasts) if over else None
+        if forecast_alert is not None and poster.post(forecast_alert, now) != "known":
             sent.append(f"{budget.budget_id}:forecast")
+            forecasts = sent_forecasts(poster.outbox, _forecast_id(status))
+        quiet_until = min(quiet_until, _next_change(status, now, forecasts))
     return Evaluation(sent, max(quiet_until, now), quiet_regardless_of_events=False)
 
 
 def _scope_attributes(budget: Budget) -> dict[str, str]:
+    """Scope tags, and the recipients (a JSON list) their email subscriptions filter on."""
     tags = budget.scope.tag or {}
-    return {k: tags.get(k, "") for k in ("project", "team", "cost-center")}
+    recipients = sorted({e.lower() for e in budget.recipients})
+    return {
+        **{k: tags.get(k, "") for k in ("project", "team", "cost-center")},
+        "recipients": json.dumps(recipients) if recipients else "",
+    }
 
 
 def _body(status: BudgetStatus, headline: str) -> str:
@@ -263,8 +309,13 @@ def _body(status: BudgetStatus, headline: str) -> str:
         f"({status.percent:.1f} %). Burn rate: {cents(status.burn_per_hour)}/h.",
     ]
     if status.crossing_100_at is not None:
-        lines.append(f"At this rate 100 % is crossed at {iso(status.crossing_100_at)}.")
+        lines.append(
+            "If everything running now kept running, 100 % would be crossed at "
+            f"{iso(status.crossing_100_at)}."
+        )
     lines.append(f"Projected by {iso(status.projected_until)}: {cents(status.projected_total)}.")
+    if status.forecast is not None:
+        lines.extend(status.forecast.lines())
     lines.append("Spend by job:")
     for job_id, spend in sorted(status.spend_by_job.items(), key=lambda kv: -kv[1]):
         lines.append(f"  {job_id}: {cents(spend)}")
@@ -299,9 +350,21 @@ def _budget_alert(status: BudgetStatus, threshold: int, now: datetime) -> Alert:
     )
 
 
-def _forecast_alert(status: BudgetStatus, now: datetime) -> Alert:
+def _forecast_id(status: BudgetStatus) -> str:
+    return f"forecast:{status.budget.budget_id}:{status.period_key}"
+
+
+def _forecast_alert(
+    status: BudgetStatus, now: datetime, sent: tuple[int, datetime | None]
+) -> Alert | None:
+    """The forecast alert to post, or None when it would say nothing new (a forecast
+    for this period was sent and the projected crossing is not an hour earlier)."""
     budget = status.budget
-    crossing = iso(status.crossing_100_at) or "n/a"
+    projected_crossing = status.forecast.crossing if status.forecast else None
+    alert_id = forecast_revision(sent, _forecast_id(status), projected_crossing)
+    if alert_id is None:
+        return None
+    crossing = iso(projected_crossing) or "n/a"
     subject = (
         f"Forecast: budget {budget.budget_id} heads for {cents(status.projected_total)} of "
         f"{cents(budget.amount_usd)} (100 % at {crossing})"
@@ -320,7 +383,7 @@ def _forecast_alert(status: BudgetStatus, now: datetime) -> Alert:
         subject,
         _body(status, subject),
         attributes,
-        alert_id=f"forecast:{budget.budget_id}:{status.period_key}",
+        alert_id=alert_id,
         at=iso(now) or "",
     )
 

@@ -20,7 +20,7 @@ from aws_lambda_powertools import Logger
 from shared.adapters.outbox import OutboxStore
 from shared.alarms import AlarmManager, alarm_specs
 from shared.clock import utc
-from shared.domain.idle import AlarmChange, Signal, classify, condition_runs
+from shared.domain.idle import AlarmChange, Signal, classify, ordered_changes
 from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition, fold
 from shared.events import INSTANCE_ID_PATTERN
@@ -178,11 +178,17 @@ def record_alarm_change(
         create_inferred=False,
     )
     updated = outcome.head
+    if outcome.result == "duplicate" and outcome.job_id:
+        # A retry: post what the first delivery may not have recorded (it may have
+        # stopped between the head write and the outbox); the outbox drops the rest.
+        seen = deps.instances.head(outcome.job_id, outcome.account or account, instance_id)
+        if seen is not None:
+            alert_on_change(deps, notifier, seen, change.at)
     if updated is None:
         return AlarmOutcome(outcome.result, instance_id, outcome.job_id)
     running_since = updated.open_segment.span.start if updated.open_segment else None
     condition, since = classify(updated.alarms, running_since)
-    sent = alert_on_change(deps, notifier, updated)
+    sent = alert_on_change(deps, notifier, updated, change.at)
     auto_stop = None
     if condition == "idle" and since is not None:
         auto_stop = consider_auto_stop(deps, stopper, updated, since)
@@ -210,27 +216,52 @@ def last_complete_checkpoint_at(deps: LedgerDeps, job_id: str, now: datetime) ->
     return max(complete, default=None)
 
 
-def alert_on_change(deps: LedgerDeps, notifier: Notifier, head: InstanceHead) -> tuple[str, ...]:
+def alert_on_change(
+    deps: LedgerDeps, notifier: Notifier, head: InstanceHead, from_at: datetime | None = None
+) -> tuple[str, ...]:
     """Alert once per condition episode (idle, input-bound, no metrics) of the current
-    run and once when it resolves to busy, walking the run's alarms by event time."""
+    run and once when it resolves to busy, walking the run's alarms by event time.
+
+    With ``from_at`` (the time of the event being applied), only the episodes and
+    resolutions that changes at or after it bring about are posted: what an event (or
+    its retry) can have caused, a bounded number of outbox writes whatever the history.
+    Earlier episodes were posted when they happened (the outbox keeps them until sent).
+    """
     now = deps.clock.now()
     running_since = head.open_segment.span.start if head.open_segment else None
-    runs = condition_runs(head.alarms, running_since)
+    runs = _condition_runs_with_cause(head.alarms, running_since)
     sent: list[str] = []
     poster = AlertPoster(OutboxStore(deps.table), notifier)
-    # Only the current run's episodes (its alarms are new at each running): a bounded
-    # number of outbox records per event, whatever the instance's history.
-    for n, (condition, since) in enumerate(runs):
+    for n, (condition, since, caused_at) in enumerate(runs):
         if condition not in ALERT_KINDS:
             continue
-        if poster.post(_condition_alert(deps, head, condition, since, now), now) != "known":
-            sent.append(condition)
-        resolved = n + 1 < len(runs) and runs[n + 1][0] == "busy"
-        if resolved and poster.post(_resolved_alert(deps, head, condition, since, now), now) != (
+        new = from_at is None or caused_at >= from_at
+        if new and poster.post(_condition_alert(deps, head, condition, since, now), now) != (
             "known"
         ):
+            sent.append(condition)
+        resolved = n + 1 < len(runs) and runs[n + 1][0] == "busy"
+        resolved_now = resolved and (from_at is None or runs[n + 1][2] >= from_at)
+        if resolved_now and poster.post(
+            _resolved_alert(deps, head, condition, since, now), now
+        ) != ("known"):
             sent.append(f"{condition}_resolved")
     return tuple(sent)
+
+
+def _condition_runs_with_cause(
+    changes: tuple[AlarmChange, ...], running_since: datetime | None
+) -> list[tuple[str, datetime, datetime]]:
+    """``condition_runs`` with, for each run, the time of the change that began it."""
+    ordered = [c for c in ordered_changes(changes) if running_since and c.at >= running_since]
+    runs: list[tuple[str, datetime, datetime]] = []
+    for n in range(1, len(ordered) + 1):
+        condition, since = classify(ordered[:n], running_since)
+        if since is None:
+            continue
+        if not runs or runs[-1][0] != condition:
+            runs.append((condition, since, ordered[n - 1].at))
+    return runs
 
 
 _ADVICE = {

@@ -37,8 +37,10 @@ def stack() -> dict[str, str]:
         pytest.skip("set COSTTRACKER_STACK to the deployed stack's name")
     import boto3
 
-    outputs = boto3.client("cloudformation").describe_stacks(StackName=name)["Stacks"][0].get(
-        "Outputs", []
+    outputs = (
+        boto3.client("cloudformation")
+        .describe_stacks(StackName=name)["Stacks"][0]
+        .get("Outputs", [])
     )
     return {o["OutputKey"]: o["OutputValue"] for o in outputs}
 

@@ -64,17 +64,23 @@ def test_nag_has_no_open_findings_with_buckets(synthesized: tuple[dict[str, Any]
 
 def test_budget_recipients_get_only_their_budgets_alerts(tmp_path: Path) -> None:
     context = cdk_json_context()
-    context["ledger"]["budgets"] = [{
-        "budget_id": "llama-total", "scope": {"tag": {"project": "llama"}},
-        "amount_usd": "1000", "recipients": ["llama-lead@example.com"],
-    }]
+    context["ledger"]["budgets"] = [
+        {
+            "budget_id": "llama-total",
+            "scope": {"tag": {"project": "llama"}},
+            "amount_usd": "1000",
+            "recipients": ["llama-lead@example.com"],
+        }
+    ]
     app, stack, _ = build_app(context, outdir=str(tmp_path), nag=False)
     app.synth()
     template = json.loads((tmp_path / f"{stack.stack_name}.template.json").read_text())
     (subscription,) = [
-        r["Properties"] for r in template["Resources"].values()
+        r["Properties"]
+        for r in template["Resources"].values()
         if r["Type"] == "AWS::SNS::Subscription"
         and r["Properties"].get("Endpoint") == "llama-lead@example.com"
     ]
     assert subscription["Protocol"] == "email"
-    assert subscription["FilterPolicy"] == {"budget_id": ["llama-total"]}
+    # Filtered to the alerts of the budgets that name it (their `recipients` attribute).
+    assert subscription["FilterPolicy"] == {"recipients": ["llama-lead@example.com"]}

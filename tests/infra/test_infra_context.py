@@ -149,7 +149,7 @@ def test_budget_recipients_and_emails_are_subscribed(dotted_template: dict[str, 
     endpoints = {s["Endpoint"] for s in subscriptions}
     assert {"finops@example.com", "nlp-lead@example.com"} <= endpoints
     (budget_sub,) = [s for s in subscriptions if s["Endpoint"] == "nlp-lead@example.com"]
-    assert budget_sub["FilterPolicy"] == {"budget_id": ["nlp-month"]}
+    assert budget_sub["FilterPolicy"] == {"recipients": ["nlp-lead@example.com"]}
 
 
 def test_reconcile_enabled_grants_cost_explorer(dotted_template: dict[str, Any]) -> None:
@@ -187,8 +187,22 @@ def test_config_show_prints_each_value_with_its_source(
     from costtracker.cli import main
 
     cdk_json = str(REPO_ROOT / "cdk.json")
-    assert main(["config", "show", "--cdk-json", cdk_json, "--json",
-                 "-c", "ledger.reconcile.enabled=true", "-c", "finance_emails=a@example.com"]) == 0
+    assert (
+        main(
+            [
+                "config",
+                "show",
+                "--cdk-json",
+                cdk_json,
+                "--json",
+                "-c",
+                "ledger.reconcile.enabled=true",
+                "-c",
+                "finance_emails=a@example.com",
+            ]
+        )
+        == 0
+    )
     shown = json.loads(capsys.readouterr().out)
     assert shown["ledger.reconcile.enabled"] == {"value": True, "source": "-c"}
     assert shown["ledger.reconcile.settle_days"] == {"value": 2, "source": "default"}

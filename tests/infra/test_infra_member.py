@@ -132,9 +132,7 @@ def test_tracker_functions_may_assume_the_member_role_in_the_org_only(
     [{"stacks": "member"}, MEMBER_CONTEXT],
     ids=["stack-set-ready", "with-buckets"],
 )
-def test_member_stack_is_nag_clean(
-    tmp_path: Path, context: dict[str, str]
-) -> None:
+def test_member_stack_is_nag_clean(tmp_path: Path, context: dict[str, str]) -> None:
     context = {**context, "stacks": "member"}
     app, stack, _ = build_app(cdk_json_context(**context), outdir=str(tmp_path), nag=True)
     assert stack.stack_name == "CostTrackerMember"

@@ -56,10 +56,20 @@ def test_bad_values_name_their_key(key: str, value: object) -> None:
 
 
 def test_cli_json_strings_are_parsed() -> None:
-    """`cdk synth -c team_emails='["a@example.com"]' -c log_retention_days=30`."""
-    settings = _load(team_emails='["ml-team@example.com"]', log_retention_days="30")
-    assert settings.team_emails == ("ml-team@example.com",)
+    """`cdk synth -c admin_emails='["a@example.com"]' -c log_retention_days=30`."""
+    settings = _load(admin_emails='["ops@example.com"]', log_retention_days="30")
+    assert settings.admin_emails == ("ops@example.com",)
     assert settings.log_retention_days == 30
+
+
+def test_teams_route_by_team_and_team_emails_is_retired() -> None:
+    """`-c teams.nlp='{"emails": [...]}'` sets one team; unfiltered team_emails are refused."""
+    settings = _load(**{"teams.nlp": '{"emails": ["nlp@example.com"]}'})
+    assert settings.teams["nlp"].emails == ("nlp@example.com",)
+    with pytest.raises(SettingsError, match=r"team_emails is retired.*teams"):
+        _load(team_emails='["ml-team@example.com"]')
+    with pytest.raises(SettingsError, match=r"teams\.nlp\.emails"):
+        _load(teams='{"nlp": {"emails": ["not-an-address"]}}')
 
 
 def test_app_exits_with_a_readable_message() -> None:

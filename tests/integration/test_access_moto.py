@@ -132,8 +132,10 @@ def test_routes_cover_every_operation_of_the_api() -> None:
         path = raw.split("?")[0]
         for template_method, template in operations:
             parts, pattern = path.strip("/").split("/"), template.strip("/").split("/")
-            if template_method == method and len(parts) == len(pattern) and all(
-                p == t or t.startswith("{") for p, t in zip(parts, pattern, strict=True)
+            if (
+                template_method == method
+                and len(parts) == len(pattern)
+                and all(p == t or t.startswith("{") for p, t in zip(parts, pattern, strict=True))
             ):
                 covered.add((template_method, template))
     assert covered == operations

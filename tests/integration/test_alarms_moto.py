@@ -34,9 +34,16 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             ("cpu", "m5.large", {"training-job": "llama"}),
         ):
             ids[name] = ec2.run_instances(
-                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType=itype,
-                TagSpecifications=[{"ResourceType": "instance",
-                                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}],
+                ImageId="ami-12c6146b",
+                MinCount=1,
+                MaxCount=1,
+                InstanceType=itype,
+                TagSpecifications=[
+                    {
+                        "ResourceType": "instance",
+                        "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+                    }
+                ],
             )["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("LEDGER_CONFIG", LedgerConfig(live_prices=False).model_dump_json())
@@ -46,14 +53,17 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         runtime.reset()
 
 
-
-
 def state_event(eid: str, iid: str, state: str, minutes: int = 0) -> dict[str, Any]:
     return {
-        "version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2", "account": "123456789012",
+        "version": "0",
+        "id": eid,
+        "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2",
+        "account": "123456789012",
         "time": (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1", "resources": [], "detail": {"instance-id": iid, "state": state},
+        "region": "us-east-1",
+        "resources": [],
+        "detail": {"instance-id": iid, "state": state},
     }
 
 
@@ -125,4 +135,6 @@ def test_sweep_deletes_alarms_whose_instance_is_not_running(aws: dict[str, Any])
         "costtracker-i-0deadbeefdeadbeef-cpu-low",
     ]
     assert set(alarms(aws["cw"])) == {
-        f"costtracker-{iid}-accelerator-low", f"costtracker-{iid}-cpu-low"}
+        f"costtracker-{iid}-accelerator-low",
+        f"costtracker-{iid}-cpu-low",
+    }

@@ -20,43 +20,70 @@ from shared.services.budgets import evaluate_budgets
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-budgets"
-CONFIG = LedgerConfig.model_validate({
-    "live_prices": False,
-    "prices": {"ec2": {"trn1.32xlarge": "20"}},
-    "budgets": [
-        {"budget_id": "nlp", "scope": {"tag": {"team": "nlp"}}, "amount_usd": "10",
-         "thresholds": [100]},
-        {"budget_id": "vision", "scope": {"tag": {"team": "vision"}}, "amount_usd": "10",
-         "thresholds": [100]},
-    ],
-})
-
-
+CONFIG = LedgerConfig.model_validate(
+    {
+        "live_prices": False,
+        "prices": {"ec2": {"trn1.32xlarge": "20"}},
+        "budgets": [
+            {
+                "budget_id": "nlp",
+                "scope": {"tag": {"team": "nlp"}},
+                "amount_usd": "10",
+                "thresholds": [100],
+            },
+            {
+                "budget_id": "vision",
+                "scope": {"tag": {"team": "vision"}},
+                "amount_usd": "10",
+                "thresholds": [100],
+            },
+        ],
+    }
+)
 
 
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
         boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE))
+            **ledger_schema.create_table_request(TABLE)
+        )
         sns = boto3.client("sns", region_name="us-east-1")
         sqs = boto3.client("sqs", region_name="us-east-1")
         topic = sns.create_topic(Name="finance")["TopicArn"]
         queue = sqs.create_queue(QueueName="nlp-finance")["QueueUrl"]
         queue_arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])[
-            "Attributes"]["QueueArn"]
-        sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=queue_arn,
-                      Attributes={"FilterPolicy": json.dumps({"team": ["nlp"]}),
-                                  "RawMessageDelivery": "true"})
+            "Attributes"
+        ]["QueueArn"]
+        sns.subscribe(
+            TopicArn=topic,
+            Protocol="sqs",
+            Endpoint=queue_arn,
+            Attributes={
+                "FilterPolicy": json.dumps({"team": ["nlp"]}),
+                "RawMessageDelivery": "true",
+            },
+        )
         ec2 = boto3.client("ec2", region_name="us-east-1")
         ids = []
         for team in ("nlp", "vision"):
-            ids.append(ec2.run_instances(
-                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
-                TagSpecifications=[{"ResourceType": "instance", "Tags": [
-                    {"Key": "training-job", "Value": f"{team}-job"},
-                    {"Key": "team", "Value": team}]}],
-            )["Instances"][0]["InstanceId"])
+            ids.append(
+                ec2.run_instances(
+                    ImageId="ami-12c6146b",
+                    MinCount=1,
+                    MaxCount=1,
+                    InstanceType="trn1.32xlarge",
+                    TagSpecifications=[
+                        {
+                            "ResourceType": "instance",
+                            "Tags": [
+                                {"Key": "training-job", "Value": f"{team}-job"},
+                                {"Key": "team", "Value": team},
+                            ],
+                        }
+                    ],
+                )["Instances"][0]["InstanceId"]
+            )
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("FINANCE_TOPIC_ARN", topic)
         monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
@@ -66,11 +93,20 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         from functions.instance_state.handler import handler
 
         for n, iid in enumerate(ids):
-            handler({"version": "0", "id": f"e{n}", "source": "aws.ec2",
-                     "detail-type": "EC2 Instance State-change Notification",
-                     "account": "123456789012", "time": "2026-11-01T00:00:00Z",
-                     "region": "us-east-1", "resources": [],
-                     "detail": {"instance-id": iid, "state": "running"}}, FakeLambdaContext("test"))
+            handler(
+                {
+                    "version": "0",
+                    "id": f"e{n}",
+                    "source": "aws.ec2",
+                    "detail-type": "EC2 Instance State-change Notification",
+                    "account": "123456789012",
+                    "time": "2026-11-01T00:00:00Z",
+                    "region": "us-east-1",
+                    "resources": [],
+                    "detail": {"instance-id": iid, "state": "running"},
+                },
+                FakeLambdaContext("test"),
+            )
         yield {"sqs": sqs, "queue": queue, "clock": clock}
         runtime.reset()
 
@@ -81,8 +117,9 @@ def test_a_team_filter_policy_receives_only_that_teams_alerts(aws: dict[str, Any
         runtime.ledger_deps(), runtime.ledger(), CONFIG, runtime.notifier(), now
     ).sent
     assert sorted(sent) == ["nlp:100", "vision:100"]
-    messages = aws["sqs"].receive_message(QueueUrl=aws["queue"], MaxNumberOfMessages=10,
-                                          MessageAttributeNames=["All"])["Messages"]
+    messages = aws["sqs"].receive_message(
+        QueueUrl=aws["queue"], MaxNumberOfMessages=10, MessageAttributeNames=["All"]
+    )["Messages"]
     assert len(messages) == 1
     attributes = messages[0]["MessageAttributes"]
     assert attributes["team"]["StringValue"] == "nlp"
@@ -96,8 +133,12 @@ def api(method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int
     from costtracker.local_api import proxy_event
     from functions.job_cost_api.handler import handler
 
-    event = proxy_event(method, path, {"Content-Type": "application/json"},
-                        json.dumps(body) if body is not None else None)
+    event = proxy_event(
+        method,
+        path,
+        {"Content-Type": "application/json"},
+        json.dumps(body) if body is not None else None,
+    )
     response = handler(event, FakeLambdaContext("test"))  # type: ignore[arg-type]
     return response["statusCode"], json.loads(response["body"])
 
@@ -108,8 +149,11 @@ def test_budgets_api_lists_sets_and_deletes(aws: dict[str, Any]) -> None:
     assert status == 200 and [b["budget_id"] for b in listed["budgets"]] == ["nlp", "vision"]
     assert listed["budgets"][0]["spend_usd"] == "5.000000000"  # 15 min at $20/h
     assert listed["budgets"][0]["source"] == "context"
-    status, created = api("PUT", "/budgets/nlp-month", {
-        "scope": {"tag": {"team": "nlp"}}, "amount_usd": "500", "period": "month"})
+    status, created = api(
+        "PUT",
+        "/budgets/nlp-month",
+        {"scope": {"tag": {"team": "nlp"}}, "amount_usd": "500", "period": "month"},
+    )
     assert status == 200 and created["source"] == "api" and created["period_key"] == "2026-11"
     # A budget from CDK context is changed where it is defined, not through the API.
     status, refused = api("DELETE", "/budgets/vision")
@@ -126,8 +170,10 @@ def test_budgets_api_lists_sets_and_deletes(aws: dict[str, Any]) -> None:
     ("body", "names"),
     [
         ({"scope": {"tag": {"team": "nlp"}}, "amount_usd": "-5"}, "amount_usd"),
-        ({"scope": {"tag": {"team": "nlp"}}, "amount_usd": "5", "thresholds": [5000]},
-         "thresholds"),
+        (
+            {"scope": {"tag": {"team": "nlp"}}, "amount_usd": "5", "thresholds": [5000]},
+            "thresholds",
+        ),
         ({"scope": {"tag": {"colour": "red"}}, "amount_usd": "5"}, "scope.tag.colour"),
         ({"scope": {}, "amount_usd": "5"}, "scope"),
         ({"amount_usd": "5"}, "scope"),

@@ -29,23 +29,30 @@ def _at(alert: dict[str, Any]) -> datetime:
 
 
 def _identity(alert: dict[str, Any]) -> tuple[Any, ...]:
-    return tuple(alert.get(k) for k in ("kind", "budget_id", "threshold", "job_id",
-                                        "instance_id", "resolves"))
+    return tuple(
+        alert.get(k)
+        for k in ("kind", "budget_id", "threshold", "job_id", "instance_id", "resolves")
+    )
 
 
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
 def test_chaotic_delivery_changes_nothing_but_how_late_alerts_may_be(path: Path) -> None:
     data = json.loads(path.read_text())
     clean = replay(Scenario.model_validate(data))
-    chaos = replay(Scenario.model_validate(
-        {**data, "events": chaotic(data["events"], seed=17, max_delay=DELAY)}))
+    chaos = replay(
+        Scenario.model_validate(
+            {**data, "events": chaotic(data["events"], seed=17, max_delay=DELAY)}
+        )
+    )
     assert chaos["jobs"] == clean["jobs"]
     assert chaos["daily_summaries"] == clean["daily_summaries"]
     assert {r["event_id"] for r in chaos["rejected_events"]} == {
-        r["event_id"] for r in clean["rejected_events"]}
+        r["event_id"] for r in clean["rejected_events"]
+    }
     for key in ("alerts", "resolved_alerts"):
         assert sorted(map(_identity, chaos[key]), key=str) == sorted(
-            map(_identity, clean[key]), key=str)
+            map(_identity, clean[key]), key=str
+        )
         for identity in {_identity(a) for a in clean[key]}:
             clean_ats = sorted(_at(a) for a in clean[key] if _identity(a) == identity)
             chaos_ats = sorted(_at(a) for a in chaos[key] if _identity(a) == identity)

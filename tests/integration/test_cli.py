@@ -55,11 +55,23 @@ def test_json_output_is_the_apis_document_with_sorted_keys(
 
 
 def test_ls_compare_and_prices(endpoint: str, capsys: pytest.CaptureFixture[str]) -> None:
-    out = run(capsys, "jobs", "ls", "--from", "2026-11-01", "--to", "2026-11-02",
-              "--endpoint", endpoint)
+    out = run(
+        capsys, "jobs", "ls", "--from", "2026-11-01", "--to", "2026-11-02", "--endpoint", endpoint
+    )
     assert "llama3-8b-lora-gpu-baseline" in out and "INST-H" in out
-    out = run(capsys, "jobs", "ls", "--from", "2026-11-01", "--owner", "ben", "--sort", "start",
-              "--endpoint", endpoint)
+    out = run(
+        capsys,
+        "jobs",
+        "ls",
+        "--from",
+        "2026-11-01",
+        "--owner",
+        "ben",
+        "--sort",
+        "start",
+        "--endpoint",
+        endpoint,
+    )
     assert "llama3-8b-lora-gpu-baseline" in out and "llama3-8b-lora " not in out
     out = run(capsys, "prices", "trn1.32xlarge", "--endpoint", endpoint)
     assert "$21.50/h list" in out and "snapshot" in out
@@ -72,8 +84,18 @@ def test_the_demo_compare_supports_a_decision(
 ) -> None:
     """The bundled demo: the same fine-tune to the same step on Trainium and on a GPU,
     $/step and $/1M tokens for both, full ids, notes on what differs."""
-    document = json.loads(run(capsys, "jobs", "compare", "llama3-8b-lora",
-                              "llama3-8b-lora-gpu-baseline", "--endpoint", endpoint, "--json"))
+    document = json.loads(
+        run(
+            capsys,
+            "jobs",
+            "compare",
+            "llama3-8b-lora",
+            "llama3-8b-lora-gpu-baseline",
+            "--endpoint",
+            endpoint,
+            "--json",
+        )
+    )
     trn, gpu = document["jobs"]
     for job in (trn, gpu):
         assert job["steps"] == 6000 and job["tokens_per_step"] == 262144
@@ -84,12 +106,28 @@ def test_the_demo_compare_supports_a_decision(
     notes = " ".join(document["notes"])
     assert "different accelerators" in notes and "spot and on-demand differ" in notes
     assert "CPU instances" in notes
-    out = run(capsys, "jobs", "compare", "llama3-8b-lora", "llama3-8b-lora-gpu-baseline",
-              "--endpoint", endpoint)
+    out = run(
+        capsys,
+        "jobs",
+        "compare",
+        "llama3-8b-lora",
+        "llama3-8b-lora-gpu-baseline",
+        "--endpoint",
+        endpoint,
+    )
     assert "llama3-8b-lora-gpu-baseline" in out  # the full id
     assert "Neuron" in out and "NVIDIA" in out and "note:" in out
-    for label in ("$/step", "$/1M tokens", "$/h (wall clock)", "wall clock", "instance-hours",
-                  "busy (not idle)", "idle waste", "rerun waste", "pricing model"):
+    for label in (
+        "$/step",
+        "$/1M tokens",
+        "$/h (wall clock)",
+        "wall clock",
+        "instance-hours",
+        "busy (not idle)",
+        "idle waste",
+        "rerun waste",
+        "pricing model",
+    ):
         assert label in out, label
     dollars = [line for line in out.splitlines() if line.startswith(("$/step", "$/1M tokens"))]
     assert all(line.count("$") == 3 for line in dollars), dollars  # a figure for both jobs
@@ -117,23 +155,43 @@ def test_items_timeline_estimate_and_summaries_read_well(
     assert key in every and "next-token" not in every
     out = run(capsys, "jobs", "timeline", "llama3-8b-lora", "--points", "4", "--endpoint", endpoint)
     assert "$1,313.27" in out and "#" in out
-    out = run(capsys, "jobs", "estimate", "llama3-8b-lora-gpu-baseline", "--target-steps",
-              "12000", "--endpoint", endpoint)
+    out = run(
+        capsys,
+        "jobs",
+        "estimate",
+        "llama3-8b-lora-gpu-baseline",
+        "--target-steps",
+        "12000",
+        "--endpoint",
+        endpoint,
+    )
     assert "6,000 to go" in out and "assumptions" in out
     out = run(capsys, "summaries", "show", "2026-11-02", "--endpoint", endpoint)
     assert out.startswith("Daily summary 2026-11-02") and "fully priced" in out
     assert "{" not in out
 
 
-def test_api_errors_are_reported_not_raised(endpoint: str,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+def test_api_errors_are_reported_not_raised(
+    endpoint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["jobs", "show", "nope", "--endpoint", endpoint]) == 1
     err = capsys.readouterr().err
     assert err == (
         "costtracker: no job 'nope' (HTTP 404; list the jobs with `costtracker jobs ls`)\n"
     )
-    assert main(["budgets", "set", "b1", '{"amount_usd": "-5", "scope": {"account": true}}',
-                 "--endpoint", endpoint]) == 1
+    assert (
+        main(
+            [
+                "budgets",
+                "set",
+                "b1",
+                '{"amount_usd": "-5", "scope": {"account": true}}',
+                "--endpoint",
+                endpoint,
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert err.startswith("costtracker: amount_usd: ") and "(HTTP 400)" in err
     assert "{" not in err and "pydantic" not in err
@@ -150,8 +208,15 @@ def test_replay_json_stdout_is_one_json_document() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("POWERTOOLS", "AWS_"))}
     done = subprocess.run(
         [sys.executable, "-m", "costtracker.cli", "replay", str(scenario), "--json"],
-        capture_output=True, text=True, env=env, timeout=300, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
     )
     document = json.loads(done.stdout)
     assert [s["date"] for s in document["daily_summaries"]] == [
-        "2026-11-01", "2026-11-02", "2026-11-03"]
+        "2026-11-01",
+        "2026-11-02",
+        "2026-11-03",
+    ]

@@ -36,10 +36,16 @@ def _state(n: int, at: str, iid: str, st: str) -> dict[str, Any]:
 
 SMALL = {
     "instances": [
-        {"instance_id": "i-0000000000000aa01", "instance_type": "trn1.2xlarge",
-         "tags": {"training-job": ODD_IDS[0], "team": "nlp"}},
-        {"instance_id": "i-0000000000000aa02", "instance_type": "trn1.2xlarge",
-         "tags": {"training-job": ODD_IDS[1], "team": "vision"}},
+        {
+            "instance_id": "i-0000000000000aa01",
+            "instance_type": "trn1.2xlarge",
+            "tags": {"training-job": ODD_IDS[0], "team": "nlp"},
+        },
+        {
+            "instance_id": "i-0000000000000aa02",
+            "instance_type": "trn1.2xlarge",
+            "tags": {"training-job": ODD_IDS[1], "team": "vision"},
+        },
     ],
     "events": [
         _state(1, "2026-11-01T10:00:00Z", "i-0000000000000aa01", "running"),

@@ -16,17 +16,19 @@ from costtracker.scenario import load_scenario
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "spot_checkpoints.json"
 
 
-
-
 def test_estimate_is_a_range_with_its_assumptions() -> None:
     from functions.job_cost_api.handler import handler
 
     with replay_session(load_scenario(SCENARIO)) as replayer:
         replayer.run()
-        response = handler(proxy_event(
-            "GET", "/jobs/gpt-spot/estimate?target_steps=3000", {}), FakeLambdaContext("test"))
-        bad = handler(proxy_event("GET", "/jobs/gpt-spot/estimate?target_steps=0", {}),
-                      FakeLambdaContext("test"))
+        response = handler(
+            proxy_event("GET", "/jobs/gpt-spot/estimate?target_steps=3000", {}),
+            FakeLambdaContext("test"),
+        )
+        bad = handler(
+            proxy_event("GET", "/jobs/gpt-spot/estimate?target_steps=0", {}),
+            FakeLambdaContext("test"),
+        )
     assert response["statusCode"] == 200, response["body"]
     body = json.loads(response["body"])
     hours = Decimal(1000) / (Decimal(1500) / (Decimal(130) / 60))

@@ -36,12 +36,23 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         ids = {}
         for job, team in (("llama", "nlp"), ("vit", "vision")):
             reservation = ec2.run_instances(
-                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
-                BlockDeviceMappings=[{"DeviceName": "/dev/sdf",
-                                      "Ebs": {"VolumeSize": 100, "VolumeType": "gp3"}}],
-                TagSpecifications=[{"ResourceType": "instance", "Tags": [
-                    {"Key": "training-job", "Value": job}, {"Key": "team", "Value": team},
-                    {"Key": "project", "Value": "foundation"}]}],
+                ImageId="ami-12c6146b",
+                MinCount=1,
+                MaxCount=1,
+                InstanceType="trn1.32xlarge",
+                BlockDeviceMappings=[
+                    {"DeviceName": "/dev/sdf", "Ebs": {"VolumeSize": 100, "VolumeType": "gp3"}}
+                ],
+                TagSpecifications=[
+                    {
+                        "ResourceType": "instance",
+                        "Tags": [
+                            {"Key": "training-job", "Value": job},
+                            {"Key": "team", "Value": team},
+                            {"Key": "project", "Value": "foundation"},
+                        ],
+                    }
+                ],
             )
             ids[job] = reservation["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
@@ -57,17 +68,19 @@ def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "ll
     from functions.instance_state.handler import handler
 
     event = {
-        "version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2", "account": "123456789012",
+        "version": "0",
+        "id": eid,
+        "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2",
+        "account": "123456789012",
         "time": (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1", "resources": [],
+        "region": "us-east-1",
+        "resources": [],
         "detail": {"instance-id": aws["ids"][job], "state": state},
     }
     aws["clock"].advance_to(T0 + timedelta(seconds=seconds))
     result: dict[str, Any] = handler(event, FakeLambdaContext("test"))
     return str(result["result"])
-
-
 
 
 def api(
@@ -76,13 +89,25 @@ def api(
     from functions.job_cost_api.handler import handler
 
     event = {
-        "resource": path, "path": path, "httpMethod": "GET", "headers": {},
-        "multiValueHeaders": {}, "queryStringParameters": query,
+        "resource": path,
+        "path": path,
+        "httpMethod": "GET",
+        "headers": {},
+        "multiValueHeaders": {},
+        "queryStringParameters": query,
         "multiValueQueryStringParameters": {k: [v] for k, v in (query or {}).items()} or None,
-        "pathParameters": None, "stageVariables": None, "body": None, "isBase64Encoded": False,
-        "requestContext": {"requestId": "r", "stage": "prod", "httpMethod": "GET",
-                           "path": path, "resourcePath": path,
-                           "identity": {"userArn": arn} if arn else {}},
+        "pathParameters": None,
+        "stageVariables": None,
+        "body": None,
+        "isBase64Encoded": False,
+        "requestContext": {
+            "requestId": "r",
+            "stage": "prod",
+            "httpMethod": "GET",
+            "path": path,
+            "resourcePath": path,
+            "identity": {"userArn": arn} if arn else {},
+        },
     }
     response = handler(event, FakeLambdaContext("test"))
     return response["statusCode"], json.loads(response["body"])
@@ -129,8 +154,9 @@ def test_list_jobs_filters_by_indexed_tag_and_paginates(aws: dict[str, Any]) -> 
     assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["vit"]
     status, page1 = api("/jobs", {"limit": "1", "project": "foundation"})
     assert status == 200 and len(page1["jobs"]) == 1 and page1["next_token"]
-    status, page2 = api("/jobs", {"limit": "1", "project": "foundation",
-                                  "next_token": page1["next_token"]})
+    status, page2 = api(
+        "/jobs", {"limit": "1", "project": "foundation", "next_token": page1["next_token"]}
+    )
     assert {page1["jobs"][0]["job_id"], page2["jobs"][0]["job_id"]} == {"llama", "vit"}
     assert page2["next_token"] is None
 
@@ -196,9 +222,17 @@ def test_day_boundary_and_backfill_handlers_run_on_schedule_events(aws: dict[str
     from shared.services.job_view import active_between, all_rollups
 
     send(aws, "e1", 0, "running")
-    event = {"version": "0", "id": "s1", "detail-type": "Scheduled Event", "source": "aws.events",
-             "account": "123456789012", "time": "2026-11-02T00:00:00Z", "region": "us-east-1",
-             "resources": [], "detail": {}}
+    event = {
+        "version": "0",
+        "id": "s1",
+        "detail-type": "Scheduled Event",
+        "source": "aws.events",
+        "account": "123456789012",
+        "time": "2026-11-02T00:00:00Z",
+        "region": "us-east-1",
+        "resources": [],
+        "detail": {},
+    }
     assert day_boundary(event, FakeLambdaContext("test")) == {"day": "2026-11-02", "jobs_marked": 1}
     rollups = all_rollups(runtime.ledger_deps().rollups)["llama"]
     later = datetime(2026, 11, 2, 1, tzinfo=UTC)
@@ -214,26 +248,32 @@ def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, A
     ledger.put_summary(date(2026, 11, 1), summary)
     status, body = api("/summaries/2026-11-01")
     assert status == 200 and body["total_usd"] == summary["total_usd"]
-    status, body = api("/summaries", {"from": "2026-11-01", "to": "2026-11-02",
-                                      "group_by": "team"})
+    status, body = api("/summaries", {"from": "2026-11-01", "to": "2026-11-02", "group_by": "team"})
     assert status == 200
     assert body["days"][0]["by_tag"] == {"nlp": summary["total_usd"]}
     assert body["days"][1] == {"date": "2026-11-02", "available": False}
     assert api("/summaries/2026-11-09")[0] == 404
     assert api("/summaries", {"from": "2026-11-02", "to": "2026-11-01"})[0] == 400
-    assert api("/summaries", {"from": "2026-11-01", "to": "2026-11-02",
-                              "group_by": "colour"})[0] == 400
+    assert (
+        api("/summaries", {"from": "2026-11-01", "to": "2026-11-02", "group_by": "colour"})[0]
+        == 400
+    )
 
 
 NLP = "arn:aws:sts::123456789012:assumed-role/ml-nlp-dev/ana"
 VISION = "arn:aws:sts::123456789012:assumed-role/ml-vision-dev/ben"
 FINANCE = "arn:aws:sts::123456789012:assumed-role/finops/carla"
-ACCESS = {"rules": [
-    {"arn_pattern": "arn:aws:sts::*:assumed-role/ml-nlp-*/*", "role": "team", "team": "nlp"},
-    {"arn_pattern": "arn:aws:sts::*:assumed-role/ml-vision-*/*", "role": "team",
-     "team": "vision"},
-    {"arn_pattern": "arn:aws:sts::*:assumed-role/finops/*", "role": "finance"},
-]}
+ACCESS = {
+    "rules": [
+        {"arn_pattern": "arn:aws:sts::*:assumed-role/ml-nlp-*/*", "role": "team", "team": "nlp"},
+        {
+            "arn_pattern": "arn:aws:sts::*:assumed-role/ml-vision-*/*",
+            "role": "team",
+            "team": "vision",
+        },
+        {"arn_pattern": "arn:aws:sts::*:assumed-role/finops/*", "role": "finance"},
+    ]
+}
 
 
 @pytest.fixture
@@ -292,7 +332,10 @@ def test_items_timeline_compare_and_prices(aws: dict[str, Any]) -> None:
     assert status == 200
     # $21.50/h plus the 100 GiB gp3 volume at $0.08/GB-month (snapshot price)
     assert [p["total_usd"] for p in body["points"]] == [
-        "0.000000000", "10.755555556", "21.511111111"]
+        "0.000000000",
+        "10.755555556",
+        "21.511111111",
+    ]
     status, body = api("/compare", {"jobs": "llama,vit"})
     assert status == 200 and [j["job_id"] for j in body["jobs"]] == ["llama", "vit"]
     assert body["jobs"][0]["accelerators"] == ["Neuron (Trainium/Inferentia)"]
@@ -324,7 +367,10 @@ def test_items_timeline_compare_and_prices(aws: dict[str, Any]) -> None:
     ],
 )
 def test_each_endpoint_reads_dynamodb_a_bounded_number_of_times(
-    aws: dict[str, Any], call_counter: CallCounter, path: str, query: dict[str, str] | None,
+    aws: dict[str, Any],
+    call_counter: CallCounter,
+    path: str,
+    query: dict[str, str] | None,
     most: int,
 ) -> None:
     send(aws, "e1", 0, "running", "llama")

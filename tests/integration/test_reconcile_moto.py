@@ -23,22 +23,34 @@ TABLE = "ledger-reconcile"
 DAY = date(2026, 11, 1)
 NOW = datetime(2026, 11, 4, 6, tzinfo=UTC)
 CONFIG = LedgerConfig.model_validate(
-    {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "20"}},
-     "reconcile": {"enabled": True}}
+    {
+        "live_prices": False,
+        "prices": {"ec2": {"trn1.32xlarge": "20"}},
+        "reconcile": {"enabled": True},
+    }
 )
 
 
 def ce_result(estimated: bool, groups: list[tuple[str, str, str]]) -> dict[str, Any]:
     return {
-        "GroupDefinitions": [{"Type": "TAG", "Key": "training-job"},
-                             {"Type": "DIMENSION", "Key": "SERVICE"}],
-        "ResultsByTime": [{
-            "TimePeriod": {"Start": "2026-11-01", "End": "2026-11-02"},
-            "Total": {}, "Estimated": estimated,
-            "Groups": [{"Keys": [f"training-job${job}", service],
-                        "Metrics": {"UnblendedCost": {"Amount": usd, "Unit": "USD"}}}
-                       for job, service, usd in groups],
-        }],
+        "GroupDefinitions": [
+            {"Type": "TAG", "Key": "training-job"},
+            {"Type": "DIMENSION", "Key": "SERVICE"},
+        ],
+        "ResultsByTime": [
+            {
+                "TimePeriod": {"Start": "2026-11-01", "End": "2026-11-02"},
+                "Total": {},
+                "Estimated": estimated,
+                "Groups": [
+                    {
+                        "Keys": [f"training-job${job}", service],
+                        "Metrics": {"UnblendedCost": {"Amount": usd, "Unit": "USD"}},
+                    }
+                    for job, service, usd in groups
+                ],
+            }
+        ],
     }
 
 
@@ -49,9 +61,13 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
         client.create_table(**ledger_schema.create_table_request(TABLE))
         ec2 = boto3.client("ec2", region_name="us-east-1")
         iid = ec2.run_instances(
-            ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
-            TagSpecifications=[{"ResourceType": "instance",
-                                "Tags": [{"Key": "training-job", "Value": "llama"}]}],
+            ImageId="ami-12c6146b",
+            MinCount=1,
+            MaxCount=1,
+            InstanceType="trn1.32xlarge",
+            TagSpecifications=[
+                {"ResourceType": "instance", "Tags": [{"Key": "training-job", "Value": "llama"}]}
+            ],
         )["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
@@ -59,13 +75,24 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
         runtime.use_clock(FixedClock(NOW))
         from functions.instance_state.handler import handler
 
-        for eid, at, state in (("r", "2026-11-01T10:00:00Z", "running"),
-                               ("s", "2026-11-01T20:00:00Z", "stopped")):
-            handler({"version": "0", "id": eid, "source": "aws.ec2",
-                     "detail-type": "EC2 Instance State-change Notification",
-                     "account": "123456789012", "time": at, "region": "us-east-1",
-                     "resources": [], "detail": {"instance-id": iid, "state": state}},
-                    FakeLambdaContext("test"))
+        for eid, at, state in (
+            ("r", "2026-11-01T10:00:00Z", "running"),
+            ("s", "2026-11-01T20:00:00Z", "stopped"),
+        ):
+            handler(
+                {
+                    "version": "0",
+                    "id": eid,
+                    "source": "aws.ec2",
+                    "detail-type": "EC2 Instance State-change Notification",
+                    "account": "123456789012",
+                    "time": at,
+                    "region": "us-east-1",
+                    "resources": [],
+                    "detail": {"instance-id": iid, "state": state},
+                },
+                FakeLambdaContext("test"),
+            )
         yield DynamoDbLedger(client, TABLE)
         runtime.reset()
 
@@ -73,7 +100,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
 def queue_ce(*results: dict[str, Any]) -> None:
     response = requests.post(
         "http://motoapi.amazonaws.com/moto-api/static/ce/cost-and-usage-results",
-        json={"results": list(results)}, timeout=10,
+        json={"results": list(results)},
+        timeout=10,
     )
     assert response.status_code == 201
 
@@ -82,8 +110,15 @@ def test_final_day_is_confirmed_with_differences_and_billed_unconfirmed_items(
     aws: DynamoDbLedger,
 ) -> None:
     # Our estimate: 10 h x $20 = $200. The bill: $198 compute, $1.50 data transfer.
-    queue_ce(ce_result(False, [("llama", "Amazon Elastic Compute Cloud - Compute", "198.00"),
-                               ("llama", "AWS Data Transfer", "1.50")]))
+    queue_ce(
+        ce_result(
+            False,
+            [
+                ("llama", "Amazon Elastic Compute Cloud - Compute", "198.00"),
+                ("llama", "AWS Data Transfer", "1.50"),
+            ],
+        )
+    )
     bills = CostExplorerBills(boto3.client("ce", region_name="us-east-1"))
     result = reconcile_day(runtime.ledger_deps(), aws, CONFIG, bills, DAY, NOW)
     job = result["jobs"]["llama"]

@@ -7,14 +7,21 @@ Spend at t hours (t >= 2): 21.50 t + 55.04 (t - 2) = 76.54 t - 110.08.
   50 %:  t = 610.08 / 76.54 = 7.970747 h -> 07:58:14.7; alert within 2 min after
   80 %:  t = 910.08 / 76.54 = 11.890253 h -> 11:53:24.9
   100 %: t = 1110.08 / 76.54 = 14.503528 h -> 14:30:12.7
-Forecast: no declared durations, so a 24 h horizon: at 00:0x only llama-sft runs
-(spend + 24 x 21.50 = ~$516 < $1,000); once llama-dpo runs (02:00) the projection is
-~$1,881 > $1,000 -> one forecast alert, before the 100 % crossing.
+Forecast, no declared ends: each job is projected to run as long again as it has run
+(llama-sft t h more, llama-dpo t - 2 h more): projection at t = spend + 21.50 t +
+55.04 (t - 2) = 153.08 t - 220.16 > 1,000 from t = 7.97 h (the 50 % tick, 07:59). Its
+crossing is 15:52 then (llama-dpo projected to stop at 13:58); by 08:11 llama-dpo reaches
+14:22 and the crossing 14:51, over an hour earlier: one revision; later ticks move it
+less (to 14:30 at most): no more. Every projection is within 25 % of the final $1,114.56.
+
+budget_llama_declared.json: the same runs declaring 16 h and 14 h: the projection is the
+final total from 02:00 on: one forecast (02:01), crossing 14:30.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -53,10 +60,35 @@ def test_three_budget_alerts_each_within_two_minutes_after_the_crossing(
     assert budget[1]["subject"].endswith(" of $1,000.00")
 
 
-def test_one_forecast_before_the_100_percent_crossing(document: dict[str, Any]) -> None:
-    (forecast,) = [a for a in document["alerts"] if a["kind"] == "forecast"]
+FINAL_TOTAL = Decimal("1114.56")  # 21.50 x 16 + 55.04 x 14
+
+
+def test_forecasts_follow_the_run_pattern_and_are_resent_only_an_hour_earlier(
+    document: dict[str, Any],
+) -> None:
+    forecasts = [a for a in document["alerts"] if a["kind"] == "forecast"]
+    assert [(f["alert_id"], f["at"], f["projected_crossing_at"]) for f in forecasts] == [
+        ("forecast:llama-total:total", "2026-11-01T07:59:00Z", "2026-11-01T15:52:38Z"),
+        ("forecast:llama-total:total:2", "2026-11-01T08:11:00Z", "2026-11-01T14:51:11Z"),
+    ]
+    for forecast in forecasts:
+        assert abs(Decimal(forecast["projected_total_usd"]) - FINAL_TOTAL) <= FINAL_TOTAL / 4
+        assert "as long again as it has run so far" in forecast["body"]
+    assert sum(Decimal(str(j["cost_usd"]["total"])) for j in document["jobs"]) == FINAL_TOTAL
+
+
+def test_with_declared_ends_every_forecast_is_within_25_percent_of_the_final_total() -> None:
+    declared = replay(Scenario.model_validate(scenario_dict("budget_llama_declared.json")))
+    forecasts = [a for a in declared["alerts"] if a["kind"] == "forecast"]
+    assert forecasts
+    for forecast in forecasts:
+        projected = Decimal(forecast["projected_total_usd"])
+        assert abs(projected - FINAL_TOTAL) <= FINAL_TOTAL / 4, forecast
+        assert "to its declared end" in forecast["body"]
+    (forecast,) = forecasts
     assert DAY + timedelta(hours=2) <= at(forecast) < CROSSINGS[100]
     assert forecast["projected_crossing_at"].startswith("2026-11-01T14:30")
+    assert sum(Decimal(str(j["cost_usd"]["total"])) for j in declared["jobs"]) == FINAL_TOTAL
 
 
 def test_shuffled_and_duplicated_delivery_gives_the_same_alerts(

@@ -36,15 +36,24 @@ TOL = Decimal("1e-6")
 EBS_DAY = Decimal(86400) * 8 / 2592000
 SPOT_SECOND = Decimal(20) / 3600
 EXPECTED = {
-    "2026-11-01": {"total": Decimal(86) + Decimal(14400) * 8 / 2592000,
-                   "alpha": Decimal(86) + Decimal(14400) * 8 / 2592000, "beta": None,
-                   "untagged": Decimal(0)},
-    "2026-11-02": {"total": Decimal(516) + EBS_DAY + 90 * SPOT_SECOND,
-                   "alpha": Decimal(516) + EBS_DAY, "beta": 90 * SPOT_SECOND,
-                   "untagged": Decimal(0)},
-    "2026-11-03": {"total": Decimal(86) + EBS_DAY + 30 * SPOT_SECOND + Decimal("21.957642"),
-                   "alpha": Decimal(86) + EBS_DAY, "beta": 30 * SPOT_SECOND,
-                   "untagged": Decimal("21.957642")},
+    "2026-11-01": {
+        "total": Decimal(86) + Decimal(14400) * 8 / 2592000,
+        "alpha": Decimal(86) + Decimal(14400) * 8 / 2592000,
+        "beta": None,
+        "untagged": Decimal(0),
+    },
+    "2026-11-02": {
+        "total": Decimal(516) + EBS_DAY + 90 * SPOT_SECOND,
+        "alpha": Decimal(516) + EBS_DAY,
+        "beta": 90 * SPOT_SECOND,
+        "untagged": Decimal(0),
+    },
+    "2026-11-03": {
+        "total": Decimal(86) + EBS_DAY + 30 * SPOT_SECOND + Decimal("21.957642"),
+        "alpha": Decimal(86) + EBS_DAY,
+        "beta": 30 * SPOT_SECOND,
+        "untagged": Decimal("21.957642"),
+    },
 }
 
 
@@ -136,8 +145,13 @@ def test_focus_csv_says_what_the_parquet_says(document: dict[str, Any]) -> None:
 def test_focus_checker_catches_broken_rows(document: dict[str, Any]) -> None:
     rows = _parquet_rows(Path(document["_focus_dir"]) / "focus/2026/11/02/focus-1.2.parquet")
     assert check_rows(rows) == []
-    bad = {**rows[0], "BilledCost": Decimal(-1), "ChargePeriodEnd": rows[0]["BillingPeriodEnd"]
-           + timedelta(days=1), "ServiceCategory": "Spaceships", "Tags": "[1]"}
+    bad = {
+        **rows[0],
+        "BilledCost": Decimal(-1),
+        "ChargePeriodEnd": rows[0]["BillingPeriodEnd"] + timedelta(days=1),
+        "ServiceCategory": "Spaceships",
+        "Tags": "[1]",
+    }
     problems = " ".join(check_rows([bad]))
     for expected in ("negative", "inside BillingPeriod", "ServiceCategory", "JSON object"):
         assert expected in problems

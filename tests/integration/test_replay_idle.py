@@ -49,7 +49,10 @@ def test_alerts_have_the_right_kinds_times_jobs_and_instances(document: dict[str
     ]
     (resolved,) = document["resolved_alerts"]
     assert (resolved["resolves"], resolved["at"], resolved["instance_id"]) == (
-        "idle", "2026-11-01T13:10:00Z", T1)
+        "idle",
+        "2026-11-01T13:10:00Z",
+        T1,
+    )
     assert all(a["team"] in {"nlp", "vision"} for a in document["alerts"])
     assert all(a["audience"] == "team" and a["alert_id"] and a["body"] for a in document["alerts"])
     assert len({a["alert_id"] for a in document["alerts"]}) == len(document["alerts"])
@@ -59,12 +62,14 @@ def test_idle_cost_and_warmup_equal_the_hand_calculation(document: dict[str, Any
     jobs = {j["job_id"]: j for j in document["jobs"]}
     llama, vit = jobs["llama-ft"], jobs["vit-train"]
     assert Decimal(llama["cost_usd"]["instance"]) == Decimal(129)
-    assert abs(Decimal(llama["cost_usd"]["wasted_idle"]) - Decimal(8400) * Decimal("21.50") / 3600
-               ) <= Decimal("1e-6")
+    assert abs(
+        Decimal(llama["cost_usd"]["wasted_idle"]) - Decimal(8400) * Decimal("21.50") / 3600
+    ) <= Decimal("1e-6")
     assert llama["idle_seconds"] == 8400
     assert llama["warmup_seconds"] == 2100
-    assert abs(Decimal(llama["warmup_usd"]) - Decimal(2100) * Decimal("21.50") / 3600
-               ) <= Decimal("1e-6")
+    assert abs(Decimal(llama["warmup_usd"]) - Decimal(2100) * Decimal("21.50") / 3600) <= Decimal(
+        "1e-6"
+    )
     assert Decimal(vit["cost_usd"]["wasted_idle"]) == Decimal("302.72")
     assert Decimal(vit["cost_usd"]["total"]) == Decimal("385.28")  # waste is not added
 

@@ -48,16 +48,19 @@ EXPECTED = {
         "seconds": 54000,
         "status": "running",
     },
-    "suse-eval": {"instance": Decimal("1.50"), "ebs": Decimal(0), "seconds": 3600,
-                  "status": "stopped"},
+    "suse-eval": {
+        "instance": Decimal("1.50"),
+        "ebs": Decimal(0),
+        "seconds": 3600,
+        "status": "stopped",
+    },
     "untagged:i-0d0000000000000d1": {
         "instance": Decimal(3540) * Decimal("21.957642") / 3600,
         "ebs": Decimal(0),
         "seconds": 3540,
         "status": "stopped",
     },
-    "trn2-trial": {"instance": Decimal(0), "ebs": Decimal(0), "seconds": 3600,
-                   "status": "stopped"},
+    "trn2-trial": {"instance": Decimal(0), "ebs": Decimal(0), "seconds": 3600, "status": "stopped"},
 }
 TOLERANCE = Decimal("1e-6")
 
@@ -109,8 +112,11 @@ def test_malformed_events_are_reported_and_the_rest_still_runs(clean: dict[str, 
     data = scenario_dict("two_jobs.json")
     good = data["events"]
     missing_id = {**good[1], "id": "bad-missing-id", "detail": {"state": "running"}}
-    bad_state = {**good[1], "id": "bad-state",
-                 "detail": {"instance-id": "i-0a0000000000000a1", "state": "exploded"}}
+    bad_state = {
+        **good[1],
+        "id": "bad-state",
+        "detail": {"instance-id": "i-0a0000000000000a1", "state": "exploded"},
+    }
     not_json = "this is not an event"
     data["events"] = [good[0], missing_id, *good[1:5], bad_state, not_json, *good[5:]]
     result = replay(Scenario.model_validate(data))

@@ -21,26 +21,39 @@ from shared.services.sweep import sweep_missed_events
 TABLE = "ledger-sweep"
 
 
-
-
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
         boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE))
+            **ledger_schema.create_table_request(TABLE)
+        )
         ec2 = boto3.client("ec2", region_name="us-east-1")
 
         def launch(itype: str, tags: dict[str, str]) -> str:
-            return str(ec2.run_instances(
-                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType=itype,
-                TagSpecifications=[{"ResourceType": "instance", "Tags": [
-                    {"Key": k, "Value": v} for k, v in tags.items()]}] if tags else [],
-            )["Instances"][0]["InstanceId"])
+            return str(
+                ec2.run_instances(
+                    ImageId="ami-12c6146b",
+                    MinCount=1,
+                    MaxCount=1,
+                    InstanceType=itype,
+                    TagSpecifications=[
+                        {
+                            "ResourceType": "instance",
+                            "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+                        }
+                    ]
+                    if tags
+                    else [],
+                )["Instances"][0]["InstanceId"]
+            )
 
         monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", LedgerConfig.model_validate(
-            {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "10"}}}
-        ).model_dump_json())
+        monkeypatch.setenv(
+            "LEDGER_CONFIG",
+            LedgerConfig.model_validate(
+                {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "10"}}}
+            ).model_dump_json(),
+        )
         runtime.reset()
         clock = FixedClock(datetime.now(UTC))
         runtime.use_clock(clock)
@@ -62,11 +75,20 @@ def test_stop_event_that_never_came_is_inferred_from_ec2(aws: dict[str, Any]) ->
 
     iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
     started = aws["clock"].now() - timedelta(hours=2)
-    handler({"version": "0", "id": "r1", "source": "aws.ec2",
-             "detail-type": "EC2 Instance State-change Notification", "account": "123456789012",
-             "time": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": "us-east-1",
-             "resources": [], "detail": {"instance-id": iid, "state": "running"}},
-            FakeLambdaContext("test"))
+    handler(
+        {
+            "version": "0",
+            "id": "r1",
+            "source": "aws.ec2",
+            "detail-type": "EC2 Instance State-change Notification",
+            "account": "123456789012",
+            "time": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "region": "us-east-1",
+            "resources": [],
+            "detail": {"instance-id": iid, "state": "running"},
+        },
+        FakeLambdaContext("test"),
+    )
     aws["ec2"].stop_instances(InstanceIds=[iid])  # ... and its `stopped` event is lost
     result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert result.closed == [iid]
@@ -98,12 +120,20 @@ def test_terminated_instance_is_closed_as_terminated(aws: dict[str, Any]) -> Non
     from functions.instance_state.handler import handler
 
     iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
-    handler({"version": "0", "id": "r1", "source": "aws.ec2",
-             "detail-type": "EC2 Instance State-change Notification", "account": "123456789012",
-             "time": (aws["clock"].now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-             "region": "us-east-1", "resources": [],
-             "detail": {"instance-id": iid, "state": "running"}},
-            FakeLambdaContext("test"))
+    handler(
+        {
+            "version": "0",
+            "id": "r1",
+            "source": "aws.ec2",
+            "detail-type": "EC2 Instance State-change Notification",
+            "account": "123456789012",
+            "time": (aws["clock"].now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "region": "us-east-1",
+            "resources": [],
+            "detail": {"instance-id": iid, "state": "running"},
+        },
+        FakeLambdaContext("test"),
+    )
     aws["ec2"].terminate_instances(InstanceIds=[iid])
     result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(aws["ec2"]), "us-east-1")
     assert result.closed == [iid]

@@ -23,8 +23,6 @@ T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-faults"
 
 
-
-
 class Faults:
     """Answers the first ``times`` matching requests with an error, then lets them through."""
 
@@ -37,10 +35,12 @@ class Faults:
             return None
         self.left -= 1
         self.injected += 1
-        body = (f'{{"__type": "{self.code}", "message": "injected"}}'.encode()
-                if "dynamodb" in request.url else
-                f"<Response><Errors><Error><Code>{self.code}</Code><Message>injected"
-                f"</Message></Error></Errors></Response>".encode())
+        body = (
+            f'{{"__type": "{self.code}", "message": "injected"}}'.encode()
+            if "dynamodb" in request.url
+            else f"<Response><Errors><Error><Code>{self.code}</Code><Message>injected"
+            f"</Message></Error></Errors></Response>".encode()
+        )
         return AWSResponse(request.url, self.status, {}, _Raw(body))
 
 
@@ -56,15 +56,24 @@ class _Raw:
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     with mock_aws():
         boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE))
+            **ledger_schema.create_table_request(TABLE)
+        )
         iid = boto3.client("ec2", region_name="us-east-1").run_instances(
-            ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
-            TagSpecifications=[{"ResourceType": "instance",
-                                "Tags": [{"Key": "training-job", "Value": "llama"}]}],
+            ImageId="ami-12c6146b",
+            MinCount=1,
+            MaxCount=1,
+            InstanceType="trn1.32xlarge",
+            TagSpecifications=[
+                {"ResourceType": "instance", "Tags": [{"Key": "training-job", "Value": "llama"}]}
+            ],
         )["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", LedgerConfig.model_validate(
-            {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "36"}}}).model_dump_json())
+        monkeypatch.setenv(
+            "LEDGER_CONFIG",
+            LedgerConfig.model_validate(
+                {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "36"}}}
+            ).model_dump_json(),
+        )
         runtime.reset()
         runtime.use_clock(FixedClock(T0))
         yield iid
@@ -75,11 +84,20 @@ def deliver(iid: str, eid: str, minutes: int, state: str) -> dict[str, Any]:
     from functions.instance_state.handler import handler
 
     at = (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return handler({"version": "0", "id": eid, "source": "aws.ec2",
-                    "detail-type": "EC2 Instance State-change Notification",
-                    "account": "123456789012", "time": at, "region": "us-east-1",
-                    "resources": [], "detail": {"instance-id": iid, "state": state}},
-            FakeLambdaContext("test"))
+    return handler(
+        {
+            "version": "0",
+            "id": eid,
+            "source": "aws.ec2",
+            "detail-type": "EC2 Instance State-change Notification",
+            "account": "123456789012",
+            "time": at,
+            "region": "us-east-1",
+            "resources": [],
+            "detail": {"instance-id": iid, "state": state},
+        },
+        FakeLambdaContext("test"),
+    )
 
 
 def cost_now(minutes: int) -> Decimal:
@@ -126,9 +144,9 @@ def test_a_persistent_failure_fails_the_invocation_for_the_dlq(aws: str) -> None
     assert cost_now(60) == Decimal(18)  # 30 minutes at $36/h, once
 
 
-def test_sns_throttling_is_retried_and_the_alert_is_sent_once(aws: str,
-                                                             monkeypatch: pytest.MonkeyPatch
-                                                             ) -> None:
+def test_sns_throttling_is_retried_and_the_alert_is_sent_once(
+    aws: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from shared.notify import Alert
 
     sns = boto3.client("sns", region_name="us-east-1")
@@ -151,10 +169,17 @@ def test_dlq_redrive_replays_parked_events_idempotently(aws: str) -> None:
 
     sqs = boto3.client("sqs", region_name="us-east-1")
     queue = sqs.create_queue(QueueName="instance-state-dlq")["QueueUrl"]
-    event = {"version": "0", "id": "parked", "source": "aws.ec2",
-             "detail-type": "EC2 Instance State-change Notification",
-             "account": "123456789012", "time": "2026-11-01T10:00:00Z", "region": "us-east-1",
-             "resources": [], "detail": {"instance-id": aws, "state": "running"}}
+    event = {
+        "version": "0",
+        "id": "parked",
+        "source": "aws.ec2",
+        "detail-type": "EC2 Instance State-change Notification",
+        "account": "123456789012",
+        "time": "2026-11-01T10:00:00Z",
+        "region": "us-east-1",
+        "resources": [],
+        "detail": {"instance-id": aws, "state": "running"},
+    }
     for _ in range(2):  # parked twice (two failed deliveries of one event)
         sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(event))
     sqs.send_message(QueueUrl=queue, MessageBody="not json")

@@ -16,25 +16,50 @@ METRICS = {
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict:
-    return {"version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-            "source": "aws.ec2", "account": ACCOUNT, "time": at, "region": REGION,
-            "resources": [], "detail": {"instance-id": iid, "state": st}}
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2",
+        "account": ACCOUNT,
+        "time": at,
+        "region": REGION,
+        "resources": [],
+        "detail": {"instance-id": iid, "state": st},
+    }
 
 
 def alarm(eid: str, at: str, name: str, metric: str, iid: str, value: str, prev: str) -> dict:
     namespace, metric_name = METRICS[metric]
     stamp = at.replace("Z", ".000+0000")
     return {
-        "version": "0", "id": eid, "detail-type": "CloudWatch Alarm State Change",
-        "source": "aws.cloudwatch", "account": ACCOUNT, "time": at, "region": REGION,
+        "version": "0",
+        "id": eid,
+        "detail-type": "CloudWatch Alarm State Change",
+        "source": "aws.cloudwatch",
+        "account": ACCOUNT,
+        "time": at,
+        "region": REGION,
         "resources": [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
         "detail": {
             "alarmName": name,
-            "configuration": {"metrics": [{
-                "id": "m1", "returnData": True,
-                "metricStat": {"metric": {"namespace": namespace, "name": metric_name,
-                                          "dimensions": {"InstanceId": iid}},
-                               "period": 300, "stat": "Average"}}]},
+            "configuration": {
+                "metrics": [
+                    {
+                        "id": "m1",
+                        "returnData": True,
+                        "metricStat": {
+                            "metric": {
+                                "namespace": namespace,
+                                "name": metric_name,
+                                "dimensions": {"InstanceId": iid},
+                            },
+                            "period": 300,
+                            "stat": "Average",
+                        },
+                    }
+                ]
+            },
             "previousState": {"value": prev, "timestamp": stamp, "reason": "", "reasonData": ""},
             "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
         },
@@ -48,8 +73,15 @@ def ours(iid: str, signal: str) -> str:
 events = [
     state("s1", "2026-11-01T10:00:00Z", T1, "running"),
     state("s2", "2026-11-01T10:00:00Z", P1, "running"),
-    alarm("a01", "2026-11-01T10:35:00Z", ours(T1, "accelerator"), "neuron", T1, "OK",
-          "INSUFFICIENT_DATA"),
+    alarm(
+        "a01",
+        "2026-11-01T10:35:00Z",
+        ours(T1, "accelerator"),
+        "neuron",
+        T1,
+        "OK",
+        "INSUFFICIENT_DATA",
+    ),
     alarm("a02", "2026-11-01T11:00:00Z", ours(T1, "cpu"), "cpu", T1, "OK", "INSUFFICIENT_DATA"),
     alarm("a03", "2026-11-01T11:00:00Z", ours(P1, "accelerator"), "gpu", P1, "ALARM", "OK"),
     alarm("a04", "2026-11-01T11:30:00Z", ours(P1, "cpu"), "cpu", P1, "ALARM", "OK"),
@@ -62,10 +94,24 @@ events = [
     alarm("a07", "2026-11-01T12:00:00Z", ours(T1, "accelerator"), "neuron", T1, "ALARM", "OK"),
     alarm("a08", "2026-11-01T12:20:00Z", ours(T1, "cpu"), "cpu", T1, "ALARM", "OK"),
     alarm("a09", "2026-11-01T13:10:00Z", ours(T1, "accelerator"), "neuron", T1, "OK", "ALARM"),
-    alarm("a10", "2026-11-01T14:00:00Z", ours(T1, "accelerator"), "neuron", T1,
-          "INSUFFICIENT_DATA", "OK"),
-    alarm("a11", "2026-11-01T14:30:00Z", ours(T1, "accelerator"), "neuron", T1, "ALARM",
-          "INSUFFICIENT_DATA"),
+    alarm(
+        "a10",
+        "2026-11-01T14:00:00Z",
+        ours(T1, "accelerator"),
+        "neuron",
+        T1,
+        "INSUFFICIENT_DATA",
+        "OK",
+    ),
+    alarm(
+        "a11",
+        "2026-11-01T14:30:00Z",
+        ours(T1, "accelerator"),
+        "neuron",
+        T1,
+        "ALARM",
+        "INSUFFICIENT_DATA",
+    ),
     state("s3", "2026-11-01T16:00:00Z", T1, "stopped"),
 ]
 scenario = {
@@ -73,16 +119,28 @@ scenario = {
     "account": ACCOUNT,
     "prices": {"ec2": {"trn1.32xlarge": "21.50", "p5.48xlarge": "55.04"}},
     "utilization": {
-        "neuron": {"namespace": "NeuronMonitor", "metric": "neuroncore_utilization",
-                   "dimension": "InstanceId"},
-        "gpu": {"namespace": "CWAgent", "metric": "nvidia_smi_utilization_gpu",
-                "dimension": "InstanceId"},
+        "neuron": {
+            "namespace": "NeuronMonitor",
+            "metric": "neuroncore_utilization",
+            "dimension": "InstanceId",
+        },
+        "gpu": {
+            "namespace": "CWAgent",
+            "metric": "nvidia_smi_utilization_gpu",
+            "dimension": "InstanceId",
+        },
     },
     "instances": [
-        {"instance_id": T1, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": "llama-ft", "team": "nlp", "project": "llama"}},
-        {"instance_id": P1, "instance_type": "p5.48xlarge",
-         "tags": {"training-job": "vit-train", "team": "vision", "project": "vit"}},
+        {
+            "instance_id": T1,
+            "instance_type": "trn1.32xlarge",
+            "tags": {"training-job": "llama-ft", "team": "nlp", "project": "llama"},
+        },
+        {
+            "instance_id": P1,
+            "instance_type": "p5.48xlarge",
+            "tags": {"training-job": "vit-train", "team": "vision", "project": "vit"},
+        },
     ],
     "events": events,
     "until": "2026-11-01T17:00:00Z",

@@ -11,49 +11,105 @@ GIB10 = 10 * 2**30
 
 
 def envelope(eid: str, at: str, source: str, detail_type: str, detail: dict) -> dict:
-    return {"version": "0", "id": eid, "detail-type": detail_type, "source": source,
-            "account": ACCOUNT, "time": at, "region": REGION, "resources": [], "detail": detail}
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": detail_type,
+        "source": source,
+        "account": ACCOUNT,
+        "time": at,
+        "region": REGION,
+        "resources": [],
+        "detail": detail,
+    }
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict:
-    return envelope(eid, at, "aws.ec2", "EC2 Instance State-change Notification",
-                    {"instance-id": iid, "state": st})
+    return envelope(
+        eid,
+        at,
+        "aws.ec2",
+        "EC2 Instance State-change Notification",
+        {"instance-id": iid, "state": st},
+    )
 
 
 def created(eid: str, at: str, key: str, size: object = GIB10, seq: str = "") -> dict:
-    obj: dict = {"key": key, "etag": "d41d8cd98f00b204e9800998ecf8427e",
-                 "sequencer": seq or f"00{zlib.crc32(eid.encode()):08X}"}
+    obj: dict = {
+        "key": key,
+        "etag": "d41d8cd98f00b204e9800998ecf8427e",
+        "sequencer": seq or f"00{zlib.crc32(eid.encode()):08X}",
+    }
     if size is not None:
         obj["size"] = size
-    return envelope(eid, at, "aws.s3", "Object Created",
-                    {"version": "0", "bucket": {"name": BUCKET}, "object": obj,
-                     "request-id": "R", "requester": ACCOUNT, "reason": "PutObject"})
+    return envelope(
+        eid,
+        at,
+        "aws.s3",
+        "Object Created",
+        {
+            "version": "0",
+            "bucket": {"name": BUCKET},
+            "object": obj,
+            "request-id": "R",
+            "requester": ACCOUNT,
+            "reason": "PutObject",
+        },
+    )
 
 
 def deleted(eid: str, at: str, key: str) -> dict:
-    return envelope(eid, at, "aws.s3", "Object Deleted",
-                    {"version": "0", "bucket": {"name": BUCKET},
-                     "object": {"key": key, "sequencer": f"00{zlib.crc32(eid.encode()):08X}"},
-                     "request-id": "R", "requester": ACCOUNT, "reason": "DeleteObject",
-                     "deletion-type": "Permanently Deleted"})
+    return envelope(
+        eid,
+        at,
+        "aws.s3",
+        "Object Deleted",
+        {
+            "version": "0",
+            "bucket": {"name": BUCKET},
+            "object": {"key": key, "sequencer": f"00{zlib.crc32(eid.encode()):08X}"},
+            "request-id": "R",
+            "requester": ACCOUNT,
+            "reason": "DeleteObject",
+            "deletion-type": "Permanently Deleted",
+        },
+    )
 
 
-S1, S2, S3, S4 = ("i-05a000000000000a1", "i-05a000000000000a2", "i-05a000000000000a3",
-                  "i-05a000000000000a4")
+S1, S2, S3, S4 = (
+    "i-05a000000000000a1",
+    "i-05a000000000000a2",
+    "i-05a000000000000a3",
+    "i-05a000000000000a4",
+)
 events = [
     state("st-01", "2026-11-01T00:00:00Z", S1, "running"),
     state("st-02", "2026-11-01T00:00:30Z", S2, "running"),
 ]
 for step, hhmm in [(500, "00:30"), (1000, "01:00"), (1500, "01:30")]:
     for shard, sec in ((0, "00"), (1, "20")):
-        events.append(created(f"ck-{step}-{shard}", f"2026-11-01T{hhmm}:{sec}Z",
-                              f"runs/gpt-spot/step-{step}/shard-{shard}.pt"))
+        events.append(
+            created(
+                f"ck-{step}-{shard}",
+                f"2026-11-01T{hhmm}:{sec}Z",
+                f"runs/gpt-spot/step-{step}/shard-{shard}.pt",
+            )
+        )
 events += [
-    envelope("rb-01", "2026-11-01T01:45:00Z", "aws.ec2", "EC2 Instance Rebalance Recommendation",
-             {"instance-id": S1}),
-    envelope("itn-01", "2026-11-01T01:50:00Z", "aws.ec2",
-             "EC2 Spot Instance Interruption Warning",
-             {"instance-id": S1, "instance-action": "terminate"}),
+    envelope(
+        "rb-01",
+        "2026-11-01T01:45:00Z",
+        "aws.ec2",
+        "EC2 Instance Rebalance Recommendation",
+        {"instance-id": S1},
+    ),
+    envelope(
+        "itn-01",
+        "2026-11-01T01:50:00Z",
+        "aws.ec2",
+        "EC2 Spot Instance Interruption Warning",
+        {"instance-id": S1, "instance-action": "terminate"},
+    ),
     state("st-03", "2026-11-01T01:52:00Z", S1, "shutting-down"),
     state("st-04", "2026-11-01T01:52:30Z", S1, "terminated"),
     state("st-05", "2026-11-01T01:53:00Z", S2, "shutting-down"),
@@ -69,25 +125,38 @@ events += [
     created("ck-notes", "2026-11-01T02:46:00Z", "runs/notes.txt", size=120),
     deleted("dl-ghost", "2026-11-01T02:47:00Z", "runs/gpt-spot/step-100/shard-9.pt"),
     created("ck-neg", "2026-11-01T02:48:00Z", "runs/gpt-spot/step-2100/shard-0.pt", size=-5),
-    created("ck-nosize", "2026-11-01T02:49:00Z", "runs/gpt-spot/step-2100/shard-1.pt",
-            size=None),
+    created("ck-nosize", "2026-11-01T02:49:00Z", "runs/gpt-spot/step-2100/shard-1.pt", size=None),
     # Another bucket's object: not a checkpoint bucket, so the rule does not deliver it.
-    {**created("ck-other", "2026-11-01T02:50:00Z", "runs/gpt-spot/step-1/x.pt"),
-     "detail": {"version": "0", "bucket": {"name": "other-bucket"},
-                "object": {"key": "runs/gpt-spot/step-1/x.pt", "size": 1, "sequencer": "01"}}},
+    {
+        **created("ck-other", "2026-11-01T02:50:00Z", "runs/gpt-spot/step-1/x.pt"),
+        "detail": {
+            "version": "0",
+            "bucket": {"name": "other-bucket"},
+            "object": {"key": "runs/gpt-spot/step-1/x.pt", "size": 1, "sequencer": "01"},
+        },
+    },
 ]
 events.sort(key=lambda e: e["time"])
-spot_tags = {"training-job": "gpt-spot", "project": "gpt", "team": "research",
-             "tokens-per-step": "524288"}
+spot_tags = {
+    "training-job": "gpt-spot",
+    "project": "gpt",
+    "team": "research",
+    "tokens-per-step": "524288",
+}
 scenario = {
     "region": REGION,
     "account": ACCOUNT,
     "prices": {"spot": {"p5.48xlarge": "20.00"}, "s3_gb_month": "0.023"},
-    "checkpoint": {"buckets": [BUCKET],
-                   "key_pattern": "^runs/(?P<job>[^/]+)/step-(?P<step>\\d+)/"},
+    "checkpoint": {"buckets": [BUCKET], "key_pattern": "^runs/(?P<job>[^/]+)/step-(?P<step>\\d+)/"},
     "instances": [
-        {"instance_id": iid, "instance_type": "p5.48xlarge", "lifecycle": "spot",
-         "platform": "Linux/UNIX", "tags": spot_tags, "volumes": []}
+        {
+            "instance_id": iid,
+            "instance_type": "p5.48xlarge",
+            "lifecycle": "spot",
+            "platform": "Linux/UNIX",
+            "tags": spot_tags,
+            "volumes": [],
+        }
         for iid in (S1, S2, S3, S4)
     ],
     "events": events,

@@ -9,9 +9,17 @@ X, Y, U = "i-0c3d0000000000aa1", "i-0c3d0000000000bb2", "i-0c3d0000000000cc3"
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict:
-    return {"version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-            "source": "aws.ec2", "account": "123456789012", "time": at, "region": "us-east-1",
-            "resources": [], "detail": {"instance-id": iid, "state": st}}
+    return {
+        "version": "0",
+        "id": eid,
+        "detail-type": "EC2 Instance State-change Notification",
+        "source": "aws.ec2",
+        "account": "123456789012",
+        "time": at,
+        "region": "us-east-1",
+        "resources": [],
+        "detail": {"instance-id": iid, "state": st},
+    }
 
 
 events = [
@@ -27,15 +35,29 @@ events = [
 scenario = {
     "region": "us-east-1",
     "account": "123456789012",
-    "prices": {"ec2": {"trn1.32xlarge": "21.50"}, "spot": {"p5.48xlarge": "20.00"},
-               "ebs_gb_month": {"gp3": "0.08"}},
+    "prices": {
+        "ec2": {"trn1.32xlarge": "21.50"},
+        "spot": {"p5.48xlarge": "20.00"},
+        "ebs_gb_month": {"gp3": "0.08"},
+    },
     "instances": [
-        {"instance_id": X, "instance_type": "trn1.32xlarge",
-         "tags": {"training-job": "alpha-pretrain", "project": "alpha", "team": "nlp",
-                  "owner": "ana"},
-         "volumes": [{"size_gib": 100, "volume_type": "gp3"}]},
-        {"instance_id": Y, "instance_type": "p5.48xlarge", "lifecycle": "spot",
-         "tags": {"training-job": "beta-sweep", "project": "beta", "team": "vision"}},
+        {
+            "instance_id": X,
+            "instance_type": "trn1.32xlarge",
+            "tags": {
+                "training-job": "alpha-pretrain",
+                "project": "alpha",
+                "team": "nlp",
+                "owner": "ana",
+            },
+            "volumes": [{"size_gib": 100, "volume_type": "gp3"}],
+        },
+        {
+            "instance_id": Y,
+            "instance_type": "p5.48xlarge",
+            "lifecycle": "spot",
+            "tags": {"training-job": "beta-sweep", "project": "beta", "team": "vision"},
+        },
         {"instance_id": U, "instance_type": "p4d.24xlarge", "tags": {}},
     ],
     "events": events,
@@ -43,7 +65,18 @@ scenario = {
 }
 (HERE / "three_days.json").write_text(json.dumps(scenario, indent=1) + "\n")
 rng = random.Random(2)
-shuffled = [events[1], events[0], events[2], events[4], events[3], events[2], events[6],
-            events[5], events[7], events[4]]
+shuffled = [
+    events[1],
+    events[0],
+    events[2],
+    events[4],
+    events[3],
+    events[2],
+    events[6],
+    events[5],
+    events[7],
+    events[4],
+]
 (HERE / "three_days_shuffled.json").write_text(
-    json.dumps({**scenario, "events": shuffled}, indent=1) + "\n")
+    json.dumps({**scenario, "events": shuffled}, indent=1) + "\n"
+)

@@ -36,6 +36,7 @@ def test_first_matching_rule_wins_and_unmatched_is_denied() -> None:
 def test_team_tag_key_must_be_a_grouping_tag_key() -> None:
     with pytest.raises(ValidationError, match=r"access\.team_tag_key 'squad' is not a grouping"):
         LedgerConfig.model_validate({"access": {"team_tag_key": "squad"}})
-    config = LedgerConfig.model_validate({
-        "access": {"team_tag_key": "squad"}, "tracking": {"grouping_tag_keys": ["squad"]}})
+    config = LedgerConfig.model_validate(
+        {"access": {"team_tag_key": "squad"}, "tracking": {"grouping_tag_keys": ["squad"]}}
+    )
     assert config.access.team_tag_key == "squad"

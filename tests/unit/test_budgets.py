@@ -15,22 +15,39 @@ from tests.fakes import RecordingNotifier
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
 
 IID = "i-0000000000000bbbb"
-BIG = InstanceProfile(instance_id="i-0000000000000cccc", instance_type="p5.48xlarge",
-                      region=REGION, tags={"training-job": "big"})
+BIG = InstanceProfile(
+    instance_id="i-0000000000000cccc",
+    instance_type="p5.48xlarge",
+    region=REGION,
+    tags={"training-job": "big"},
+)
 START = datetime(2026, 10, 31, 20, tzinfo=UTC)
 
 
 def ledger_with(budgets: list[dict]) -> Ledger:  # type: ignore[type-arg]
-    profile = InstanceProfile(instance_id=IID, instance_type="trn1.32xlarge", region=REGION,
-                              tags={"training-job": "sft", "team": "nlp", "project": "llama"})
-    config = LedgerConfig.model_validate({
-        "live_prices": False,
-        "prices": {"ec2": {"trn1.32xlarge": "10", "p5.48xlarge": "100"}},
-        "budgets": budgets,
-    })
+    profile = InstanceProfile(
+        instance_id=IID,
+        instance_type="trn1.32xlarge",
+        region=REGION,
+        tags={"training-job": "sft", "team": "nlp", "project": "llama"},
+    )
+    config = LedgerConfig.model_validate(
+        {
+            "live_prices": False,
+            "prices": {"ec2": {"trn1.32xlarge": "10", "p5.48xlarge": "100"}},
+            "budgets": budgets,
+        }
+    )
     ledger = memory_ledger(profile, BIG, config=config, now=START)
-    record_state_change(ledger.deps, event_id="run", at=START, instance_id=IID, state="running",
-                        region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id="run",
+        at=START,
+        instance_id=IID,
+        state="running",
+        region=REGION,
+        account=ACCOUNT,
+    )
     return ledger
 
 
@@ -50,20 +67,42 @@ def run_ticks(ledger: Ledger, until: datetime) -> list[tuple[str, str, str]]:
 
 def test_daily_budget_resets_at_utc_midnight_and_alerts_again() -> None:
     # $10/h, $20 a day: 100 % after 2 h of the day.
-    ledger = ledger_with([{"budget_id": "nlp-daily", "scope": {"tag": {"team": "nlp"}},
-                           "amount_usd": "20", "period": "day", "thresholds": [100]}])
+    ledger = ledger_with(
+        [
+            {
+                "budget_id": "nlp-daily",
+                "scope": {"tag": {"team": "nlp"}},
+                "amount_usd": "20",
+                "period": "day",
+                "thresholds": [100],
+            }
+        ]
+    )
     alerts = [a for a in run_ticks(ledger, START + timedelta(hours=8)) if a[0] == "budget"]
-    assert alerts == [("budget", "100", "2026-10-31T22:00:00Z"),
-                      ("budget", "100", "2026-11-01T02:00:00Z")]
+    assert alerts == [
+        ("budget", "100", "2026-10-31T22:00:00Z"),
+        ("budget", "100", "2026-11-01T02:00:00Z"),
+    ]
 
 
 def test_monthly_budget_resets_at_the_month_boundary() -> None:
-    ledger = ledger_with([{"budget_id": "llama-month", "scope": {"tag": {"project": "llama"}},
-                           "amount_usd": "30", "period": "month", "thresholds": [50]}])
+    ledger = ledger_with(
+        [
+            {
+                "budget_id": "llama-month",
+                "scope": {"tag": {"project": "llama"}},
+                "amount_usd": "30",
+                "period": "month",
+                "thresholds": [50],
+            }
+        ]
+    )
     alerts = [a for a in run_ticks(ledger, START + timedelta(hours=6)) if a[0] == "budget"]
     # October: 1.5 h -> $15 at 21:30; November starts at 0: $15 at 01:30.
-    assert alerts == [("budget", "50", "2026-10-31T21:30:00Z"),
-                      ("budget", "50", "2026-11-01T01:30:00Z")]
+    assert alerts == [
+        ("budget", "50", "2026-10-31T21:30:00Z"),
+        ("budget", "50", "2026-11-01T01:30:00Z"),
+    ]
 
 
 def test_each_threshold_alerts_once_per_period_even_when_evaluated_twice() -> None:
@@ -77,10 +116,18 @@ def test_each_threshold_alerts_once_per_period_even_when_evaluated_twice() -> No
 
 
 def test_a_tag_scope_does_not_count_other_jobs() -> None:
-    ledger = ledger_with([{"budget_id": "nlp", "scope": {"tag": {"team": "nlp"}},
-                           "amount_usd": "1000"}])
-    record_state_change(ledger.deps, event_id="big", at=START, instance_id=BIG.instance_id,
-                        state="running", region=REGION, account=ACCOUNT)
+    ledger = ledger_with(
+        [{"budget_id": "nlp", "scope": {"tag": {"team": "nlp"}}, "amount_usd": "1000"}]
+    )
+    record_state_change(
+        ledger.deps,
+        event_id="big",
+        at=START,
+        instance_id=BIG.instance_id,
+        state="running",
+        region=REGION,
+        account=ACCOUNT,
+    )
     from shared.services.budgets import JobCache, budget_status
 
     now = START + timedelta(hours=2)
@@ -91,8 +138,9 @@ def test_a_tag_scope_does_not_count_other_jobs() -> None:
 
 
 def test_period_bounds() -> None:
-    budget = Budget.model_validate({"budget_id": "m", "scope": {"account": True},
-                                    "amount_usd": "1", "period": "month"})
+    budget = Budget.model_validate(
+        {"budget_id": "m", "scope": {"account": True}, "amount_usd": "1", "period": "month"}
+    )
     start, end, key = period_bounds(budget, datetime(2026, 12, 31, 23, tzinfo=UTC))
     assert (start.day, end.year if end else None, key) == (1, 2027, "2026-12")
 
@@ -117,9 +165,13 @@ def test_bad_budgets_are_rejected_naming_the_field(raw: dict, field: str) -> Non
 
 def test_unknown_tag_key_in_a_scope_is_rejected() -> None:
     with pytest.raises(ValidationError, match=r"scope\.tag\.colour"):
-        LedgerConfig.model_validate({"budgets": [
-            {"budget_id": "x", "scope": {"tag": {"colour": "red"}}, "amount_usd": "5"}]})
-
+        LedgerConfig.model_validate(
+            {
+                "budgets": [
+                    {"budget_id": "x", "scope": {"tag": {"colour": "red"}}, "amount_usd": "5"}
+                ]
+            }
+        )
 
 
 @pytest.mark.parametrize(
@@ -128,23 +180,35 @@ def test_unknown_tag_key_in_a_scope_is_rejected() -> None:
     ids=["at-midnight", "a-minute-later"],
 )
 def test_anomaly_needs_history_and_a_spike(delay: timedelta) -> None:
-    ledger = ledger_with([{"budget_id": "acct", "scope": {"account": True},
-                           "amount_usd": "1e6"}])
+    ledger = ledger_with([{"budget_id": "acct", "scope": {"account": True}, "amount_usd": "1e6"}])
     notifier = RecordingNotifier()
     for day in range(1, 8):
         midnight = datetime(2026, 11, day, tzinfo=UTC)
         ledger.clock.advance_to(midnight)
         if day == 6:  # a big job runs through Nov 6
-            record_state_change(ledger.deps, event_id="big", at=midnight,
-                                instance_id=BIG.instance_id, state="running", region=REGION,
-                                account=ACCOUNT)
+            record_state_change(
+                ledger.deps,
+                event_id="big",
+                at=midnight,
+                instance_id=BIG.instance_id,
+                state="running",
+                region=REGION,
+                account=ACCOUNT,
+            )
         if day == 7:
-            record_state_change(ledger.deps, event_id="big-stop", at=midnight,
-                                instance_id=BIG.instance_id, state="stopped", region=REGION,
-                                account=ACCOUNT)
+            record_state_change(
+                ledger.deps,
+                event_id="big-stop",
+                at=midnight,
+                instance_id=BIG.instance_id,
+                state="stopped",
+                region=REGION,
+                account=ACCOUNT,
+            )
         ledger.clock.advance_to(midnight + delay)
-        sent = check_anomalies(ledger.deps, ledger.records, ledger.deps.config, notifier,
-                               midnight + delay)
+        sent = check_anomalies(
+            ledger.deps, ledger.records, ledger.deps.config, notifier, midnight + delay
+        )
         # Nov 1..5: a flat $240 a day, no anomaly; Nov 6: $240 + $2,400.
         assert sent == (["acct:anomaly"] if day == 7 else []), day
     (alert,) = notifier.sent
@@ -159,8 +223,15 @@ def test_spend_of_a_job_whose_last_event_is_now() -> None:
     ledger = ledger_with([])
     stop = START + timedelta(hours=1)
     ledger.clock.advance_to(stop)
-    record_state_change(ledger.deps, event_id="stop", at=stop, instance_id=IID,
-                        state="stopped", region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id="stop",
+        at=stop,
+        instance_id=IID,
+        state="stopped",
+        region=REGION,
+        account=ACCOUNT,
+    )
     cache = JobCache(ledger.deps)
     later = stop + timedelta(minutes=1)
     assert cache.spend_at("sft", stop, later) == Decimal(10)

@@ -32,8 +32,13 @@ from tests.support import (
 )
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
-S3_RATE = Rate(list_usd=Decimal("0.023"), effective_usd=Decimal("0.023"),
-               source=RateSource.OVERRIDE, checked_on=T0.date(), region=REGION)
+S3_RATE = Rate(
+    list_usd=Decimal("0.023"),
+    effective_usd=Decimal("0.023"),
+    source=RateSource.OVERRIDE,
+    checked_on=T0.date(),
+    region=REGION,
+)
 
 
 def at(seconds: int) -> datetime:
@@ -58,7 +63,9 @@ def head(*events: ObjectEvent, rate: Rate | None = S3_RATE) -> CheckpointHead:
 def test_overwrite_ends_the_previous_version_and_delete_ends_the_last() -> None:
     versions = fold_versions([write("w0", 0, 100), write("w1", 60, 200), delete("d0", 120)], None)
     assert [(v.start, v.end, v.size_bytes) for v in versions] == [
-        (at(0), at(60), 100), (at(60), at(120), 200)]
+        (at(0), at(60), 100),
+        (at(60), at(120), 200),
+    ]
 
 
 def test_delete_before_write_in_arrival_order_still_folds_by_time() -> None:
@@ -96,35 +103,65 @@ def test_unknown_s3_price_is_unpriced_not_zero() -> None:
 
 def test_overlapping_rerun_windows_are_merged() -> None:
     assert merge_windows([(at(0), at(10)), (at(5), at(20)), (at(30), at(40))]) == [
-        (at(0), at(20)), (at(30), at(40))]
+        (at(0), at(20)),
+        (at(30), at(40)),
+    ]
 
 
 SPOT = LedgerConfig(live_prices=False, prices=PriceOverrides(spot={"p5.48xlarge": Decimal(36)}))
 
 
 def spot(iid: str, job: str = "j") -> InstanceProfile:
-    return InstanceProfile(instance_id=iid, instance_type="p5.48xlarge", region=REGION,
-                           lifecycle="spot", tags={"training-job": job})
+    return InstanceProfile(
+        instance_id=iid,
+        instance_type="p5.48xlarge",
+        region=REGION,
+        lifecycle="spot",
+        tags={"training-job": job},
+    )
 
 
 I1, I2 = "i-0000000000000001a", "i-0000000000000002a"
 
 
 def state(ledger: Ledger, iid: str, eid: str, seconds: int, st: str) -> None:
-    record_state_change(ledger.deps, event_id=eid, at=at(seconds), instance_id=iid, state=st,
-                        region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id=eid,
+        at=at(seconds),
+        instance_id=iid,
+        state=st,
+        region=REGION,
+        account=ACCOUNT,
+    )
 
 
 def notice(ledger: Ledger, iid: str, eid: str, seconds: int, action: str) -> None:
-    record_spot_notice(ledger.deps, event_id=eid, at=at(seconds), instance_id=iid,
-                       action=action, region=REGION, account=ACCOUNT)
+    record_spot_notice(
+        ledger.deps,
+        event_id=eid,
+        at=at(seconds),
+        instance_id=iid,
+        action=action,
+        region=REGION,
+        account=ACCOUNT,
+    )
 
 
-def checkpoint(ledger: Ledger, eid: str, seconds: int, key: str, size: int | None = 10,
-               region: str = REGION):  # type: ignore[no-untyped-def]
-    return record_object_event(ledger.deps, ledger.checkpoints, event_id=eid, at=at(seconds),
-                               region=region, account=ACCOUNT, bucket="b", raw_key=key,
-                               size_bytes=size)
+def checkpoint(
+    ledger: Ledger, eid: str, seconds: int, key: str, size: int | None = 10, region: str = REGION
+):  # type: ignore[no-untyped-def]
+    return record_object_event(
+        ledger.deps,
+        ledger.checkpoints,
+        event_id=eid,
+        at=at(seconds),
+        region=region,
+        account=ACCOUNT,
+        bucket="b",
+        raw_key=key,
+        size_bytes=size,
+    )
 
 
 def test_rerun_without_any_checkpoint_starts_at_the_job_start() -> None:
@@ -219,8 +256,9 @@ def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once(monkeypa
     assert [a.subject for a in notifier.sent] == ["No s3 price for standard in eu-north-1"]
     backfill_prices(ledger.deps, notifier)
     assert len(notifier.sent) == 1  # once a day per missing price
-    with_prices(ledger, LedgerConfig(live_prices=False,
-                                     prices=PriceOverrides(s3_gb_month=Decimal("0.03"))))
+    with_prices(
+        ledger, LedgerConfig(live_prices=False, prices=PriceOverrides(s3_gb_month=Decimal("0.03")))
+    )
     assert backfill_prices(ledger.deps, notifier).repriced == ("s3://b/runs/j/step-1/a.pt",)
     cost = ledger.job("j", at(86400))
     assert cost.checkpoint_storage_usd == Decimal("0.001") and cost.complete
@@ -233,8 +271,9 @@ def test_backfill_prices_every_version_of_an_often_overwritten_object(monkeypatc
     for n in range(12):  # 12 versions of 1 GiB, one an hour (more than the head's window)
         checkpoint(ledger, f"w{n}", 3600 * n, key, size=2**30, region="eu-north-1")
     checkpoint(ledger, "d", 3600 * 12, key, size=None, region="eu-north-1")
-    with_prices(ledger, LedgerConfig(live_prices=False,
-                                     prices=PriceOverrides(s3_gb_month=Decimal("0.03"))))
+    with_prices(
+        ledger, LedgerConfig(live_prices=False, prices=PriceOverrides(s3_gb_month=Decimal("0.03")))
+    )
     backfill_prices(ledger.deps, RecordingNotifier())
     cost = ledger.job("j", at(86400))
     # 12 GiB-hours of November at $0.03/GB-month

@@ -62,8 +62,12 @@ def rate(usd: str, effective: str | None = None) -> Rate:
 
 
 def pin(usd: str, effective: str | None = None) -> RatePin:
-    return RatePin(rate=rate(usd, effective), source=RateSource.OVERRIDE,
-                   checked_on=T0.date().isoformat(), region=REGION)
+    return RatePin(
+        rate=rate(usd, effective),
+        source=RateSource.OVERRIDE,
+        checked_on=T0.date().isoformat(),
+        region=REGION,
+    )
 
 
 def span(start: float, end: float | None) -> Span:
@@ -92,8 +96,9 @@ def test_hourly_platforms_round_each_segment_up_to_whole_hours(elapsed: int, bil
 
 
 def test_suse_is_an_hourly_platform() -> None:
-    suse = InstanceProfile(instance_id="i-1", instance_type="g5.xlarge", region=REGION,
-                           platform="SUSE Linux")
+    suse = InstanceProfile(
+        instance_id="i-1", instance_type="g5.xlarge", region=REGION, platform="SUSE Linux"
+    )
     linux = suse.model_copy(update={"platform": "Linux/UNIX"})
     assert suse.hourly_billing and not linux.hourly_billing
 
@@ -137,22 +142,32 @@ def test_monthly_proration_splits_at_month_ends_by_each_months_length() -> None:
     expected = Decimal(31) * 43200 / (31 * 86400) + Decimal(31) * 43200 / (30 * 86400)
     assert close(_prorate(Decimal(31), start, end), expected)
     # Across a year end: 12 h of December (31 days) + 12 h of January (31 days) = 1 day
-    assert _prorate(Decimal(31), datetime(2026, 12, 31, 12, tzinfo=UTC),
-                    datetime(2027, 1, 1, 12, tzinfo=UTC)) == 1
+    assert (
+        _prorate(
+            Decimal(31),
+            datetime(2026, 12, 31, 12, tzinfo=UTC),
+            datetime(2027, 1, 1, 12, tzinfo=UTC),
+        )
+        == 1
+    )
 
 
 def test_monthly_proration_knows_leap_februaries() -> None:
     # 2028 is a leap year: 36 h of February (29 days) + 12 h of March (31 days), $29/month
-    leap = _prorate(Decimal(29), datetime(2028, 2, 28, 12, tzinfo=UTC),
-                    datetime(2028, 3, 1, 12, tzinfo=UTC))
+    leap = _prorate(
+        Decimal(29), datetime(2028, 2, 28, 12, tzinfo=UTC), datetime(2028, 3, 1, 12, tzinfo=UTC)
+    )
     assert close(leap, Decimal("1.5") + Decimal(29) / 62)
     # 2027 is not: 12 h of February (28 days) + 12 h of March, $28/month
-    plain = _prorate(Decimal(28), datetime(2027, 2, 28, 12, tzinfo=UTC),
-                     datetime(2027, 3, 1, 12, tzinfo=UTC))
+    plain = _prorate(
+        Decimal(28), datetime(2027, 2, 28, 12, tzinfo=UTC), datetime(2027, 3, 1, 12, tzinfo=UTC)
+    )
     assert close(plain, Decimal("0.5") + Decimal(14) / 31)
     # A whole leap February is a whole month
-    assert _prorate(Decimal(29), datetime(2028, 2, 1, tzinfo=UTC),
-                    datetime(2028, 3, 1, tzinfo=UTC)) == 29
+    assert (
+        _prorate(Decimal(29), datetime(2028, 2, 1, tzinfo=UTC), datetime(2028, 3, 1, tzinfo=UTC))
+        == 29
+    )
 
 
 # -- priced segments (rules 1, 2, 8, 9) ---------------------------------------------------
@@ -186,7 +201,9 @@ def test_open_segment_accrues_to_any_now_without_the_minimum() -> None:
 def test_effective_rate_is_kept_beside_the_list_rate() -> None:
     accrual = segment_accrual(price_span("i-1", span(0, 3600), pin("10", "7"), None))
     assert (accrual.value(acc.INSTANCE_LIST, at(3600)), accrual.value(acc.INSTANCE, at(3600))) == (
-        Decimal(10), Decimal(7))
+        Decimal(10),
+        Decimal(7),
+    )
 
 
 def test_unpriced_segment_keeps_its_seconds_and_has_no_cost() -> None:
@@ -202,14 +219,23 @@ def test_unpriced_segment_keeps_its_seconds_and_has_no_cost() -> None:
 
 
 def series(points: Sequence[tuple[float, str]], series_id: str = "s") -> SpotSeries:
-    return SpotSeries.build(series_id, [(at(s), Decimal(usd)) for s, usd in points],
-                            RateSource.SPOT_HISTORY, T0.date().isoformat(), REGION)
+    return SpotSeries.build(
+        series_id,
+        [(at(s), Decimal(usd)) for s, usd in points],
+        RateSource.SPOT_HISTORY,
+        T0.date().isoformat(),
+        REGION,
+    )
 
 
 def spot_pin(reader: SeriesTable, start: float, series_id: str = "s") -> RatePin:
-    return RatePin(series=series_id, series_start=reader.integral(series_id, at(start)),
-                   source=RateSource.SPOT_HISTORY, checked_on=T0.date().isoformat(),
-                   region=REGION)
+    return RatePin(
+        series=series_id,
+        series_start=reader.integral(series_id, at(start)),
+        source=RateSource.SPOT_HISTORY,
+        checked_on=T0.date().isoformat(),
+        region=REGION,
+    )
 
 
 def test_piecewise_spot_rates_along_the_series() -> None:
@@ -302,8 +328,12 @@ def test_hibernating_spot_stop_bills_through_stopping_until_stopped() -> None:
 
 
 def test_late_running_after_stopped_does_not_leave_the_instance_running() -> None:
-    events = [t("s", 500, "stopped"), t("r2", 1000, "running"), t("s2", 1100, "stopped"),
-              t("r", 0, "running")]
+    events = [
+        t("s", 500, "stopped"),
+        t("r2", 1000, "running"),
+        t("s2", 1100, "stopped"),
+        t("r", 0, "running"),
+    ]
     result = fold(events)
     assert [(s.start, s.end) for s in result.spans] == [(at(0), at(500)), (at(1000), at(1100))]
     assert result.open is None
@@ -316,8 +346,14 @@ def test_a_stop_with_no_running_before_it_bills_nothing() -> None:
 
 
 def test_terminated_is_final_and_later_events_are_reported() -> None:
-    result = fold([t("r", 0, "running"), t("x", 100, "terminated"), t("late", 200, "running"),
-                   t("late-stop", 300, "stopped")])
+    result = fold(
+        [
+            t("r", 0, "running"),
+            t("x", 100, "terminated"),
+            t("late", 200, "running"),
+            t("late-stop", 300, "stopped"),
+        ]
+    )
     (segment,) = result.spans
     assert (segment.start, segment.end, result.terminated_at) == (at(0), at(100), at(100))
     assert [a.event_id for a in result.after_terminated] == ["late", "late-stop"]
@@ -330,18 +366,31 @@ NOV = datetime(2026, 11, 1, tzinfo=UTC)
 DEC = datetime(2026, 12, 1, tzinfo=UTC)
 
 
-def ebs_head(*volumes: Volume, rates: dict[str, tuple[str | None, str | None, str | None]],
-             terminated: datetime | None = DEC) -> InstanceHead:
+def ebs_head(
+    *volumes: Volume,
+    rates: dict[str, tuple[str | None, str | None, str | None]],
+    terminated: datetime | None = DEC,
+) -> InstanceHead:
     """A head whose instance ran from Nov 1 (terminated Dec 1: a whole 30-day month)."""
-    profile = InstanceProfile(instance_id="i-1", instance_type="trn1.32xlarge", region=REGION,
-                              volumes=volumes)
+    profile = InstanceProfile(
+        instance_id="i-1", instance_type="trn1.32xlarge", region=REGION, volumes=volumes
+    )
     volume_rates = tuple(
-        VolumeRates(volume_id=v, size=rate(s) if s else None, iops=rate(i) if i else None,
-                    throughput=rate(tp) if tp else None)
+        VolumeRates(
+            volume_id=v,
+            size=rate(s) if s else None,
+            iops=rate(i) if i else None,
+            throughput=rate(tp) if tp else None,
+        )
         for v, (s, i, tp) in rates.items()
     )
-    return InstanceHead(profile=profile, job_id="j", first_running_at=NOV,
-                        terminated_at=terminated, volume_rates=volume_rates)
+    return InstanceHead(
+        profile=profile,
+        job_id="j",
+        first_running_at=NOV,
+        terminated_at=terminated,
+        volume_rates=volume_rates,
+    )
 
 
 def test_ebs_accrues_from_first_running_to_terminated_including_stopped_time() -> None:
@@ -396,21 +445,32 @@ def test_a_volume_type_with_no_price_is_unpriced_never_zero_and_never_a_crash() 
 
 
 def test_the_price_book_gives_configured_provisioned_performance_rates() -> None:
-    config = LedgerConfig(live_prices=False, prices=PriceOverrides(
-        ebs_gb_month={"io2": Decimal("0.125")}, ebs_iops_month={"io2": Decimal("0.065"),
-                                                                "gp3": Decimal("0.005")},
-        ebs_throughput_month={"gp3": Decimal("0.04")}))
+    config = LedgerConfig(
+        live_prices=False,
+        prices=PriceOverrides(
+            ebs_gb_month={"io2": Decimal("0.125")},
+            ebs_iops_month={"io2": Decimal("0.065"), "gp3": Decimal("0.005")},
+            ebs_throughput_month={"gp3": Decimal("0.04")},
+        ),
+    )
     book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), T0.date())
     profile = InstanceProfile(
-        instance_id="i-1", instance_type="trn1.32xlarge", region=REGION,
-        volumes=(Volume(volume_id="a", size_gib=100, volume_type="io2", iops=16000),
-                 Volume(volume_id="b", size_gib=512, volume_type="gp3", iops=6000,
-                        throughput=250),
-                 Volume(volume_id="c", size_gib=8, volume_type="gp3")))
+        instance_id="i-1",
+        instance_type="trn1.32xlarge",
+        region=REGION,
+        volumes=(
+            Volume(volume_id="a", size_gib=100, volume_type="io2", iops=16000),
+            Volume(volume_id="b", size_gib=512, volume_type="gp3", iops=6000, throughput=250),
+            Volume(volume_id="c", size_gib=8, volume_type="gp3"),
+        ),
+    )
     a, b, c = book.volume_rates(profile)
     assert a.size is not None and a.iops is not None and a.throughput is None
     assert (a.size.list_usd, a.iops.list_usd, a.iops.source.value) == (
-        Decimal("0.125"), Decimal("0.065"), "override")
+        Decimal("0.125"),
+        Decimal("0.065"),
+        "override",
+    )
     assert b.size is not None and b.size.source.value == "snapshot"  # gp3 size from the snapshot
     assert b.iops is not None and b.throughput is not None
     assert (b.iops.list_usd, b.throughput.list_usd) == (Decimal("0.005"), Decimal("0.04"))
@@ -422,8 +482,9 @@ def test_the_price_book_gives_configured_provisioned_performance_rates() -> None
 
 def test_accrual_add_minus_and_value() -> None:
     closed = Accrual().fixed(acc.INSTANCE, acc.SECONDS_CLOCK, 3600, 7200)  # $2
-    running = Accrual().linear(acc.INSTANCE, acc.SECONDS_CLOCK, 3600, Decimal(36),
-                               seconds_clock(at(0)))  # $36/h from T0
+    running = Accrual().linear(
+        acc.INSTANCE, acc.SECONDS_CLOCK, 3600, Decimal(36), seconds_clock(at(0))
+    )  # $36/h from T0
     assert closed.value(acc.INSTANCE, at(100)) == 2
     assert running.value(acc.INSTANCE, at(100)) == 1
     both = acc.total([closed, running])
@@ -453,8 +514,13 @@ def test_to_attributes_and_from_attributes_round_trip() -> None:
     accrual = (
         Accrual()
         .fixed(acc.INSTANCE, acc.SECONDS_CLOCK, 3600, Decimal("1290.00"))
-        .linear(acc.INSTANCE, "spot:live:us-west-1a:m1.xlarge:Linux/UNIX", 3600, 1,
-                Decimal("123456.789"))
+        .linear(
+            acc.INSTANCE,
+            "spot:live:us-west-1a:m1.xlarge:Linux/UNIX",
+            3600,
+            1,
+            Decimal("123456.789"),
+        )
         .linear(acc.EBS, acc.MONTH_CLOCK, MONTH_UNITS, Decimal("40.96"), month_clock(at(0)))
         .fixed("unpriced:ec2:trn2.48xlarge:us-east-1", acc.SECONDS_CLOCK, 1, 1)
     )
@@ -468,10 +534,18 @@ def test_to_attributes_and_from_attributes_round_trip() -> None:
     doubled = acc.from_attributes({k: 2 * v for k, v in stored.items()})
     assert dict(acc.from_attributes(as_strings).nonzero()) == dict(accrual.nonzero())
     now = at(86400)
-    reader = SeriesTable(SpotSeries.build("live:us-west-1a:m1.xlarge:Linux/UNIX",
-                                          [(at(-10**6), Decimal("0.08"))],
-                                          RateSource.SPOT_HISTORY, "2026-11-01", REGION))
+    reader = SeriesTable(
+        SpotSeries.build(
+            "live:us-west-1a:m1.xlarge:Linux/UNIX",
+            [(at(-(10**6)), Decimal("0.08"))],
+            RateSource.SPOT_HISTORY,
+            "2026-11-01",
+            REGION,
+        )
+    )
     for component in (acc.INSTANCE, acc.EBS):
-        assert close(doubled.value(component, now, reader.clock),
-                     2 * accrual.value(component, now, reader.clock))
+        assert close(
+            doubled.value(component, now, reader.clock),
+            2 * accrual.value(component, now, reader.clock),
+        )
     assert acc.to_attributes(Accrual()) == {}

@@ -13,19 +13,33 @@ from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
 
 IID = "i-0aaaaaaaaaaaaaaa1"
 PROFILE = InstanceProfile(
-    instance_id=IID, instance_type="trn1.32xlarge", region=REGION,
-    tags={"training-job": "j"}, volumes=(Volume(volume_id="v", size_gib=100),),
+    instance_id=IID,
+    instance_type="trn1.32xlarge",
+    region=REGION,
+    tags={"training-job": "j"},
+    volumes=(Volume(volume_id="v", size_gib=100),),
 )
-CONFIG = LedgerConfig(live_prices=False, prices=PriceOverrides(
-    ec2={"trn1.32xlarge": Decimal(36)}, ebs_gb_month={"gp3": Decimal("0.08")}))
+CONFIG = LedgerConfig(
+    live_prices=False,
+    prices=PriceOverrides(
+        ec2={"trn1.32xlarge": Decimal(36)}, ebs_gb_month={"gp3": Decimal("0.08")}
+    ),
+)
 START = datetime(2026, 11, 1, 23, 0, tzinfo=UTC)
 MIDNIGHT = datetime(2026, 11, 2, tzinfo=UTC)
 DAY = timedelta(days=1)
 
 
 def send(ledger: Ledger, eid: str, when: datetime, state: str) -> None:
-    record_state_change(ledger.deps, event_id=eid, at=when, instance_id=IID, state=state,
-                        region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id=eid,
+        at=when,
+        instance_id=IID,
+        state=state,
+        region=REGION,
+        account=ACCOUNT,
+    )
 
 
 def day(ledger: Ledger, first: datetime, now: datetime) -> dict[str, Decimal]:

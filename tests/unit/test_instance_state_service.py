@@ -160,12 +160,22 @@ def test_unknown_price_is_kept_unpriced_reported_and_filled_in_later(monkeypatch
 
 def test_out_of_order_and_duplicated_events_converge() -> None:
     ordered = make()
-    for eid, sec, st in [("r", 0, "running"), ("s", 600, "stopped"), ("r2", 900, "running"),
-                         ("x", 1000, "terminated")]:
+    for eid, sec, st in [
+        ("r", 0, "running"),
+        ("s", 600, "stopped"),
+        ("r2", 900, "running"),
+        ("x", 1000, "terminated"),
+    ]:
         send(ordered, eid, sec, st)
     shuffled = make()
-    for eid, sec, st in [("x", 1000, "terminated"), ("s", 600, "stopped"), ("r2", 900, "running"),
-                         ("s", 600, "stopped"), ("r", 0, "running"), ("x", 1000, "terminated")]:
+    for eid, sec, st in [
+        ("x", 1000, "terminated"),
+        ("s", 600, "stopped"),
+        ("r2", 900, "running"),
+        ("s", 600, "stopped"),
+        ("r", 0, "running"),
+        ("x", 1000, "terminated"),
+    ]:
         send(shuffled, eid, sec, st)
     now = T0 + timedelta(hours=5)
     a, b = ordered.job("llama", now), shuffled.job("llama", now)
@@ -185,8 +195,15 @@ def test_a_job_running_across_midnight_is_active_on_both_days() -> None:
     """The rollups know the days a job accrued on (no day-marker write any more)."""
     ledger = make(now=datetime(2026, 11, 1, 23, 0, tzinfo=UTC))
     start = datetime(2026, 11, 1, 23, 0, tzinfo=UTC)
-    record_state_change(ledger.deps, event_id="r", at=start, instance_id=TRN.instance_id,
-                        state="running", region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id="r",
+        at=start,
+        instance_id=TRN.instance_id,
+        state="running",
+        region=REGION,
+        account=ACCOUNT,
+    )
     now = datetime(2026, 11, 2, 1, 0, tzinfo=UTC)
     rollups = all_rollups(ledger.deps.rollups)["llama"]
     nov1, nov2, nov3 = date(2026, 11, 1), date(2026, 11, 2), date(2026, 11, 3)

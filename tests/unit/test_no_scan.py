@@ -68,9 +68,7 @@ def test_dynamodb_code_never_scans(module: str, class_name: str, expected: set[s
     Query: the ledger table (every store goes through ``DynamoTable``) and the records
     beside it."""
     tree = ast.parse((ROOT / module).read_text())
-    ledger = next(
-        n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name
-    )
+    ledger = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name)
     methods = [n for n in ledger.body if isinstance(n, ast.FunctionDef)]
     assert expected <= {m.name for m in methods}
     for method in methods:

@@ -33,19 +33,28 @@ def test_price_list_product_gives_its_on_demand_hourly_price() -> None:
 
 
 def _stubbed_live() -> tuple[AwsLivePrices, Stubber, Stubber]:
-    pricing = boto3.client("pricing", region_name="us-east-1", aws_access_key_id="x",
-                           aws_secret_access_key="x")
-    ec2 = boto3.client("ec2", region_name="us-east-1", aws_access_key_id="x",
-                       aws_secret_access_key="x")
+    pricing = boto3.client(
+        "pricing", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
+    ec2 = boto3.client(
+        "ec2", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
+    )
     return AwsLivePrices(pricing, ec2), Stubber(pricing), Stubber(ec2)
 
 
 def test_recorded_get_products_response_parses_the_ebs_price() -> None:
     sample = json.loads((EVENTS / "pricing-get-products.json").read_text())
     live, pricing_stub, _ = _stubbed_live()
-    pricing_stub.add_response("get_products", sample["response_raw"], {
-        "ServiceCode": "AmazonEC2", "Filters": ANY, "FormatVersion": "aws_v1", "MaxResults": 10,
-    })
+    pricing_stub.add_response(
+        "get_products",
+        sample["response_raw"],
+        {
+            "ServiceCode": "AmazonEC2",
+            "Filters": ANY,
+            "FormatVersion": "aws_v1",
+            "MaxResults": 10,
+        },
+    )
     with pricing_stub:
         assert live.ebs_usd("ca-central-1", "io1") == Decimal("0.138")
 
@@ -62,7 +71,11 @@ def test_live_price_is_cached_with_region_source_and_check_date() -> None:
     assert rate == again
     assert rate is not None
     assert (rate.list_usd, rate.source.value, rate.checked_on, rate.region) == (
-        Decimal("0.17"), "price_api", TODAY, "us-east-1")
+        Decimal("0.17"),
+        "price_api",
+        TODAY,
+        "us-east-1",
+    )
     assert list(cache.prices) == ["ec2#us-east-1#c5.xlarge#Linux"]
 
 
@@ -91,8 +104,13 @@ def test_spot_history_gives_a_series_pinned_at_the_span_start() -> None:
     for entry in response["SpotPriceHistory"]:  # boto3 parses timestamps; the Stubber does not
         entry["Timestamp"] = datetime.fromisoformat(entry["Timestamp"].replace("Z", "+00:00"))
     ec2_stub.add_response("describe_spot_price_history", response)
-    profile = InstanceProfile(instance_id="i-1", instance_type="m1.xlarge", region="us-west-1",
-                              availability_zone="us-west-1a", lifecycle="spot")
+    profile = InstanceProfile(
+        instance_id="i-1",
+        instance_type="m1.xlarge",
+        region="us-west-1",
+        availability_zone="us-west-1a",
+        lifecycle="spot",
+    )
     book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
     start = datetime(2014, 1, 6, 7, 8, 9, tzinfo=UTC)
     end = datetime(2014, 1, 6, 8, 9, 10, tzinfo=UTC)
@@ -111,12 +129,27 @@ def test_spot_history_gives_a_series_pinned_at_the_span_start() -> None:
 
 def test_spot_history_is_asked_once_per_market() -> None:
     live, _, ec2_stub = _stubbed_live()
-    ec2_stub.add_response("describe_spot_price_history", {"SpotPriceHistory": [
-        {"AvailabilityZone": "us-east-1a", "InstanceType": "p5.48xlarge",
-         "ProductDescription": "Linux/UNIX", "SpotPrice": "20.0",
-         "Timestamp": datetime(2026, 10, 30, tzinfo=UTC)}]})
-    profile = InstanceProfile(instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1",
-                              availability_zone="us-east-1a", lifecycle="spot")
+    ec2_stub.add_response(
+        "describe_spot_price_history",
+        {
+            "SpotPriceHistory": [
+                {
+                    "AvailabilityZone": "us-east-1a",
+                    "InstanceType": "p5.48xlarge",
+                    "ProductDescription": "Linux/UNIX",
+                    "SpotPrice": "20.0",
+                    "Timestamp": datetime(2026, 10, 30, tzinfo=UTC),
+                }
+            ]
+        },
+    )
+    profile = InstanceProfile(
+        instance_id="i-1",
+        instance_type="p5.48xlarge",
+        region="us-east-1",
+        availability_zone="us-east-1a",
+        lifecycle="spot",
+    )
     book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
     with ec2_stub:  # a second call would find no stubbed response and fail
         for hour in range(3):
@@ -128,8 +161,13 @@ def test_spot_history_is_asked_once_per_market() -> None:
 def test_a_failing_spot_history_leaves_the_span_unpriced_never_zero() -> None:
     live, _, ec2_stub = _stubbed_live()
     ec2_stub.add_client_error("describe_spot_price_history", "RequestLimitExceeded")
-    profile = InstanceProfile(instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1",
-                              availability_zone="us-east-1a", lifecycle="spot")
+    profile = InstanceProfile(
+        instance_id="i-1",
+        instance_type="p5.48xlarge",
+        region="us-east-1",
+        availability_zone="us-east-1a",
+        lifecycle="spot",
+    )
     book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
     with ec2_stub:
         start = datetime(2026, 11, 1, tzinfo=UTC)
@@ -138,14 +176,20 @@ def test_a_failing_spot_history_leaves_the_span_unpriced_never_zero() -> None:
 
 def test_spot_price_unknown_at_the_start_gives_no_pin() -> None:
     later = datetime(2026, 11, 1, 12, tzinfo=UTC)
-    series = SpotSeries.build("s", [(later, Decimal("1"))], RateSource.OVERRIDE, "2026-11-01",
-                              "us-east-1")
+    series = SpotSeries.build(
+        "s", [(later, Decimal("1"))], RateSource.OVERRIDE, "2026-11-01", "us-east-1"
+    )
     assert not series.covers(datetime(2026, 11, 1, tzinfo=UTC)) and series.covers(later)
-    config = LedgerConfig(live_prices=False, prices=PriceOverrides.model_validate(
-        {"spot": {"p5.48xlarge": [{"from": later.isoformat(), "usd": "1"}]}}))
+    config = LedgerConfig(
+        live_prices=False,
+        prices=PriceOverrides.model_validate(
+            {"spot": {"p5.48xlarge": [{"from": later.isoformat(), "usd": "1"}]}}
+        ),
+    )
     book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), TODAY)
-    profile = InstanceProfile(instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1",
-                              lifecycle="spot")
+    profile = InstanceProfile(
+        instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1", lifecycle="spot"
+    )
     early = Span(start=datetime(2026, 11, 1, tzinfo=UTC), end=None, start_event_id="r")
     assert book.pin_for(profile, early) is None
     pin = book.pin_for(profile, early.model_copy(update={"start": later}))
@@ -154,13 +198,16 @@ def test_spot_price_unknown_at_the_start_gives_no_pin() -> None:
 
 
 def test_a_constant_spot_override_is_a_plain_rate() -> None:
-    config = LedgerConfig(live_prices=False,
-                          prices=PriceOverrides(spot={"p5.48xlarge": Decimal("20")}))
+    config = LedgerConfig(
+        live_prices=False, prices=PriceOverrides(spot={"p5.48xlarge": Decimal("20")})
+    )
     book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), TODAY)
-    profile = InstanceProfile(instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1",
-                              lifecycle="spot")
-    pin = book.pin_for(profile, Span(start=datetime(2026, 11, 1, tzinfo=UTC), end=None,
-                                     start_event_id="r"))
+    profile = InstanceProfile(
+        instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1", lifecycle="spot"
+    )
+    pin = book.pin_for(
+        profile, Span(start=datetime(2026, 11, 1, tzinfo=UTC), end=None, start_event_id="r")
+    )
     assert pin is not None and pin.rate is not None and pin.rate.list_usd == 20
     assert pin.series is None
 
