@@ -21,13 +21,13 @@ SEQUENCER_PATTERN = r"^[0-9A-Fa-f]{0,64}$"
 
 
 class _Detail(BaseModel):
-    model_config = ConfigDict(populate_by_name=False, frozen=True)
+    model_config = ConfigDict(populate_by_name=False, frozen=True, defer_build=True)
 
 
 class AwsEvent(EventBridgeModel):
     """EventBridge envelope; ``version`` defaults to "0" (AWS doc samples omit it)."""
 
-    model_config = ConfigDict(populate_by_name=False, frozen=True)
+    model_config = ConfigDict(populate_by_name=False, frozen=True, defer_build=True)
 
     version: str = "0"
     time: AwareDatetime
@@ -147,7 +147,7 @@ class AlarmState(_Detail):
 
 class AlarmStateDetail(_Detail):
     alarm_name: str = Field(alias="alarmName", min_length=1, max_length=255)
-    configuration: AlarmConfiguration = AlarmConfiguration()
+    configuration: AlarmConfiguration = Field(default_factory=AlarmConfiguration)
     state: AlarmState
 
 

@@ -15,13 +15,13 @@ from shared.config import LedgerConfig
 
 
 class FunctionSettings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     table_name: str = Field(min_length=3)
     finance_topic_arn: str = ""
     team_topic_arn: str = ""
     admin_topic_arn: str = ""
-    config: LedgerConfig = LedgerConfig()
+    config: LedgerConfig = Field(default_factory=LedgerConfig)
 
 
 @cache
