@@ -40,8 +40,8 @@ NEVER = ("boto3", "costtracker", "moto")
 # Only where used.
 ONLY_IN = {
     "aws_lambda_powertools.event_handler": {"job_cost_api"},
-    "shared.parquet": {"daily_summary"},
-    "shared.focus": {"daily_summary"},
+    "shared.parquet": {"daily_summary", "reconcile"},
+    "shared.focus": {"daily_summary", "reconcile"},
 }
 
 
