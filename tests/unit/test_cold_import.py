@@ -35,11 +35,14 @@ print(json.dumps({"built": built, "modules": sorted(sys.modules)}))
 """
 
 # Imported at load by no handler: boto3 (clients are made on first use, in
-# shared.runtime), the local tooling.
-NEVER = ("boto3", "costtracker", "moto")
-# Only where used.
+# shared.runtime), Powertools' parser (shared.events has its own envelope), the local
+# tooling.
+NEVER = ("boto3", "aws_lambda_powertools.utilities.parser", "costtracker", "moto")
+# Only where used. pydantic's plugin loader (and importlib.metadata with it) comes with
+# the first model built: in the API's resolver, never in an event handler.
 ONLY_IN = {
     "aws_lambda_powertools.event_handler": {"job_cost_api"},
+    "pydantic.plugin._loader": {"job_cost_api"},
     "shared.parquet": {"daily_summary", "reconcile"},
     "shared.focus": {"daily_summary", "reconcile"},
 }
