@@ -16,6 +16,7 @@ from shared.config import LedgerConfig
 from shared.domain.day_split import job_between
 from shared.services.data_exports import (
     BilledLine,
+    DataExportError,
     estimates_from_focus_rows,
     reconcile_resources,
 )
@@ -116,6 +117,16 @@ def reconcile_by_resource(
     return reconcile_resources(estimates_from_focus_rows(rows), exports.lines(day))
 
 
+def _settled(cached: dict[str, Any]) -> bool:
+    """The stored day's reconciliation by resource is read and every job confirmed."""
+    by_resource = cached.get("by_resource")
+    return (
+        by_resource is not None
+        and "error" not in by_resource
+        and all(j["status"] == "confirmed" for j in by_resource["jobs"])
+    )
+
+
 def reconcile_day(
     deps: LedgerDeps,
     ledger: Any,
@@ -128,7 +139,7 @@ def reconcile_day(
     """Compare one day's estimate with the bill; a final day is stored and never re-asked.
     With ``exports`` the day also gets ``by_resource`` (see ``reconcile_by_resource``)."""
     cached = ledger.get_reconciliations([day]).get(day)
-    if cached is not None and cached.get("final"):
+    if cached is not None and cached.get("final") and (exports is None or _settled(cached)):
         return cached
     billed = bills.billed_day(day, config.tracking.job_tag_keys[0])
     start = datetime(day.year, day.month, day.day, tzinfo=UTC)
@@ -174,7 +185,10 @@ def reconcile_day(
         "checked_at": iso(now),
     }
     if exports is not None:
-        result["by_resource"] = reconcile_by_resource(deps, exports, day, now)
+        try:
+            result["by_resource"] = reconcile_by_resource(deps, exports, day, now)
+        except DataExportError as exc:  # a file it cannot read: said, and tried next run
+            result["by_resource"] = {"error": str(exc), "jobs": [], "unallocated": []}
     ledger.put_reconciliation(day, result)
     return result
 

@@ -134,3 +134,38 @@ def test_an_invoiced_bill_period_is_confirmed(replayed: Any) -> None:
     assert {j["status"] for j in result["jobs"]} == {"confirmed"}
     differences = {j["job_id"]: Decimal(j["difference_usd"]) for j in result["jobs"]}
     assert differences == {"alpha-pretrain": Decimal("0.006666667"), "beta-sweep": 0}
+
+
+class FinalBills:
+    """Cost Explorer says the day is final (and bills nothing by tag)."""
+
+    def billed_day(self, day: Any, job_tag_key: str) -> Any:
+        from shared.services.reconcile import BilledDay
+
+        return BilledDay(final=True, by_job={})
+
+
+def test_an_unreadable_export_is_said_in_one_line_and_read_again_next_run(replayed: Any) -> None:
+    from shared.services.reconcile import reconcile_day
+
+    s3 = replayed.emulator.client("s3")
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"PAR1 truncated")
+    config = LedgerConfig.model_validate(CONFIG)
+    ledger, now = runtime.ledger(), runtime.clock().now()
+
+    def run() -> dict[str, Any]:
+        exports = S3DataExports(runtime.client("s3"), BUCKET, PREFIX)
+        return reconcile_day(
+            runtime.ledger_deps(), ledger, config, FinalBills(), DAY.date(), now, exports
+        )
+
+    broken = run()["by_resource"]
+    assert broken["jobs"] == [] and "\n" not in broken["error"]
+    assert broken["error"].startswith("not a Parquet file this reader can read")
+    # Cost Explorer's day is final, but the export was not read: the next run reads it.
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=cur_file(invoice="EUINUS26-0001"))
+    fixed = run()["by_resource"]
+    assert {j["status"] for j in fixed["jobs"]} == {"confirmed"}
+    # Now settled: stored and never read again.
+    s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"PAR1 truncated")
+    assert run()["by_resource"] == fixed
