@@ -287,7 +287,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         summary, rows = summarize_day(runtime.ledger_deps(), day, now, history)
         ledger.put_summary(day, summary)
         publish_summary(
-            summary, rows, runtime.report_store(), runtime.notifier() if args.notify else None
+            summary,
+            rows,
+            runtime.report_store(),
+            runtime.notifier() if args.notify else None,
+            runtime.current_settings().config.summary.focus_version,
         )
         progress.advance()
         print(f"{day}: {summary['total_usd']} USD")
