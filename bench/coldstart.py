@@ -13,6 +13,15 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMER = "import time,sys; t=time.perf_counter(); {stmt}; print(time.perf_counter()-t)"
+# What the first event pays that the import no longer does (models are built on first
+# use): the settings (LedgerConfig) and the event model of instance_state.
+FIRST_USE = (
+    "import json, time; t=time.perf_counter(); import functions.instance_state.handler; "
+    "i=time.perf_counter(); from shared import runtime; "
+    "from shared.events import InstanceStateChangeEvent as E; runtime.current_settings(); "
+    "E.model_validate(json.loads(open('tests/events/ec2-state-change.json').read())); "
+    "e=time.perf_counter(); print(i-t, e-i)"
+)
 TRACER = (
     "import time; t=time.perf_counter(); from aws_lambda_powertools import Tracer; "
     "i=time.perf_counter(); Tracer(); e=time.perf_counter(); print(i-t, e-i)"
@@ -70,6 +79,11 @@ def measure(repeats: int = 5) -> dict[str, Any]:
             except (RuntimeError, subprocess.TimeoutExpired) as exc:
                 errors[name] = str(exc)
     medians = {k: statistics.median(v) for k, v in samples.items() if v}
+    first_import, first_use = [], []
+    for _ in range(repeats):
+        a, b = _run(FIRST_USE, _lambda_env(TABLE_NAME="bench-table"))
+        first_import.append(a)
+        first_use.append(b)
     tracer_import, tracer_init = [], []
     for _ in range(repeats):
         a, b = _run(TRACER, _lambda_env(POWERTOOLS_TRACE_DISABLED="true"))
@@ -92,6 +106,10 @@ def measure(repeats: int = 5) -> dict[str, Any]:
         "median_s": medians,
         "samples_s": samples,
         "errors": errors,
+        "instance_state_first_use": {
+            "import_median_s": statistics.median(first_import),
+            "settings_and_first_event_median_s": statistics.median(first_use),
+        },
         "tracer_import_median_s": statistics.median(tracer_import),
         "tracer_init_median_s": statistics.median(tracer_init),
         "no_bytecode_median_s": {k: statistics.median(v) for k, v in no_pyc.items()},

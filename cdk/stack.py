@@ -262,6 +262,8 @@ class CostTrackerStack(Stack):
                 )
             if spec.publishes_admin_alerts:
                 topics.grant_publish(topics.admin, function.role)
+            if name == "reconcile" and spec.feature is not None and spec.feature(settings.ledger):
+                _grant_data_exports_read(function.role, settings.ledger)
             asynchronous[name] = function
         job_cost_api = factory.function(
             "job_cost_api",
@@ -372,3 +374,27 @@ class CostTrackerStack(Stack):
             "the organisation (aws:ResourceOrgID); the member accounts are not known at synth.",
             finding=f"Resource::arn:<AWS::Partition>:iam::*:role/{name}",
         )
+
+
+def _grant_data_exports_read(role: iam.IRole, config: LedgerConfig) -> None:
+    """The reconcile function reads the configured Data Exports (CUR 2.0) objects: list
+    the export's prefix and get its objects, nothing else of the bucket."""
+    bucket, prefix = config.reconcile.data_exports_bucket, config.reconcile.data_exports_prefix
+    if not bucket:
+        return
+    role.add_to_principal_policy(
+        iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[f"arn:aws:s3:::{bucket}"],
+            conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        )
+    )
+    objects = f"arn:aws:s3:::{bucket}/{prefix}*"
+    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects]))
+    acknowledge(
+        role,
+        "IAM5",
+        "s3:GetObject on the configured AWS Data Exports prefix only (ledger.reconcile."
+        "data_exports_prefix): AWS names the export's files per bill period and run.",
+        finding=f"Resource::{objects}",
+    )

@@ -121,7 +121,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
         scenario = scenario.model_copy(update={"events": events})
     document = _replay_or_explain(
         lambda: replay(
-            scenario, verbose=args.verbose, focus_dir=args.focus_dir, show_progress=not args.json
+            scenario,
+            verbose=args.verbose,
+            focus_dir=args.focus_dir,
+            show_progress=not args.json,
+            focus_version=args.focus_version,
         ),
         args.scenario,
     )
@@ -173,7 +177,14 @@ def add_replay(sub: Any) -> None:
         "--focus-dir",
         type=Path,
         default=None,
-        help="write each whole UTC day's FOCUS 1.2 export (and summary files) here",
+        help="write each whole UTC day's FOCUS export (and summary files) here",
+    )
+    p.add_argument(
+        "--focus-version",
+        choices=("1.2", "1.3"),
+        default=None,
+        help="the FOCUS version of --focus-dir's files (default: ledger.summary.focus_version,"
+        " 1.2); 1.3 adds the allocation columns",
     )
     p.set_defaults(func=cmd_replay)
 
@@ -287,7 +298,11 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         summary, rows = summarize_day(runtime.ledger_deps(), day, now, history)
         ledger.put_summary(day, summary)
         publish_summary(
-            summary, rows, runtime.report_store(), runtime.notifier() if args.notify else None
+            summary,
+            rows,
+            runtime.report_store(),
+            runtime.notifier() if args.notify else None,
+            runtime.current_settings().config.summary.focus_version,
         )
         progress.advance()
         print(f"{day}: {summary['total_usd']} USD")

@@ -283,7 +283,9 @@ def _event_time(event: Any) -> datetime | None:
         return None
 
 
-def report(replayer: Replayer, focus_dir: Path | None = None) -> dict[str, Any]:
+def report(
+    replayer: Replayer, focus_dir: Path | None = None, focus_version: str | None = None
+) -> dict[str, Any]:
     """The replay contract's document, accrued to the simulated clock's final time.
 
     Daily summaries cover every whole UTC day before the end, as the ledger knows them
@@ -300,7 +302,8 @@ def report(replayer: Replayer, focus_dir: Path | None = None) -> dict[str, Any]:
         for summary, rows in summaries_between(deps, min(times).date(), last_whole_day, now):
             summaries.append(summary)
             if focus_dir is not None:
-                publish_summary(summary, rows, DirectoryReportStore(focus_dir), None)
+                version = focus_version or deps.config.summary.focus_version
+                publish_summary(summary, rows, DirectoryReportStore(focus_dir), None, version)
     first_day: date = min(times).date() if times else now.date()
     jobs = []
     rollups = all_rollups(deps.rollups)
@@ -424,6 +427,7 @@ def replay(
     skip_quiet: bool = True,
     focus_dir: Path | None = None,
     show_progress: bool = False,
+    focus_version: str | None = None,
 ) -> dict[str, Any]:
     """The SPEC document of a scenario. ``skip_quiet=False`` runs every scheduled tick
     (slower; the same document: see the budget tests)."""
@@ -436,4 +440,4 @@ def replay(
         progress = Progress(len(scenario.events), "replay", enabled=show_progress)
         replayer.run(progress)
         progress.close()
-        return report(replayer, focus_dir)
+        return report(replayer, focus_dir, focus_version)

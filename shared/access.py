@@ -21,7 +21,7 @@ Role = Literal["team", "finance", "admin"]
 
 
 class AccessRule(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     # fnmatch pattern on the caller's ARN, e.g. "arn:aws:sts::*:assumed-role/ml-nlp-*/*"
     arn_pattern: str = Field(min_length=1, max_length=512)
@@ -36,7 +36,7 @@ class AccessRule(BaseModel):
 
 
 class AccessConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     # First match wins; a caller matching no rule (or any caller, with no rules) is denied.
     rules: tuple[AccessRule, ...] = ()

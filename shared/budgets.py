@@ -21,7 +21,7 @@ BUDGET_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 class BudgetScope(BaseModel):
     """Exactly one of: a job, a tag match (keys ANDed), or the whole account."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     job: str | None = Field(default=None, min_length=1, max_length=256)
     tag: dict[str, str] | None = None
@@ -49,7 +49,7 @@ class BudgetScope(BaseModel):
 
 
 class Budget(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     budget_id: str = Field(pattern=BUDGET_ID)
     scope: BudgetScope

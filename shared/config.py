@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime
 from decimal import Decimal
+from functools import partial
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -22,7 +24,16 @@ _TAG_KEY = re.compile(r"^[\w.:/=+\-@ ]{1,128}$")
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """Base of the configuration models.
+
+    Cold start: every pydantic model of the Lambda code is built on first use, not at
+    import. One idiom: ``defer_build=True`` in the model's base config (pydantic builds
+    the validator the first time the model validates), and a model-typed default is a
+    ``Field(default_factory=...)``, never an instance made at import (making one would
+    build the model). ``tests/unit/test_cold_import.py`` guards it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TrackingConfig(_Config):
@@ -71,7 +82,7 @@ class TrackingConfig(_Config):
 class SpotPricePoint(_Config):
     """One price of a spot price history: ``usd`` holds from ``from`` until the next."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     from_: datetime = Field(alias="from")
     usd: Decimal = Field(gt=0, le=MAX_PRICE)
@@ -166,12 +177,17 @@ class MetricRef(_Config):
     dimension: str = Field(default="InstanceId", min_length=1, max_length=255)
 
 
+def _metric(namespace: str, metric: str) -> Any:
+    """A MetricRef default, made when a config is (see ``_Config``)."""
+    return Field(default_factory=partial(MetricRef, namespace=namespace, metric=metric))
+
+
 class UtilizationConfig(_Config):
     """Idle detection (SPEC "Metrics for idle detection"): which metrics, how low, how long."""
 
-    neuron: MetricRef = MetricRef(namespace="NeuronMonitor", metric="neuroncore_utilization")
-    gpu: MetricRef = MetricRef(namespace="CWAgent", metric="nvidia_smi_utilization_gpu")
-    cpu: MetricRef = MetricRef(namespace="AWS/EC2", metric="CPUUtilization")
+    neuron: MetricRef = _metric("NeuronMonitor", "neuroncore_utilization")
+    gpu: MetricRef = _metric("CWAgent", "nvidia_smi_utilization_gpu")
+    cpu: MetricRef = _metric("AWS/EC2", "CPUUtilization")
     # Families whose accelerator is a NeuronCore; the other tracked families are GPUs.
     neuron_families: tuple[str, ...] = ("trn", "inf")
     accelerator_low_percent: float = Field(default=5, gt=0, le=100)
@@ -242,6 +258,9 @@ class SummaryConfig(_Config):
 
     time_utc: str = Field(default="00:15", pattern=r"^([01]\d|2[0-3]):[0-5]\d$")
     required_tags: tuple[str, ...] = ("project", "team", "owner")
+    # The FOCUS export's version: "1.3" adds the allocation columns (how each row went
+    # to its job); "1.2" is what the FinOps Foundation's validator judges offline.
+    focus_version: Literal["1.2", "1.3"] = "1.2"
 
 
 class ReconcileConfig(_Config):
@@ -250,6 +269,12 @@ class ReconcileConfig(_Config):
     enabled: bool = False
     # Days after which a day's bill is expected to be final.
     settle_days: int = Field(default=2, ge=1, le=30)
+    # AWS Data Exports (CUR 2.0, Parquet) to reconcile by resource id: the bucket and the
+    # export's prefix (the objects are <prefix>/.../BILLING_PERIOD=YYYY-MM/...parquet).
+    data_exports_bucket: str | None = Field(
+        default=None, pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$"
+    )
+    data_exports_prefix: str = Field(default="", max_length=512)
 
 
 class AccountsConfig(_Config):
@@ -265,17 +290,17 @@ class AccountsConfig(_Config):
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
-    tracking: TrackingConfig = TrackingConfig()
-    checkpoint: CheckpointConfig = CheckpointConfig()
-    utilization: UtilizationConfig = UtilizationConfig()
-    auto_stop: AutoStopConfig = AutoStopConfig()
-    budgeting: BudgetingConfig = BudgetingConfig()
-    summary: SummaryConfig = SummaryConfig()
-    reconcile: ReconcileConfig = ReconcileConfig()
-    access: AccessConfig = AccessConfig()
-    accounts: AccountsConfig = AccountsConfig()
+    tracking: TrackingConfig = Field(default_factory=TrackingConfig)
+    checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
+    utilization: UtilizationConfig = Field(default_factory=UtilizationConfig)
+    auto_stop: AutoStopConfig = Field(default_factory=AutoStopConfig)
+    budgeting: BudgetingConfig = Field(default_factory=BudgetingConfig)
+    summary: SummaryConfig = Field(default_factory=SummaryConfig)
+    reconcile: ReconcileConfig = Field(default_factory=ReconcileConfig)
+    access: AccessConfig = Field(default_factory=AccessConfig)
+    accounts: AccountsConfig = Field(default_factory=AccountsConfig)
     budgets: tuple[Budget, ...] = ()
-    prices: PriceOverrides = PriceOverrides()
+    prices: PriceOverrides = Field(default_factory=PriceOverrides)
     # Savings Plans / reservations: fraction off the on-demand list rate, by
     # instance-type prefix (longest match wins), e.g. {"trn1": "0.30"}.
     discounts: dict[str, Decimal] = Field(default_factory=dict)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from shared.domain.lifecycle import InstanceStateName
 
@@ -21,22 +20,37 @@ SEQUENCER_PATTERN = r"^[0-9A-Fa-f]{0,64}$"
 
 
 class _Detail(BaseModel):
-    model_config = ConfigDict(populate_by_name=False, frozen=True)
+    model_config = ConfigDict(populate_by_name=False, frozen=True, defer_build=True)
 
 
-class AwsEvent(EventBridgeModel):
-    """EventBridge envelope; ``version`` defaults to "0" (AWS doc samples omit it)."""
+class AwsEvent(BaseModel):
+    """EventBridge envelope: the fields (and the Scheduler's ``"{}"`` detail) of Powertools'
+    ``EventBridgeModel``, whose package would cost each handler's cold start its parser
+    (see ``shared.config._Config``); ``version`` defaults to "0" (AWS doc samples omit it)."""
 
-    model_config = ConfigDict(populate_by_name=False, frozen=True)
+    model_config = ConfigDict(populate_by_name=False, frozen=True, defer_build=True)
 
     version: str = "0"
+    id: str
+    source: str
+    account: str
     time: AwareDatetime
+    region: str
     resources: list[str] = Field(default_factory=list)
+    detail_type: str = Field(alias="detail-type")
+    detail: dict[str, Any] | BaseModel
+    replay_name: str | None = Field(default=None, alias="replay-name")
 
     @field_validator("time")
     @classmethod
     def _utc(cls, value: datetime) -> datetime:
         return to_utc(value)
+
+    @field_validator("detail", mode="before")
+    @classmethod
+    def _scheduler_detail(cls, value: object, info: ValidationInfo) -> object:
+        """EventBridge Scheduler sends ``"{}"`` as the detail of an empty payload."""
+        return {} if info.data.get("source") == "aws.scheduler" and value == "{}" else value
 
 
 class InstanceStateDetail(_Detail):
@@ -147,7 +161,7 @@ class AlarmState(_Detail):
 
 class AlarmStateDetail(_Detail):
     alarm_name: str = Field(alias="alarmName", min_length=1, max_length=255)
-    configuration: AlarmConfiguration = AlarmConfiguration()
+    configuration: AlarmConfiguration = Field(default_factory=AlarmConfiguration)
     state: AlarmState
 
 

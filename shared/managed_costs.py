@@ -54,7 +54,7 @@ _STATUS: dict[str, JobStatus] = {
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 # -- time ------------------------------------------------------------------------------------

@@ -43,7 +43,7 @@ LIVE_RESERVATION_STATES: frozenset[str] = frozenset(
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 def _utc_or_none(value: datetime | None) -> datetime | None:

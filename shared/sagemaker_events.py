@@ -82,7 +82,7 @@ def _tag_map(value: object) -> object:
 
 
 class _Detail(BaseModel):
-    model_config = ConfigDict(populate_by_name=False, frozen=True)
+    model_config = ConfigDict(populate_by_name=False, frozen=True, defer_build=True)
 
 
 class InstanceGroup(_Detail):

@@ -16,7 +16,7 @@ from shared.config import LedgerConfig
 
 
 class FunctionSettings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
 
     table_name: str = Field(min_length=3)
     finance_topic_arn: str = ""
@@ -24,7 +24,7 @@ class FunctionSettings(BaseModel):
     admin_topic_arn: str = ""
     # team -> the SNS topic its Slack channel (AWS Chatbot) reads
     team_chat_topics: dict[str, str] = {}
-    config: LedgerConfig = LedgerConfig()
+    config: LedgerConfig = Field(default_factory=LedgerConfig)
 
 
 @cache

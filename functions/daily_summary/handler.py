@@ -33,7 +33,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     }
     summary, rows = summarize_day(runtime.ledger_deps(), day, now, history)
     ledger.put_summary(day, summary)
-    keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier())
+    version = runtime.current_settings().config.summary.focus_version
+    keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier(), version)
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})
     for key in ("project", "team"):
         for value, usd in summary["by_tag"].get(key, {}).items():

@@ -442,7 +442,7 @@ def get_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, 
 class BudgetBody(BaseModel):
     """A budget as PUT by a caller; the id comes from the path."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     scope: BudgetScope
     amount_usd: Decimal = Field(gt=0, max_digits=16, decimal_places=6)

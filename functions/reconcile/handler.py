@@ -1,4 +1,5 @@
-"""Daily (opt-in): reconcile the last settled days with Cost Explorer."""
+"""Daily (opt-in): reconcile the last settled days with Cost Explorer and, where configured,
+by resource with the account's Data Exports (CUR 2.0 Parquet in S3)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from shared import runtime
 from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
+from shared.services.data_exports import S3DataExports
 from shared.services.reconcile import CostExplorerBills, reconcile_recent
 from shared.telemetry import metrics
 
@@ -25,8 +27,16 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if not config.reconcile.enabled:
         return {"enabled": False}
     bills = CostExplorerBills(runtime.client("ce", "us-east-1"))
+    settings = config.reconcile
+    exports = (
+        S3DataExports(
+            runtime.client("s3"), settings.data_exports_bucket, settings.data_exports_prefix
+        )
+        if settings.data_exports_bucket
+        else None
+    )
     results = reconcile_recent(
-        runtime.ledger_deps(), runtime.ledger(), config, bills, utc(parsed.time)
+        runtime.ledger_deps(), runtime.ledger(), config, bills, utc(parsed.time), exports
     )
     days = {r["date"]: r["status"] for r in results}
     logger.info("reconciliation", extra={"days": days})

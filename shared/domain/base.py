@@ -10,7 +10,9 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """Immutable, no unknown fields; built on first use (see ``shared.config._Config``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class RateSource(StrEnum):

@@ -24,6 +24,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+from shared.parquet_reader import ParquetReadError, read_columns
 from shared.views import money
 
 # CUR 2.0 columns read (Data Exports, "CUR 2.0" table).
@@ -157,21 +158,47 @@ def billed_lines(rows: Iterable[Mapping[str, Any]]) -> list[BilledLine]:
 
 
 def rows_from_parquet(data: bytes) -> list[dict[str, Any]]:
-    """A Data Exports Parquet file's rows (CUR columns only). Reading Parquet needs
-    pyarrow, which only local and development installs carry (see README)."""
-    import io
+    """A Data Exports Parquet file's rows (CUR columns only), read by the standard-library
+    reader (``shared.parquet_reader``: Snappy, dictionary pages, nested columns skipped)."""
+    try:
+        return read_columns(data, CUR_COLUMNS)
+    except ParquetReadError as exc:
+        raise DataExportError(f"not a Parquet file this reader can read: {exc}") from exc
 
-    try:
-        import pyarrow.parquet as pq
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise DataExportError("reading Data Exports needs pyarrow (pip install pyarrow)") from exc
-    try:
-        table = pq.read_table(io.BytesIO(data))
-    except Exception as exc:  # pyarrow raises several kinds for a file that is not Parquet
-        raise DataExportError(f"not a Parquet file: {exc}") from exc
-    present = [c for c in CUR_COLUMNS if c in table.column_names]
-    rows: list[dict[str, Any]] = table.select(present).to_pylist()
-    return rows
+
+class S3DataExports:
+    """The configured export's CUR 2.0 Parquet objects in S3, one bill period at a time
+    (keys ``<prefix>/.../BILLING_PERIOD=YYYY-MM/...parquet``, as Data Exports writes them).
+    A period is read once per instance: AWS rewrites its files whole, several times a day."""
+
+    def __init__(self, s3: Any, bucket: str, prefix: str = "") -> None:
+        self._s3, self._bucket, self._prefix = s3, bucket, prefix
+        self._periods: dict[str, list[BilledLine]] = {}
+
+    def lines(self, day: date) -> list[BilledLine]:
+        """The billed lines of ``day`` (from its month's files)."""
+        period = f"{day:%Y-%m}"
+        if period not in self._periods:
+            rows: list[dict[str, Any]] = []
+            for key in self._keys(f"BILLING_PERIOD={period}/"):
+                body = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+                rows += rows_from_parquet(body)
+            self._periods[period] = billed_lines(rows)
+        return [line for line in self._periods[period] if line.day == day]
+
+    def _keys(self, marker: str) -> list[str]:
+        keys: list[str] = []
+        kwargs = {"Bucket": self._bucket, "Prefix": self._prefix}
+        while True:
+            page = self._s3.list_objects_v2(**kwargs)
+            keys += [
+                o["Key"]
+                for o in page.get("Contents", [])
+                if marker in o["Key"] and o["Key"].endswith(".parquet")
+            ]
+            if not page.get("IsTruncated"):
+                return sorted(keys)
+            kwargs["ContinuationToken"] = page["NextContinuationToken"]
 
 
 def estimates_from_focus_rows(rows: Iterable[Mapping[str, Any]]) -> list[ResourceEstimate]:
@@ -182,7 +209,7 @@ def estimates_from_focus_rows(rows: Iterable[Mapping[str, Any]]) -> list[Resourc
             continue
         out.append(
             ResourceEstimate(
-                job_id=str(row["x_JobId"]),
+                job_id=str(row.get("x_JobId") or row["AllocatedResourceId"]),  # 1.2 or 1.3
                 day=_day(row["ChargePeriodStart"]),
                 resource_id=str(row["ResourceId"]),
                 kind=str(row["x_ChargeKind"]),

@@ -14,8 +14,15 @@ from typing import Any, Protocol
 
 from shared.config import LedgerConfig
 from shared.domain.day_split import job_between
+from shared.services.data_exports import (
+    BilledLine,
+    DataExportError,
+    estimates_from_focus_rows,
+    reconcile_resources,
+)
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
+from shared.services.summaries import summarize_day
 from shared.views import iso, money
 
 # Cost Explorer SERVICE values -> the part of our estimate they confirm.
@@ -94,12 +101,45 @@ def _estimate(
     return inside
 
 
-def reconcile_day(
-    deps: LedgerDeps, ledger: Any, config: LedgerConfig, bills: BillSource, day: date, now: datetime
+class LineSource(Protocol):
+    """Billed lines by resource (``S3DataExports``: the account's Data Exports)."""
+
+    def lines(self, day: date) -> list[BilledLine]: ...
+
+
+def reconcile_by_resource(
+    deps: LedgerDeps, exports: LineSource, day: date, now: datetime
 ) -> dict[str, Any]:
-    """Compare one day's estimate with the bill; a final day is stored and never re-asked."""
+    """Each job's estimate of ``day``, per resource id, against the Data Exports lines
+    (``shared.services.data_exports.reconcile_resources``); the estimates are the day's
+    FOCUS rows, as the daily export writes them."""
+    _, rows = summarize_day(deps, day, now)
+    return reconcile_resources(estimates_from_focus_rows(rows), exports.lines(day))
+
+
+def _settled(cached: dict[str, Any]) -> bool:
+    """The stored day's reconciliation by resource is read and every job confirmed."""
+    by_resource = cached.get("by_resource")
+    return (
+        by_resource is not None
+        and "error" not in by_resource
+        and all(j["status"] == "confirmed" for j in by_resource["jobs"])
+    )
+
+
+def reconcile_day(
+    deps: LedgerDeps,
+    ledger: Any,
+    config: LedgerConfig,
+    bills: BillSource,
+    day: date,
+    now: datetime,
+    exports: LineSource | None = None,
+) -> dict[str, Any]:
+    """Compare one day's estimate with the bill; a final day is stored and never re-asked.
+    With ``exports`` the day also gets ``by_resource`` (see ``reconcile_by_resource``)."""
     cached = ledger.get_reconciliations([day]).get(day)
-    if cached is not None and cached.get("final"):
+    if cached is not None and cached.get("final") and (exports is None or _settled(cached)):
         return cached
     billed = bills.billed_day(day, config.tracking.job_tag_keys[0])
     start = datetime(day.year, day.month, day.day, tzinfo=UTC)
@@ -144,14 +184,24 @@ def reconcile_day(
         "jobs": jobs,
         "checked_at": iso(now),
     }
+    if exports is not None:
+        try:
+            result["by_resource"] = reconcile_by_resource(deps, exports, day, now)
+        except DataExportError as exc:  # a file it cannot read: said, and tried next run
+            result["by_resource"] = {"error": str(exc), "jobs": [], "unallocated": []}
     ledger.put_reconciliation(day, result)
     return result
 
 
 def reconcile_recent(
-    deps: LedgerDeps, ledger: Any, config: LedgerConfig, bills: BillSource, now: datetime
+    deps: LedgerDeps,
+    ledger: Any,
+    config: LedgerConfig,
+    bills: BillSource,
+    now: datetime,
+    exports: LineSource | None = None,
 ) -> list[dict[str, Any]]:
     """Every day from ``settle_days`` ago back a week that is not yet confirmed."""
     newest = now.date() - timedelta(days=config.reconcile.settle_days)
     days = [newest - timedelta(days=n) for n in range(7)]
-    return [reconcile_day(deps, ledger, config, bills, day, now) for day in reversed(days)]
+    return [reconcile_day(deps, ledger, config, bills, day, now, exports) for day in reversed(days)]

@@ -17,6 +17,7 @@ from shared.csv_safe import write_csv
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import _tags
 from shared.focus import FOCUS_METADATA, to_csv, to_parquet
+from shared.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
 from shared.focus_charges import focus_rows
 from shared.notify import Alert, Notifier
 from shared.reports import ReportStore
@@ -150,21 +151,27 @@ def publish_summary(
     rows: Sequence[dict[str, Any]],
     store: ReportStore,
     notifier: Notifier | None,
+    focus_version: str = "1.2",
 ) -> list[str]:
     """Write the day's JSON, CSV and FOCUS files (same keys on a re-run) and tell finance.
 
-    The FOCUS rows go out twice: Parquet (typed, for FinOps tools) and CSV (spreadsheets)."""
+    The FOCUS rows go out twice: Parquet (typed, for FinOps tools) and CSV (spreadsheets);
+    ``focus_version`` "1.3" adds the allocation columns (``shared.focus13``)."""
     day = date.fromisoformat(summary["date"])
     prefix = f"{day:%Y/%m/%d}"
+    focus: tuple[bytes, str, dict[str, Any]]
+    if focus_version == "1.3":
+        rows13 = allocated_rows(rows)
+        focus = (to_parquet_13(rows13), to_csv_13(rows13), FOCUS_METADATA_13)
+    else:
+        focus = (to_parquet(rows), to_csv(rows), FOCUS_METADATA)
+    name = f"focus/{prefix}/focus-{focus_version}"
     keys: dict[str, tuple[str | bytes, str]] = {
         f"summaries/{prefix}/summary.json": (json.dumps(summary, indent=2), "application/json"),
         f"summaries/{prefix}/summary.csv": (summary_csv(summary), "text/csv"),
-        f"focus/{prefix}/focus-1.2.parquet": (to_parquet(rows), "application/vnd.apache.parquet"),
-        f"focus/{prefix}/focus-1.2.csv": (to_csv(rows), "text/csv"),
-        f"focus/{prefix}/focus-1.2.metadata.json": (
-            json.dumps(FOCUS_METADATA, indent=2),
-            "application/json",
-        ),
+        f"{name}.parquet": (focus[0], "application/vnd.apache.parquet"),
+        f"{name}.csv": (focus[1], "text/csv"),
+        f"{name}.metadata.json": (json.dumps(focus[2], indent=2), "application/json"),
     }
     for key, (body, content_type) in keys.items():
         store.put(key, body, content_type)

@@ -65,6 +65,8 @@ def template(synthesized: Synthesized) -> Template:
 FEATURED_CONTEXT = {
     "ledger.auto_stop.enabled": "true",
     "ledger.reconcile.enabled": "true",
+    "ledger.reconcile.data_exports_bucket": "cur-exports",
+    "ledger.reconcile.data_exports_prefix": "cur2/costtracker",
     "ledger.accounts.organization_id": "o-abcdef1234",
     "api_throttling": '{"rate_limit": 7, "burst_limit": 11}',
     "event_reserved_concurrency": "3",

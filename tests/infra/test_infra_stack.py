@@ -434,3 +434,20 @@ def test_dashboard_shows_the_tracker_and_spend(synthesized: Synthesized) -> None
         "Errors",
     ):
         assert needle in body, needle
+
+
+def test_reconcile_reads_only_the_configured_data_exports_prefix(featured: Synthesized) -> None:
+    """ledger.reconcile.data_exports_bucket/prefix: list that prefix, get its objects."""
+    statements = [
+        statement
+        for logical_id, policy in featured.resources("AWS::IAM::Policy").items()
+        if "reconcile" in featured.path_of(logical_id).lower()
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+        if str(statement["Action"]).startswith("s3:")
+    ]
+    by_action = {s["Action"]: s for s in statements}
+    assert set(by_action) == {"s3:GetObject", "s3:ListBucket"}
+    assert by_action["s3:GetObject"]["Resource"] == "arn:aws:s3:::cur-exports/cur2/costtracker*"
+    assert by_action["s3:ListBucket"]["Condition"] == {
+        "StringLike": {"s3:prefix": ["cur2/costtracker*"]}
+    }
