@@ -123,8 +123,8 @@ class CostTrackerMemberStack(Stack):
         acknowledge(
             self.read_role,
             "IAM5",
-            "sagemaker:DescribeTrainingJob and ListTags on this account's training jobs (any name): the "
-            "tracker reads the job of each training-job state change it receives.",
+            "sagemaker:DescribeTrainingJob and ListTags on this account's training jobs (any "
+            "name): the tracker reads the job of each training-job state change it receives.",
             finding=f"Resource::arn:<AWS::Partition>:sagemaker:{self._nag_region()}:"
             f"{self._nag_account()}:training-job/*",
         )

@@ -138,7 +138,7 @@ def ledger_deps() -> Any:
     from shared.services.instances import LedgerDeps
 
     config = settings().config
-    live = AwsLivePrices(client("pricing", PRICING_ENDPOINT_REGION), client("ec2"))
+    live = AwsLivePrices(client("pricing", PRICING_ENDPOINT_REGION), accounts())
     now = _clock.now()
     instances, rollups, _ = stores()
     return LedgerDeps(

@@ -92,4 +92,6 @@ def test_training_job_of_a_member_account(factory: AccountClients) -> None:
     assert (described.account, described.region) == (MEMBER, "eu-west-1")
     # The tracker's own account does not have it (moto words it "Could not find").
     with pytest.raises((TrainingJobNotFound, ClientError)):
-        SageMakerTrainingJobs(factory, region="eu-west-1").describe("eu-train", event_tags={"a": "b"})
+        SageMakerTrainingJobs(factory, region="eu-west-1").describe(
+            "eu-train", event_tags={"a": "b"}
+        )
