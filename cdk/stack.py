@@ -296,7 +296,7 @@ class CostTrackerStack(Stack):
             OrganizationBusPolicy(
                 self, "OrganizationBus", organization_id=settings.ledger.accounts.organization_id
             )
-        DeadLetterAlarms(
+        dead_letters = DeadLetterAlarms(
             self,
             "DeadLetterAlarms",
             queues={
@@ -319,6 +319,7 @@ class CostTrackerStack(Stack):
                 for name, fn in asynchronous.items()
                 if fn.dead_letter_queue is not None
             },
+            alarms=list(dead_letters.alarms.values()),
         )
 
         CfnOutput(
