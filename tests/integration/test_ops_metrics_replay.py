@@ -35,6 +35,6 @@ def test_day_figures_and_idle_now_equal_the_hand_calculation() -> None:
     assert abs(nlp.utilization_percent - Decimal("61.111111")) < Decimal("1e-6")
     assert (vision.accelerator_hours, vision.idle_hours) == (7, Decimal("5.5"))
     assert vision.utilization_percent is not None
-    assert abs(vision.utilization_percent - Decimal(1.5) * 100 / 7) < Decimal("1e-9")
+    assert abs(vision.utilization_percent - Decimal("1.5") * 100 / 7) < Decimal("1e-9")
     assert figures.checkpoint_storage_gb == 0
     assert conditions == {"idle": 1, "input_bound": 0, "no_metrics": 0, "other": 0}

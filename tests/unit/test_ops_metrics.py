@@ -22,7 +22,7 @@ def at(hour: int) -> datetime:
 
 
 def test_utilization_is_the_share_not_idle_and_none_without_hours() -> None:
-    assert TeamFigures(Decimal(6), Decimal(1.5)).utilization_percent == Decimal(75)
+    assert TeamFigures(Decimal(6), Decimal("1.5")).utilization_percent == Decimal(75)
     assert TeamFigures(Decimal(0), Decimal(0)).utilization_percent is None
     assert TeamFigures(Decimal(2), Decimal(3)).utilization_percent == 0  # never below 0
 

@@ -28,7 +28,7 @@ def test_day_figures_as_emf(
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
     figures = DayFigures(
         day=date(2026, 11, 1),
-        teams={"nlp": TeamFigures(Decimal(6), Decimal(1.5)), "idle-team": TeamFigures()},
+        teams={"nlp": TeamFigures(Decimal(6), Decimal("1.5")), "idle-team": TeamFigures()},
         checkpoint_storage_gb=Decimal("12.5"),
     )
     telemetry.day_figures(figures)
