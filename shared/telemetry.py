@@ -24,6 +24,12 @@ NAMESPACE = "CostTracker"
 metrics = Metrics(namespace=NAMESPACE, service="costtracker")
 
 
+def enabled() -> bool:
+    """Whether metrics go anywhere (off in local runs and tests): figures that cost reads
+    to compute are computed only then."""
+    return not is_metrics_disabled()
+
+
 def count(name: str, value: float = 1) -> None:
     metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
 

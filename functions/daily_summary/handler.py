@@ -40,5 +40,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     for key in ("project", "team"):
         for value, usd in summary["by_tag"].get(key, {}).items():
             spend("DailySpendUSD", Decimal(usd), key, value)
-    telemetry.day_figures(ops_metrics.day_figures(deps, day, now))
+    if telemetry.enabled():  # the admins' CloudWatch dashboard (reads the day again)
+        telemetry.day_figures(ops_metrics.day_figures(deps, day, now))
     return {"day": day.isoformat(), "total_usd": summary["total_usd"], "objects": keys}

@@ -10,7 +10,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import runtime
+from shared import runtime, telemetry
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.inventory import Ec2Inventory
@@ -29,7 +29,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     deps = runtime.ledger_deps()
     result = sweep_missed_events(deps, Ec2Inventory(runtime.client("ec2")), region)
     # Hourly, for the admins' dashboard: accelerators idle (and the like) right now.
-    accelerator_conditions(accelerators_by_condition(deps.instances.open_heads()))
+    if telemetry.enabled():
+        accelerator_conditions(accelerators_by_condition(deps.instances.open_heads()))
     if result.closed or result.opened:
         logger.warning("missed events inferred", extra=asdict(result))
     return asdict(result)
