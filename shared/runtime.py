@@ -50,8 +50,8 @@ def accounts() -> Any:
     region = os.environ.get("AWS_REGION", "us-east-1")
 
     def make(service: str, in_region: str, credentials: Any) -> Any:
-        if credentials is None:
-            return client(service, in_region)
+        if credentials is None:  # the function's own: the very clients runtime.client gives
+            return client(service) if in_region == region else client(service, in_region)
         return boto3_client(service, in_region, credentials)
 
     return AccountClients(
