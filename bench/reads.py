@@ -67,7 +67,7 @@ class StaticInventory:
     def __init__(self, profiles: dict[str, Any]) -> None:
         self.profiles = profiles
 
-    def describe(self, instance_id: str, region: str) -> Any:
+    def describe(self, instance_id: str, region: str, account: str = "") -> Any:
         from shared.inventory import InstanceNotFound
 
         if instance_id not in self.profiles:

@@ -14,7 +14,7 @@ class StaticInventory:
         self.profiles = profiles
         self.calls = 0
 
-    def describe(self, instance_id: str, region: str) -> Any:
+    def describe(self, instance_id: str, region: str, account: str = "") -> Any:
         from shared.inventory import InstanceNotFound
 
         self.calls += 1

@@ -33,7 +33,7 @@ MEMBER_EC2_READS = (
     "ec2:DescribeCapacityReservations",
     "ec2:DescribeSpotPriceHistory",
 )
-SAGEMAKER_READS = ("sagemaker:DescribeTrainingJob",)
+SAGEMAKER_READS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
 
 
 def member_patterns(settings: StackSettings) -> dict[str, dict[str, Any]]:
@@ -123,8 +123,8 @@ class CostTrackerMemberStack(Stack):
         acknowledge(
             self.read_role,
             "IAM5",
-            "sagemaker:DescribeTrainingJob on this account's training jobs (any name): the "
-            "tracker reads the job of each training-job state change it receives.",
+            "sagemaker:DescribeTrainingJob and ListTags on this account's training jobs (any "
+            "name): the tracker reads the job of each training-job state change it receives.",
             finding=f"Resource::arn:<AWS::Partition>:sagemaker:{self._nag_region()}:"
             f"{self._nag_account()}:training-job/*",
         )

@@ -304,7 +304,7 @@ class CostTrackerStack(Stack):
             OrganizationBusPolicy(
                 self, "OrganizationBus", organization_id=settings.ledger.accounts.organization_id
             )
-        DeadLetterAlarms(
+        dead_letters = DeadLetterAlarms(
             self,
             "DeadLetterAlarms",
             queues={
@@ -327,6 +327,7 @@ class CostTrackerStack(Stack):
                 for name, fn in asynchronous.items()
                 if fn.dead_letter_queue is not None
             },
+            alarms=list(dead_letters.alarms.values()),
         )
 
         CfnOutput(

@@ -18,6 +18,8 @@ from shared import ledger_schema
 TABLE_NAME = "costtracker-ledger"
 REPORT_BUCKET = "costtracker-reports"
 TOPICS = ("finance", "team", "admin")
+# The role the emulator assumes to launch a scenario's instances in another account.
+EMULATOR_MEMBER_ROLE = "costtracker-emulator-setup"
 _CREDENTIAL_ENV = {
     "AWS_ACCESS_KEY_ID": "emulator",
     "AWS_SECRET_ACCESS_KEY": "emulator",
@@ -34,10 +36,28 @@ class Emulator:
     alert_queue_url: str
     _server: Any
 
-    def client(self, service: str) -> Any:
+    def client(self, service: str, account: str = "", region: str = "") -> Any:
+        """A client of the scenario's account and region, or of another ``account`` (through
+        an assumed role, as the tracker reads member accounts) and ``region``."""
         import boto3
 
-        return boto3.client(service, region_name=self.region, endpoint_url=self.endpoint)
+        region = region or self.region
+        if not account or account == self.account:
+            return boto3.client(service, region_name=region, endpoint_url=self.endpoint)
+        credentials = boto3.client(
+            "sts", region_name=self.region, endpoint_url=self.endpoint
+        ).assume_role(
+            RoleArn=f"arn:aws:iam::{account}:role/{EMULATOR_MEMBER_ROLE}",
+            RoleSessionName="costtracker-emulator",
+        )["Credentials"]
+        return boto3.client(
+            service,
+            region_name=region,
+            endpoint_url=self.endpoint,
+            aws_access_key_id=credentials["AccessKeyId"],
+            aws_secret_access_key=credentials["SecretAccessKey"],
+            aws_session_token=credentials["SessionToken"],
+        )
 
     def stop(self) -> None:
         self._server.stop()
@@ -56,6 +76,7 @@ def running_emulator(
     _patch_moto_transactions()
     patch_moto_queries()
     patch_moto_updates()
+    _patch_moto_accounts()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     env = {
         **_CREDENTIAL_ENV,
@@ -157,7 +178,9 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
     from moto.ec2.models import ec2_backends
     from moto.ec2.utils import random_volume_id
 
-    ec2 = emulator.client("ec2")
+    account = spec.account or emulator.account
+    region = spec.region or emulator.region
+    ec2 = emulator.client("ec2", account, region)
     devices = [f"/dev/sd{chr(ord('f') + n)}" for n in range(len(spec.volumes))]
     volume_ids = [
         v.volume_id or volume_id_for(spec.instance_id, device)
@@ -182,7 +205,7 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
         kwargs["InstanceMarketOptions"] = {"MarketType": "spot"}
     # moto builds its EC2 backend (AMIs, their volumes) on first use: build it first, so
     # that only this instance's volumes, in order, take the ids below.
-    backend = ec2_backends[emulator.account][emulator.region]
+    backend = ec2_backends[account][region]
     pending = list(volume_ids)
 
     def next_volume_id() -> str:
@@ -217,6 +240,29 @@ def launch_instance(emulator: Emulator, spec: Any) -> None:
         ec2.attach_volume(VolumeId=volume_id, InstanceId=spec.instance_id, Device=device)
         if volume.iops is None and volume.volume_type in ("io1", "io2"):
             backend.get_volume(volume_id).iops = None
+
+
+def _patch_moto_accounts() -> None:
+    """moto answers every request in ``MOTO_ACCOUNT_ID`` when it is set, even one signed
+    with an assumed role's keys. Let those keys speak for the role's account (as they do
+    in AWS and in moto without the variable), so a scenario can span accounts."""
+    from moto.core.responses import BaseResponse
+    from moto.iam.models import iam_backends
+
+    if getattr(BaseResponse, "_costtracker_accounts", False):
+        return
+    original = BaseResponse.get_current_account
+
+    def get_current_account(self: Any) -> str:
+        key = self.get_access_key()
+        for account_id, account in list(iam_backends.items()):
+            for partition in list(account.values()):
+                if key in partition.access_keys:
+                    return str(account_id)
+        return str(original(self))
+
+    BaseResponse.get_current_account = get_current_account  # type: ignore[method-assign]
+    BaseResponse._costtracker_accounts = True  # type: ignore[attr-defined]
 
 
 def _patch_moto_transactions() -> None:

@@ -182,6 +182,10 @@ class Scenario(_Model):
                     _check_price(f"{kind}.{key}", value, bound)
         if prices.get("s3_gb_month") is not None:
             _check_price("s3_gb_month", prices["s3_gb_month"], MAX_GB_MONTH_USD)
+        regions = prices.get("regions")
+        if isinstance(regions, dict):  # each region's prices, the same bounds
+            for own in regions.values():
+                cls._sane_prices(own)
         return prices
 
     def event_times(self) -> list[datetime]:

@@ -111,6 +111,47 @@ class PriceOverrides(_Config):
     sagemaker_storage_gb_month: Decimal | None = Field(default=None, gt=0, le=MAX_PRICE)
     # When these prices were set (their "checked" date in every rate they give).
     as_of: date | None = None
+    # Prices of one region, winning there over the ones above (which hold in every region):
+    # {"eu-west-1": {"ec2": {"p4d.24xlarge": "..."}}}. ``for_region`` merges them.
+    regions: dict[str, PriceOverrides] = Field(default_factory=dict)
+
+    @field_validator("regions")
+    @classmethod
+    def _flat_regions(cls, regions: dict[str, PriceOverrides]) -> dict[str, PriceOverrides]:
+        for region, prices in regions.items():
+            if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d+", region):
+                raise ValueError(f"prices.regions: {region!r} is not a region name (eu-west-1)")
+            if prices.regions or prices.as_of is not None:
+                raise ValueError(
+                    f"prices.regions.{region}: give prices only (no regions or as_of inside)"
+                )
+        return regions
+
+    def for_region(self, region: str) -> PriceOverrides:
+        """The prices that hold in ``region``: its own, then those for every region."""
+        own = self.regions.get(region)
+        if own is None:
+            return self
+        merged = {
+            name: {**getattr(self, name), **getattr(own, name)}
+            for name in (
+                "ec2",
+                "spot",
+                "ebs_gb_month",
+                "ebs_iops_month",
+                "ebs_throughput_month",
+                "sagemaker",
+            )
+        }
+        return self.model_copy(
+            update={
+                **merged,
+                "s3_gb_month": own.s3_gb_month or self.s3_gb_month,
+                "sagemaker_storage_gb_month": own.sagemaker_storage_gb_month
+                or self.sagemaker_storage_gb_month,
+                "regions": {},
+            }
+        )
 
     @field_validator("ec2", "ebs_gb_month", "ebs_iops_month", "ebs_throughput_month", "sagemaker")
     @classmethod

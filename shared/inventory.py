@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
+from shared.adapters.accounts import factory_of
 from shared.domain.instance import InstanceProfile, Volume
 
 
@@ -22,7 +23,7 @@ class InstanceNotFound(Exception):
 
 
 class Inventory(Protocol):
-    def describe(self, instance_id: str, region: str) -> InstanceProfile: ...
+    def describe(self, instance_id: str, region: str, account: str = "") -> InstanceProfile: ...
 
 
 @dataclass(frozen=True)
@@ -58,14 +59,25 @@ def _lifecycle(value: str | None) -> Any:
 
 
 class Ec2Inventory:
-    """``Inventory`` over DescribeInstances (+ DescribeVolumes for sizes and types)."""
+    """``Inventory`` over DescribeInstances (+ DescribeVolumes for sizes and types).
 
-    def __init__(self, ec2_client: Any) -> None:
-        self._ec2 = ec2_client
+    Takes a ``ClientFactory`` (``shared.adapters.accounts``): an instance is described in
+    its event's account and region (a member account through its read-only role). A plain
+    EC2 client serves every account and region as it is. ``states`` and ``running`` (the
+    sweep) read the tracker's own account in ``region`` (empty: the function's own)."""
 
-    def describe(self, instance_id: str, region: str) -> InstanceProfile:
+    def __init__(self, ec2: Any, region: str = "") -> None:
+        self._clients = factory_of(ec2)
+        self._home_region = region
+
+    @property
+    def _ec2(self) -> Any:
+        return self._clients.client_for("ec2", "", self._home_region)
+
+    def describe(self, instance_id: str, region: str, account: str = "") -> InstanceProfile:
+        ec2 = self._clients.client_for("ec2", account, region)
         try:
-            response = self._ec2.describe_instances(InstanceIds=[instance_id])
+            response = ec2.describe_instances(InstanceIds=[instance_id])
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "InvalidInstanceID.NotFound":
                 raise InstanceNotFound(instance_id) from exc
@@ -77,11 +89,16 @@ class Ec2Inventory:
         ]
         if not found:
             raise InstanceNotFound(instance_id)
-        account, instance = found[0]
-        return self._profile(instance_id, instance, account, region)
+        owner, instance = found[0]
+        return self._profile(instance_id, instance, owner, region, ec2)
 
     def _profile(
-        self, instance_id: str, instance: dict[str, Any], account: str, region: str
+        self,
+        instance_id: str,
+        instance: dict[str, Any],
+        account: str,
+        region: str,
+        ec2: Any = None,
     ) -> InstanceProfile:
         volume_ids = [
             m["Ebs"]["VolumeId"]
@@ -90,7 +107,8 @@ class Ec2Inventory:
         ]
         volumes: list[Volume] = []
         if volume_ids:
-            for volume in self._ec2.describe_volumes(VolumeIds=volume_ids).get("Volumes", []):
+            volumes_of = (ec2 or self._ec2).describe_volumes(VolumeIds=volume_ids)
+            for volume in volumes_of.get("Volumes", []):
                 volumes.append(
                     Volume(
                         volume_id=volume["VolumeId"],
@@ -135,7 +153,8 @@ class Ec2Inventory:
         """Every running instance of the region (paged), with a way to make its profile
         (which asks DescribeVolumes: only for the instances that need it)."""
         out: list[tuple[Ec2State, Callable[[], InstanceProfile]]] = []
-        pages = self._ec2.get_paginator("describe_instances").paginate(
+        ec2 = self._clients.client_for("ec2", "", region)
+        pages = ec2.get_paginator("describe_instances").paginate(
             Filters=[{"Name": "instance-state-name", "Values": ["running"]}]
         )
         for page in pages:
@@ -146,7 +165,7 @@ class Ec2Inventory:
                     out.append(
                         (
                             _state_of(instance, owner),
-                            partial(self._profile, iid, instance, owner, region),
+                            partial(self._profile, iid, instance, owner, region, ec2),
                         )
                     )
         return out

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -15,7 +16,7 @@ from functools import cache
 from importlib import resources
 from typing import Any, Protocol
 
-from shared.config import LedgerConfig, SpotPricePoint
+from shared.config import LedgerConfig, PriceOverrides, SpotPricePoint
 from shared.domain.accrual import MONTH_CLOCK, SECONDS_CLOCK, basic_clock
 from shared.domain.base import Rate, RateSource
 from shared.domain.instance import (
@@ -155,6 +156,10 @@ class PriceBook:
                 return rate
         return cached  # a stale cached price beats none; its check date says how old
 
+    def _prices(self, region: str) -> PriceOverrides:
+        """The configured prices that hold in ``region`` (its own win over the global)."""
+        return self._config.prices.for_region(region)
+
     def _override(self, usd: Decimal, region: str) -> Rate:
         as_of = self._config.prices.as_of or self._today
         return self._rate(usd, RateSource.OVERRIDE, region, as_of, "configured price")
@@ -189,7 +194,7 @@ class PriceBook:
         snapshot is a Linux price list: another OS without a live price is unknown."""
         os_name = operating_system(platform)
         rate = self._resolve(
-            self._config.prices.ec2.get(instance_type),
+            self._prices(region).ec2.get(instance_type),
             f"ec2#{region}#{instance_type}#{os_name}",
             region,
             lambda live: live.on_demand_usd(region, instance_type, os_name),
@@ -221,7 +226,7 @@ class PriceBook:
         return self._pin(rate) if rate is not None else None
 
     def _spot_pin(self, profile: InstanceProfile, start: datetime) -> RatePin | None:
-        override = self._config.prices.spot.get(profile.instance_type)
+        override = self._prices(profile.region).spot.get(profile.instance_type)
         if isinstance(override, Decimal):
             return self._pin(self._override(override, profile.region))
         series_id = self.series.series_for(profile)
@@ -269,7 +274,7 @@ class PriceBook:
     def _perf_rate(self, region: str, volume_type: str, what: str) -> Rate | None:
         """$/IOPS-month or $/(MB/s)-month of provisioned performance (configured or cached;
         the bundled snapshot does not carry them)."""
-        prices = self._config.prices
+        prices = self._prices(region)
         override = (prices.ebs_iops_month if what == "iops" else prices.ebs_throughput_month).get(
             volume_type
         )
@@ -284,7 +289,7 @@ class PriceBook:
     def s3_rate(self, region: str) -> Rate | None:
         """$/GB-month of S3 Standard (first tier), for checkpoint storage."""
         return self._resolve(
-            self._config.prices.s3_gb_month,
+            self._prices(region).s3_gb_month,
             f"s3#{region}#standard",
             region,
             lambda live: live.s3_usd(region),
@@ -294,7 +299,7 @@ class PriceBook:
     def volume_rate(self, region: str, volume_type: str) -> Rate | None:
         """$/GB-month of an EBS volume type."""
         return self._resolve(
-            self._config.prices.ebs_gb_month.get(volume_type),
+            self._prices(region).ebs_gb_month.get(volume_type),
             f"ebs#{region}#{volume_type}",
             region,
             lambda live: live.ebs_usd(region, volume_type),
@@ -313,6 +318,9 @@ class SeriesBook:
         self._series: dict[str, SpotSeries] = {}
 
     def series_for(self, profile: InstanceProfile) -> str | None:
+        regional = self._config.prices.regions.get(profile.region)
+        if regional is not None and isinstance(regional.spot.get(profile.instance_type), tuple):
+            return f"override:{profile.instance_type}@{profile.region}"
         override = self._config.prices.spot.get(profile.instance_type)
         if isinstance(override, tuple):
             return f"override:{profile.instance_type}"
@@ -332,7 +340,8 @@ class SeriesBook:
         kind, _, rest = series_id.partition(":")
         as_of = (self._config.prices.as_of or self._today).isoformat()
         if kind == "override":
-            history = self._config.prices.spot.get(rest)
+            instance_type, _, region = rest.partition("@")  # @region: that region's own
+            history = self._config.prices.for_region(region).spot.get(instance_type)
             points: tuple[SpotPricePoint, ...] = history if isinstance(history, tuple) else ()
             return SpotSeries.build(
                 series_id, [(p.from_, p.usd) for p in points], RateSource.OVERRIDE, as_of, ""
@@ -366,11 +375,15 @@ class SeriesBook:
 
 
 class AwsLivePrices:
-    """``LivePrices`` over the Price List API and EC2 spot price history."""
+    """``LivePrices`` over the Price List API and EC2 spot price history. ``ec2`` is a
+    client or a ``ClientFactory`` (``shared.adapters.accounts``): spot history is asked in
+    the zone's own region (the tracker's account: spot prices are the same for all)."""
 
-    def __init__(self, pricing_client: Any, ec2_client: Any) -> None:
+    def __init__(self, pricing_client: Any, ec2: Any) -> None:
+        from shared.adapters.accounts import factory_of
+
         self._pricing = pricing_client
-        self._ec2 = ec2_client
+        self._clients = factory_of(ec2)
 
     def _first_usd(self, service: str, filters: dict[str, str], unit: str) -> Decimal | None:
         response = self._pricing.get_products(
@@ -429,7 +442,8 @@ class AwsLivePrices:
         start: datetime,
         end: datetime,
     ) -> list[tuple[datetime, Decimal]]:
-        paginator = self._ec2.get_paginator("describe_spot_price_history")
+        ec2 = self._clients.client_for("ec2", "", region_of_zone(availability_zone))
+        paginator = ec2.get_paginator("describe_spot_price_history")
         entries: list[tuple[datetime, Decimal]] = []
         for page in paginator.paginate(
             InstanceTypes=[instance_type],
@@ -441,6 +455,16 @@ class AwsLivePrices:
             for item in page.get("SpotPriceHistory", []):
                 entries.append((item["Timestamp"], Decimal(item["SpotPrice"])))
         return entries
+
+
+_ZONE = re.compile(r"^([a-z]{2}(?:-[a-z]+)+-\d+)")
+
+
+def region_of_zone(availability_zone: str) -> str:
+    """``eu-west-1a`` -> ``eu-west-1``; a Local Zone ``us-west-2-lax-1a`` -> ``us-west-2``
+    (its parent region); empty if it does not look like a zone."""
+    match = _ZONE.match(availability_zone)
+    return match.group(1) if match else ""
 
 
 def on_demand_usd_from_price_list(entry: str | dict[str, Any], unit: str) -> Decimal | None:

@@ -42,6 +42,26 @@ def client(service: str, region: str | None = None) -> Any:
     )
 
 
+@cache
+def accounts() -> Any:
+    """Clients per (account, region): a member account's through its read-only role."""
+    from shared.adapters.accounts import AccountClients, boto3_client, caller_account
+
+    region = os.environ.get("AWS_REGION", "us-east-1")
+
+    def make(service: str, in_region: str, credentials: Any) -> Any:
+        if credentials is None:  # the function's own: the very clients runtime.client gives
+            return client(service) if in_region == region else client(service, in_region)
+        return boto3_client(service, in_region, credentials)
+
+    return AccountClients(
+        make,
+        home_account=lambda: os.environ.get("TRACKER_ACCOUNT") or caller_account(make, region),
+        role_name=settings().config.accounts.member_role_name,
+        default_region=region,
+    )
+
+
 def current_settings() -> FunctionSettings:
     return settings()
 
@@ -119,14 +139,14 @@ def ledger_deps() -> Any:
     from shared.services.instances import LedgerDeps
 
     config = settings().config
-    live = AwsLivePrices(client("pricing", PRICING_ENDPOINT_REGION), client("ec2"))
+    live = AwsLivePrices(client("pricing", PRICING_ENDPOINT_REGION), accounts())
     now = _clock.now()
     instances, rollups, _ = stores()
     return LedgerDeps(
         table=table(),
         instances=instances,
         rollups=rollups,
-        inventory=Ec2Inventory(client("ec2")),
+        inventory=Ec2Inventory(accounts()),
         prices=PriceBook(config, legacy_ledger(), live, bundled_snapshot(), now.date()),
         clock=_clock,
         config=config,
@@ -141,6 +161,7 @@ def reset() -> None:
     """Forget cached settings and clients (the environment changed)."""
     settings.cache_clear()
     client.cache_clear()
+    accounts.cache_clear()
     legacy_ledger.cache_clear()
     table.cache_clear()
     stores.cache_clear()

@@ -85,7 +85,7 @@ class FakeInventory:
         self.profiles = {p.instance_id: p for p in profiles}
         self.calls = 0
 
-    def describe(self, instance_id: str, region: str) -> InstanceProfile:
+    def describe(self, instance_id: str, region: str, account: str = "") -> InstanceProfile:
         self.calls += 1
         if instance_id not in self.profiles:
             raise InstanceNotFound(instance_id)

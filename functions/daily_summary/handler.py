@@ -10,10 +10,11 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import runtime
+from shared import runtime, telemetry
 from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
+from shared.services import ops_metrics
 from shared.services.summaries import publish_summary, summarize_day
 from shared.telemetry import metrics, spend
 
@@ -31,7 +32,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         d: Decimal(s["total_usd"])
         for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
     }
-    summary, rows = summarize_day(runtime.ledger_deps(), day, now, history)
+    deps = runtime.ledger_deps()
+    summary, rows = summarize_day(deps, day, now, history)
     ledger.put_summary(day, summary)
     version = runtime.current_settings().config.summary.focus_version
     keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier(), version)
@@ -39,4 +41,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     for key in ("project", "team"):
         for value, usd in summary["by_tag"].get(key, {}).items():
             spend("DailySpendUSD", Decimal(usd), key, value)
+    if telemetry.enabled():  # the admins' CloudWatch dashboard (reads the day again)
+        telemetry.day_figures(ops_metrics.day_figures(deps, day, now))
     return {"day": day.isoformat(), "total_usd": summary["total_usd"], "objects": keys}

@@ -10,12 +10,13 @@ from typing import Any
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import runtime
+from shared import runtime, telemetry
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.inventory import Ec2Inventory
+from shared.services.ops_metrics import accelerators_by_condition
 from shared.services.sweep import sweep_missed_events
-from shared.telemetry import metrics
+from shared.telemetry import accelerator_conditions, metrics
 
 logger = Logger(service="costtracker")
 
@@ -25,7 +26,11 @@ logger = Logger(service="costtracker")
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, ScheduledEvent, logger)
     region = parsed.region or os.environ.get("AWS_REGION", "us-east-1")
-    result = sweep_missed_events(runtime.ledger_deps(), Ec2Inventory(runtime.client("ec2")), region)
+    deps = runtime.ledger_deps()
+    result = sweep_missed_events(deps, Ec2Inventory(runtime.client("ec2")), region)
+    # Hourly, for the admins' dashboard: accelerators idle (and the like) right now.
+    if telemetry.enabled():
+        accelerator_conditions(accelerators_by_condition(deps.instances.open_heads()))
     if result.closed or result.opened:
         logger.warning("missed events inferred", extra=asdict(result))
     return asdict(result)

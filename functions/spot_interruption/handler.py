@@ -11,7 +11,7 @@ from shared import runtime
 from shared.edge import parse_event
 from shared.events import RebalanceRecommendationEvent, SpotInterruptionEvent
 from shared.services.instances import record_spot_notice
-from shared.telemetry import metrics
+from shared.telemetry import count, metrics
 
 logger = Logger(service="costtracker")
 
@@ -43,4 +43,6 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         account=account,
     )
     logger.info("spot notice", extra={"result": outcome.result, "action": action})
+    if outcome.result == "applied" and action != "rebalance":
+        count("SpotInterruptions")
     return outcome.answer()

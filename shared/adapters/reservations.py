@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
+from shared.adapters.accounts import factory_of
 from shared.managed_models import (
     LIVE_RESERVATION_STATES,
     CapacityReservation,
@@ -78,10 +79,18 @@ def reservation_ref_of(instance: Mapping[str, Any]) -> InstanceReservationRef | 
 
 
 class Ec2CapacityReservations:
-    """``CapacityReservations`` over a boto3 EC2 client."""
+    """``CapacityReservations`` over a boto3 EC2 client, or over a ``ClientFactory``
+    (``shared.adapters.accounts``) for the reservations of ``account`` in ``region``
+    (empty: the tracker's own; a member account is read through its read-only role)."""
 
-    def __init__(self, ec2_client: Any) -> None:
-        self._ec2 = ec2_client
+    def __init__(self, ec2: Any, *, account: str = "", region: str = "") -> None:
+        self._clients = factory_of(ec2)
+        self._account = account
+        self._region = region
+
+    @property
+    def _ec2(self) -> Any:
+        return self._clients.client_for("ec2", self._account, self._region)
 
     def describe(self, reservation_id: str) -> CapacityReservation:
         try:

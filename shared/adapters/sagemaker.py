@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from botocore.exceptions import ClientError
 
+from shared.adapters.accounts import factory_of
 from shared.managed_models import TrainingJobDescription
 
 
@@ -94,10 +95,18 @@ def description_of(
 
 
 class SageMakerTrainingJobs:
-    """``TrainingJobs`` over a boto3 SageMaker client (DescribeTrainingJob, ListTags)."""
+    """``TrainingJobs`` over a boto3 SageMaker client (DescribeTrainingJob, ListTags), or
+    over a ``ClientFactory`` (``shared.adapters.accounts``) for the jobs of ``account`` in
+    ``region`` (empty: the tracker's own; a member account through its read-only role)."""
 
-    def __init__(self, sagemaker_client: Any) -> None:
-        self._sagemaker = sagemaker_client
+    def __init__(self, sagemaker: Any, *, account: str = "", region: str = "") -> None:
+        self._clients = factory_of(sagemaker)
+        self._account = account
+        self._region_name = region
+
+    @property
+    def _sagemaker(self) -> Any:
+        return self._clients.client_for("sagemaker", self._account, self._region_name)
 
     @property
     def _region(self) -> str:

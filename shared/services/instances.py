@@ -93,7 +93,7 @@ def _profile(
     """What EC2 says of the instance; an instance EC2 cannot describe is kept from what
     the events say (type unknown), marked inferred."""
     try:
-        profile = deps.inventory.describe(instance_id, region)
+        profile = deps.inventory.describe(instance_id, region, account)
     except InstanceNotFound:
         return (
             InstanceProfile(

@@ -83,7 +83,7 @@ def sync_alarms(
         head = deps.instances.head(pointer.job_id, account, instance_id)
     if head is None:
         try:
-            profile = deps.inventory.describe(instance_id, region)
+            profile = deps.inventory.describe(instance_id, region, account)
         except InstanceNotFound:
             return "untracked"
         if deps.config.tracking.job_of(instance_id, profile.instance_type, profile.tags) is None:

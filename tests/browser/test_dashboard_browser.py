@@ -23,6 +23,8 @@ from typing import Any
 
 import pytest
 
+from costtracker.render import per_unit, rate
+
 CHROMIUM = os.environ.get("COSTTRACKER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip(
@@ -51,6 +53,16 @@ def cents(value: str | Decimal) -> str:
 
 def signed(value: str) -> str:
     return f"+{cents(value)}" if Decimal(value) > 0 else cents(value)
+
+
+def unit(value: str | Decimal) -> str:
+    """A rate ($/h, $/1M tokens, $/1,000 steps) as the CLI shows it: 4 significant digits,
+    at least cents (costtracker.render.per_unit)."""
+    return per_unit(str(value))
+
+
+def signed_unit(value: str) -> str:
+    return f"+{unit(value)}" if Decimal(value) > 0 else unit(value)
 
 
 @contextmanager
@@ -145,10 +157,10 @@ def test_now_shows_running_jobs_and_idle_accelerators(browser: Any, demo: str) -
     assert view.fig("now:running") == "2"
     for job in running:
         assert view.fig(f"job:{job['job_id']}:total") == cents(job["cost_usd"]["total"])
-        assert view.fig(f"job:{job['job_id']}:burn") == cents(job["burn_rate_usd_per_hour"]) + "/h"
+        assert view.fig(f"job:{job['job_id']}:burn") == unit(job["burn_rate_usd_per_hour"]) + "/h"
         assert view.fig(f"job:{job['job_id']}:risk") == cents(job["spend_at_risk_usd"])
     burn = sum(Decimal(j["burn_rate_usd_per_hour"]) for j in running)
-    assert view.fig("now:burn") == cents(burn) + "/h"
+    assert view.fig("now:burn") == unit(burn) + "/h"
     assert view.fig("now:risk") == cents(sum(Decimal(j["spend_at_risk_usd"]) for j in running))
     assert [i["instance_id"] for i in idle] == ["i-0c200000000000c02"]
     assert view.fig("idle:i-0c200000000000c02:cost") == cents(idle[0]["cost_usd"]) == "$32.25"
@@ -176,8 +188,8 @@ def test_a_job_splits_its_cost_and_marks_its_events(browser: Any, demo: str) -> 
         ("rerun", "wasted_rerun"),
     ):
         assert view.fig(f"job:{fig}") == cents(job["cost_usd"][key]), fig
-    assert view.fig("job:per1k") == cents(job["cost_per_1k_steps_usd"])
-    assert view.fig("job:per1m") == cents(job["cost_per_million_tokens_usd"])
+    assert view.fig("job:per1k") == unit(job["cost_per_1k_steps_usd"])
+    assert view.fig("job:per1m") == unit(job["cost_per_million_tokens_usd"])
     assert (
         view.fig("job:timeline-total")
         == cents(timeline[-1]["total_usd"])
@@ -203,8 +215,8 @@ def test_trainium_against_gpu(browser: Any, demo: str) -> None:
     for row in body["jobs"]:
         job = row["job_id"]
         assert view.fig(f"cmp:{job}:total") == cents(row["total_usd"])
-        assert view.fig(f"cmp:{job}:per1k") == cents(row["cost_per_1k_steps_usd"])
-        assert view.fig(f"cmp:{job}:per1m") == cents(row["cost_per_million_tokens_usd"])
+        assert view.fig(f"cmp:{job}:per1k") == unit(row["cost_per_1k_steps_usd"])
+        assert view.fig(f"cmp:{job}:per1m") == unit(row["cost_per_million_tokens_usd"])
         assert view.fig(f"cmp:{job}:idle") == cents(row["wasted_idle_usd"])
     text = view.page.locator('[data-table="compare"]').inner_text()
     assert "Neuron (Trainium/Inferentia)" in text and "NVIDIA GPU" in text
@@ -258,7 +270,7 @@ def test_why_did_it_change_matches_the_hand_calculation(browser: Any, demo: str)
     assert view.fig("change:other") == signed(body["change"]["other_usd"])
     assert view.fig("change:wasted") == "+$247.25"
     assert view.fig("change:total") == cents(body["change"]["total_usd"])
-    assert view.fig("change:per1k") == signed(body["change"]["cost_per_1k_steps_usd"])
+    assert view.fig("change:per1k") == signed_unit(body["change"]["cost_per_1k_steps_usd"])
     assert view.fig("change:hours:0") == "56.00" and view.fig("change:hours:1") == "94.00"
     view.shot("change")
     view.close()
@@ -283,3 +295,19 @@ def test_a_team_member_sees_only_their_team(browser: Any) -> None:
             assert "llama-sft" in text or "llama-pretrain" in text
             assert "vit-" not in text and "vision" not in text
         view.close()
+
+
+RATES = ("0.041234567", "0.000123000", "0.005", "218.9", "1313.265000000", "21.957642000",
+         "0", "-12.34567", "1234567.891", "55.04")  # fmt: skip
+
+
+def test_rates_keep_their_precision_as_in_the_cli(browser: Any, demo: str) -> None:
+    """$/1M tokens of a cheap run is not rounded to cents: the page's perUnit and exactUsd
+    are the CLI's per_unit and rate (a negative amount reads -$, as everywhere on the page)."""
+    view = View(browser, demo).open("#/now")
+    for value in RATES:
+        cli_unit, cli_rate = (x.replace("$-", "-$") for x in (per_unit(value), rate(value)))
+        assert view.page.evaluate("(v) => perUnit(v)", value) == cli_unit, value
+        assert view.page.evaluate("(v) => exactUsd(v)", value) == cli_rate, value
+    assert view.page.evaluate("() => perUnit('0.041234567')") == "$0.04123"  # not $0.04
+    view.close()

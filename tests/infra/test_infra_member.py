@@ -107,6 +107,8 @@ def test_read_role_trusts_the_trackers_roles_and_only_describes(member: dict[str
     assert actions == {
         "ec2:DescribeInstances", "ec2:DescribeVolumes", "ec2:DescribeCapacityReservations",
         "ec2:DescribeSpotPriceHistory", "sagemaker:DescribeTrainingJob",
+        # The adapter reads a job's tags when its event carries none.
+        "sagemaker:ListTags",
     }  # fmt: skip
 
 

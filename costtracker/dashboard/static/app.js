@@ -1,7 +1,8 @@
 // costtracker dashboard: reads the job-cost API from this page's own origin and draws
 // tables and inline SVG charts. Hand-written, no framework, no build step, no network
 // beyond this origin. Money arrives as decimal strings and is rounded to cents here with
-// integer arithmetic (half-even, as the API's own `cents`), never through floats.
+// integer arithmetic (half-even, as the API's own `cents`), never through floats; rates
+// ($/h, $/1M tokens, $/1,000 steps, prices) keep their real precision (perUnit, exactUsd).
 "use strict";
 
 const MAIN = document.getElementById("main");
@@ -80,6 +81,43 @@ function usdNano(nano) {
 
 function usd(value) {
   return usdNano(nanoOf(value));
+}
+
+// A derived figure ($/1M tokens, $/1,000 steps, $/h burn) to `digits` significant digits,
+// at least cents, half-even on the exact decimal: the CLI's render.per_unit. A cheap
+// model's $0.0412 per 1M tokens must not read $0.04.
+function perUnitNano(nano, digits = 4) {
+  if (nano === null) return "–";
+  if (nano === 0n) return "$0.00";
+  const negative = nano < 0n;
+  const abs = negative ? -nano : nano;
+  const adjusted = abs.toString().length - 10; // exponent of the leading digit
+  const places = Math.min(9, Math.max(2, digits - 1 - adjusted));
+  const q = roundHalfEven(abs, 10n ** BigInt(9 - places)).toString().padStart(places + 1, "0");
+  const text = `$${groupThousands(q.slice(0, q.length - places))}.${q.slice(q.length - places)}`;
+  return negative ? `-${text}` : text;
+}
+
+function perUnit(value, digits = 4) {
+  return perUnitNano(nanoOf(value), digits);
+}
+
+function signedPerUnit(value) {
+  const nano = nanoOf(value);
+  if (nano === null) return "–";
+  return nano > 0n ? `+${perUnitNano(nano)}` : perUnitNano(nano);
+}
+
+// A price as it is ($0.096 stays $0.096, 21.50 is $21.50): trailing zeros dropped, at
+// least cents: the CLI's render.rate.
+function exactUsd(value) {
+  const nano = nanoOf(value);
+  if (nano === null) return "–";
+  const negative = nano < 0n;
+  const digits = (negative ? -nano : nano).toString().padStart(10, "0");
+  const frac = digits.slice(-9).replace(/0+$/, "").padEnd(2, "0");
+  const text = `$${groupThousands(digits.slice(0, -9))}.${frac}`;
+  return negative ? `-${text}` : text;
 }
 
 function signedUsd(value) {
@@ -409,7 +447,7 @@ VIEWS.now = async function now() {
     provenance(asOf, sources),
     el("div", { class: "cards" },
       card("Running jobs", String(running.length), "cost accrued to now", "now:running"),
-      card("Burn rate", `${usdNano(burn)}/h`, "all running instances", "now:burn"),
+      card("Burn rate", `${perUnitNano(burn)}/h`, "all running instances", "now:burn"),
       card("Spend at risk", usdNano(risk), "since each job's last checkpoint", "now:risk"),
       card("Idle accelerators", String(idle.instances.length),
         `${usdNano(idleCost)} spent while idle`, "now:idle")),
@@ -439,7 +477,7 @@ VIEWS.now = async function now() {
         j.tags.team || "–",
         utc(j.started_at),
         money(j.cost_usd.total, `job:${j.job_id}:total`),
-        { v: `${usd(j.burn_rate_usd_per_hour)}/h`, cls: "num", fig: `job:${j.job_id}:burn` },
+        { v: `${perUnit(j.burn_rate_usd_per_hour)}/h`, cls: "num", fig: `job:${j.job_id}:burn` },
         money(j.spend_at_risk_usd, `job:${j.job_id}:risk`),
         j.last_checkpoint_at ? `${utc(j.last_checkpoint_at)} (step ${j.last_checkpoint_step ?? "?"})`
           : "none: all since start",
@@ -464,7 +502,7 @@ VIEWS.now = async function now() {
         el("span", { class: "badge warn", text: i.condition.replace("_", "-") }),
         utc(i.since), duration(i.idle_seconds),
         money(i.cost_usd, `idle:${i.instance_id}:cost`),
-        { v: `${usd(i.burn_rate_usd_per_hour)}/h`, cls: "num" },
+        { v: `${perUnit(i.burn_rate_usd_per_hour)}/h`, cls: "num" },
       ] })), { name: "idle" }));
   }
   return out;
@@ -545,12 +583,12 @@ VIEWS.job = async function job(arg, params) {
         `${detail.checkpoint_objects} objects, ${detail.checkpoints} checkpoints`, "job:storage"),
       card("Wasted: rerun", usd(c.wasted_rerun), `${detail.interruptions} interruptions`, "job:rerun"),
       card("Wasted: idle", usd(c.wasted_idle), `${duration(detail.idle_seconds)} idle`, "job:idle"),
-      card("Per 1,000 steps", detail.cost_per_1k_steps_usd ? usd(detail.cost_per_1k_steps_usd) : "–",
+      card("Per 1,000 steps", detail.cost_per_1k_steps_usd ? perUnit(detail.cost_per_1k_steps_usd) : "–",
         detail.last_checkpoint_step ? `to step ${detail.last_checkpoint_step}` : "no stepped checkpoint",
         "job:per1k"),
-      card("Per 1M tokens", detail.cost_per_million_tokens_usd ? usd(detail.cost_per_million_tokens_usd) : "–",
+      card("Per 1M tokens", detail.cost_per_million_tokens_usd ? perUnit(detail.cost_per_million_tokens_usd) : "–",
         detail.cost_per_million_tokens_usd ? "tokens-per-step tag" : "no tokens-per-step tag", "job:per1m"),
-      card("Burn rate", `${usd(detail.burn_rate_usd_per_hour)}/h`, "now", "job:burn"),
+      card("Burn rate", `${perUnit(detail.burn_rate_usd_per_hour)}/h`, "now", "job:burn"),
       card("Spend at risk", usd(detail.spend_at_risk_usd),
         detail.last_checkpoint_at ? `since ${utc(detail.last_checkpoint_at)}` : "since the start", "job:risk")),
   ];
@@ -614,7 +652,7 @@ VIEWS.job = async function job(arg, params) {
       segRows.push({ cells: [inst.instance_id, inst.instance_type, utc(seg.start),
         seg.end ? utc(seg.end) : "running", { v: fixed(seg.billed_seconds / 3600, 2), cls: "num" },
         seg.cost_usd === null ? el("span", { class: "badge warn", text: "unpriced" }) : money(seg.cost_usd),
-        { v: seg.rates.map((r) => `${usd(r.effective_usd_per_hour)}/h ${sourceText(`${r.source}:${r.checked_on}`)}`).join("; "),
+        { v: seg.rates.map((r) => `${exactUsd(r.effective_usd_per_hour)}/h ${sourceText(`${r.source}:${r.checked_on}`)}`).join("; "),
           cls: "wrap small" }] });
     }
   }
@@ -660,6 +698,7 @@ VIEWS.compare = async function compare(arg, params) {
   const walls = details.map(wallClockHours);
   const metric = (label, fn) => ({ cells: [label, ...rows.map((r, i) => fn(r, i))] });
   const m = (value, fig) => ({ v: value === null || value === undefined ? "–" : usd(value), cls: "num", fig });
+  const unit = (value, fig) => ({ v: value === null || value === undefined ? "–" : perUnit(value), cls: "num", fig });
   const out = [
     el("h2", { text: "Trainium vs GPU" }),
     provenance(details[0].as_of, details.flatMap((d) => d.price_sources)),
@@ -667,8 +706,8 @@ VIEWS.compare = async function compare(arg, params) {
       metric("Accelerators", (r) => r.accelerators.join(", ")),
       metric("Instance types", (r) => r.instance_types.join(", ")),
       metric("Total", (r) => m(r.total_usd, `cmp:${r.job_id}:total`)),
-      metric("$ per 1,000 steps", (r) => m(r.cost_per_1k_steps_usd, `cmp:${r.job_id}:per1k`)),
-      metric("$ per 1M tokens", (r) => m(r.cost_per_million_tokens_usd, `cmp:${r.job_id}:per1m`)),
+      metric("$ per 1,000 steps", (r) => unit(r.cost_per_1k_steps_usd, `cmp:${r.job_id}:per1k`)),
+      metric("$ per 1M tokens", (r) => unit(r.cost_per_million_tokens_usd, `cmp:${r.job_id}:per1m`)),
       metric("Steps (last checkpoint)", (r) => ({ v: r.steps ?? "–", cls: "num" })),
       metric("Tokens per step", (r) => ({ v: r.tokens_per_step ?? "–", cls: "num" })),
       metric("Wall-clock (h)", (r, i) => ({ v: fixed(walls[i], 1), cls: "num" })),
@@ -682,11 +721,11 @@ VIEWS.compare = async function compare(arg, params) {
       metric("Priced completely", (r) => (r.complete ? "yes" : "no: unpriced time")),
     ], { name: "compare" }),
   ];
-  const bars = (title, key, unit) => {
+  const bars = (title, key, axisUnit) => {
     const usable = rows.filter((r) => r[key] !== null && r[key] !== undefined);
     if (!usable.length) return null;
-    return [el("h3", { text: title }), hbarChart({ title, unit,
-      rows: usable.map((r, i) => ({ label: r.job_id, total: usd(r[key]),
+    return [el("h3", { text: title }), hbarChart({ title, unit: axisUnit,
+      rows: usable.map((r, i) => ({ label: r.job_id, total: perUnit(r[key]),
         parts: [{ value: num(r[key]), colour: PALETTE[i % PALETTE.length], name: key }] })) })];
   };
   out.push(bars("$ per 1M tokens (lower is better)", "cost_per_million_tokens_usd", "USD"));
@@ -875,7 +914,7 @@ VIEWS.budgets = async function budgets() {
   body.budgets.map((b) => ({ key: b.budget_id, cells: [b.budget_id, scopeText(b.scope),
     `${b.period} (${b.period_key})`, money(b.spend_usd, `budget:${b.budget_id}:spend`),
     money(b.amount_usd, `budget:${b.budget_id}:amount`), { v: `${b.percent} %`, cls: "num" },
-    { v: `${usd(b.burn_rate_usd_per_hour)}/h`, cls: "num" },
+    { v: `${perUnit(b.burn_rate_usd_per_hour)}/h`, cls: "num" },
     { v: b.projected_until ? `${usd(b.projected_total_usd)} by ${utc(b.projected_until)}` : usd(b.projected_total_usd),
       cls: "num", fig: `budget:${b.budget_id}:forecast` },
     b.crossing_100_at ? el("span", { class: "badge warn", text: utc(b.crossing_100_at) }) : "not projected",
@@ -960,11 +999,11 @@ VIEWS.change = async function change(arg, params) {
     `: ${signedUsd(c.usage_usd)} from ${nanoOf(c.usage_usd) >= 0n ? "more" : "fewer"} accelerator-hours (usage), `,
     `${signedUsd(c.rate_usd)} from ${nanoOf(c.rate_usd) >= 0n ? "a dearer" : "a cheaper"} hour (rate), `,
     `${signedUsd(c.other_usd)} other (EBS, storage, CPU). Waste changed by ${signedUsd(c.wasted_usd)}` +
-    (c.cost_per_1k_steps_usd !== null ? `; cost per 1,000 steps by ${signedUsd(c.cost_per_1k_steps_usd)}.` : "."));
+    (c.cost_per_1k_steps_usd !== null ? `; cost per 1,000 steps by ${signedPerUnit(c.cost_per_1k_steps_usd)}.` : "."));
   const row = (label, key, fmt, fig) => ({ cells: [label,
     { v: fmt(b0[key]), cls: "num", fig: fig && `${fig}:0` }, { v: fmt(b1[key]), cls: "num", fig: fig && `${fig}:1` }] });
   const hours = (v) => fixed(v, 2);
-  const rate = (v) => (v === null ? "–" : `${usd(v)}/h`);
+  const rate = (v) => (v === null ? "–" : `${perUnit(v)}/h`);
   return [
     el("h2", { text: "Why did it change" }), form,
     provenance(body.as_of, [], `scope: ${[scope.team && `team ${scope.team}`, scope.project && `project ${scope.project}`,
@@ -976,7 +1015,7 @@ VIEWS.change = async function change(arg, params) {
       card("Other spend", signedUsd(c.other_usd), "EBS, checkpoint storage, CPU", "change:other"),
       card("Wasted (idle + rerun)", signedUsd(c.wasted_usd),
         `idle ${signedUsd(c.wasted_idle_usd)}, rerun ${signedUsd(c.wasted_rerun_usd)}`, "change:wasted"),
-      card("Cost per 1,000 steps", c.cost_per_1k_steps_usd === null ? "–" : signedUsd(c.cost_per_1k_steps_usd),
+      card("Cost per 1,000 steps", c.cost_per_1k_steps_usd === null ? "–" : signedPerUnit(c.cost_per_1k_steps_usd),
         "efficiency of the training itself", "change:per1k")),
     legend([["sw-0", "usage"], ["sw-3", "rate"], ["sw-1", "other"]]),
     waterfallChart(body),
@@ -988,7 +1027,7 @@ VIEWS.change = async function change(arg, params) {
       row("Wasted: idle", "wasted_idle_usd", usd, "change:idle"),
       row("Wasted: rerun", "wasted_rerun_usd", usd, "change:rerun"),
       row("Steps progressed", "steps", (v) => (v === null ? "–" : String(v))),
-      row("Cost per 1,000 steps", "cost_per_1k_steps_usd", (v) => (v === null ? "–" : usd(v)), "change:per1k"),
+      row("Cost per 1,000 steps", "cost_per_1k_steps_usd", (v) => (v === null ? "–" : perUnit(v)), "change:per1k"),
       row("Jobs with spend", "jobs", String),
     ], { name: "change" }),
     el("ul", { class: "notes" }, body.notes.map((n) => el("li", { text: n }))),

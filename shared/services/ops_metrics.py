@@ -1,0 +1,130 @@
+"""The admins' operational picture, as figures for CloudWatch (the stack's dashboard):
+accelerator-hours and utilization by team per UTC day, checkpoint storage at the day's
+end, and accelerators idle right now.
+
+"Utilization" here is the share of accelerator running time the instance's own alarms
+did not call idle (SPEC rule 6); the accelerator metric itself is not read. Team values
+come from the job's ``team_tag_key`` tag; their number is bounded (``MAX_TEAMS`` by
+accelerator-hours, the rest as ``other``), so CloudWatch's metric count stays bounded
+whatever people tag with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.day_split import _versions
+from shared.domain.idle import classify
+from shared.domain.instance import InstanceHead
+from shared.domain.job import JobRecords, _tags
+from shared.services.change import accelerator_figures, is_accelerator
+from shared.services.instances import LedgerDeps
+from shared.services.job_view import active_between, all_rollups, load_job
+
+MAX_TEAMS = 20
+OTHER = "other"
+UNTAGGED = "untagged"
+GB = Decimal(2**30)
+CONDITIONS = ("idle", "input_bound", "no_metrics", "other")
+
+
+@dataclass
+class TeamFigures:
+    accelerator_hours: Decimal = Decimal(0)
+    idle_hours: Decimal = Decimal(0)
+
+    @property
+    def utilization_percent(self) -> Decimal | None:
+        """Share of accelerator running time not idle; None without accelerator time."""
+        if self.accelerator_hours <= 0:
+            return None
+        busy = max(Decimal(0), self.accelerator_hours - self.idle_hours)
+        return busy * 100 / self.accelerator_hours
+
+
+@dataclass
+class DayFigures:
+    day: date
+    teams: dict[str, TeamFigures] = field(default_factory=dict)
+    checkpoint_storage_gb: Decimal = Decimal(0)
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def idle_hours(records: JobRecords, lo: datetime, hi: datetime, now: datetime) -> Decimal:
+    """Idle time of the job's accelerator instances inside (lo, hi] (rule 6 episodes)."""
+    types = {h.instance_id: h.profile.instance_type for h in records.heads}
+    episodes = list(records.idle) + [(h.instance_id, e) for h in records.heads for e in h.idle]
+    unique = {(i, e.segment_key, e.start): (i, e) for i, e in episodes}
+    seconds = 0
+    for instance_id, episode in unique.values():
+        if is_accelerator(types.get(instance_id, "")):
+            seconds += whole_seconds(max(lo, episode.start), min(hi, episode.end or now))
+    return Decimal(seconds) / SECONDS_PER_HOUR
+
+
+def stored_bytes(records: JobRecords, at: datetime) -> int:
+    """Bytes of the job's checkpoint versions stored at ``at``."""
+    return sum(
+        v.size_bytes
+        for _, v in _versions(records)
+        if v.start <= at and (v.end is None or v.end > at)
+    )
+
+
+def bounded(teams: dict[str, TeamFigures], limit: int = MAX_TEAMS) -> dict[str, TeamFigures]:
+    """The ``limit`` teams with the most accelerator-hours (ties by name); the rest summed
+    as ``other``."""
+    ranked = sorted(teams.items(), key=lambda kv: (-kv[1].accelerator_hours, kv[0]))
+    kept = dict(ranked[:limit])
+    if len(ranked) > limit:
+        rest = kept.setdefault(OTHER, TeamFigures())
+        for _, figures in ranked[limit:]:
+            rest.accelerator_hours += figures.accelerator_hours
+            rest.idle_hours += figures.idle_hours
+    return kept
+
+
+def day_figures(deps: LedgerDeps, day: date, now: datetime) -> DayFigures:
+    """One UTC day's figures, as the ledger knows them at ``now``."""
+    start, end = day_bounds(day)
+    team_key = deps.config.access.team_tag_key
+    teams: dict[str, TeamFigures] = {}
+    stored = 0
+    jobs = all_rollups(deps.rollups)
+    for job_id in sorted(jobs):
+        if not active_between(jobs[job_id], day, day, now):
+            continue
+        records = load_job(deps.table, deps.rollups, job_id, since=start)
+        if records is None:
+            continue
+        stored += stored_bytes(records, min(end, now))
+        hours, _ = accelerator_figures(records, start, end, now, deps.prices.series)
+        if not hours:
+            continue
+        tags, _ = _tags(records.rollups)
+        figures = teams.setdefault(tags.get(team_key) or UNTAGGED, TeamFigures())
+        figures.accelerator_hours += hours
+        figures.idle_hours += idle_hours(records, start, end, now)
+    return DayFigures(day=day, teams=bounded(teams), checkpoint_storage_gb=stored / GB)
+
+
+def accelerators_by_condition(heads: Iterable[InstanceHead]) -> dict[str, int]:
+    """Running accelerator instances by what their own alarms say now: ``idle``,
+    ``input_bound``, ``no_metrics`` (INSUFFICIENT_DATA), ``other`` (busy, or no alarm state
+    yet)."""
+    out = dict.fromkeys(CONDITIONS, 0)
+    for head in heads:
+        segment = head.open_segment
+        if segment is None or not is_accelerator(head.profile.instance_type):
+            continue
+        condition, _ = classify(head.alarms, segment.span.start)
+        out[condition if condition in out else "other"] += 1
+    return out

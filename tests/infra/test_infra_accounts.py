@@ -1,0 +1,56 @@
+"""Which tracker functions may assume the member accounts' read-only role, and on exactly
+which resource (the role name of the settings, any account of the organisation)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import Synthesized
+from test_infra_stack import actions_of, role_statements
+
+from cdk.stack import ASYNC_FUNCTIONS, INSTANCE_READ_ACTIONS
+
+# The functions that Describe instances (and so may need a member account's view).
+DESCRIBERS = {
+    name for name, spec in ASYNC_FUNCTIONS.items()
+    if set(INSTANCE_READ_ACTIONS) <= set(spec.unscoped_reads)
+}  # fmt: skip
+
+
+def test_describers_assume_exactly_the_member_role_in_the_organisation(
+    featured: Synthesized,
+) -> None:
+    assert {
+        "instance_state",
+        "spot_interruption",
+        "alarm_lifecycle",
+        "alarm_state",
+        "ledger_sweep",
+    } == DESCRIBERS
+    for name in DESCRIBERS:
+        (statement,) = [
+            s for s in role_statements(featured, name) if "sts:AssumeRole" in json.dumps(s)
+        ]
+        assert statement["Action"] == "sts:AssumeRole", name
+        assert statement["Resource"] == {
+            "Fn::Join": [
+                "",
+                ["arn:", {"Ref": "AWS::Partition"}, ":iam::*:role/costtracker-member-read"],
+            ]
+        }, name
+        assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
+    for name in set(ASYNC_FUNCTIONS) - DESCRIBERS:
+        assert "sts:AssumeRole" not in actions_of(role_statements(featured, name)), name
+
+
+def test_without_an_organisation_no_function_assumes_any_role(synthesized: Synthesized) -> None:
+    for name in ASYNC_FUNCTIONS:
+        assert "sts:AssumeRole" not in actions_of(role_statements(synthesized, name)), name
+
+
+def test_functions_know_the_member_role_name(featured: Synthesized) -> None:
+    for function in featured.resources("AWS::Lambda::Function").values():
+        variables = function["Properties"].get("Environment", {}).get("Variables", {})
+        if "LEDGER_CONFIG" in variables:
+            config = json.loads(variables["LEDGER_CONFIG"])
+            assert config["accounts"]["member_role_name"] == "costtracker-member-read"

@@ -1,0 +1,58 @@
+"""The operational figures leave as EMF: by team with the team dimension only, levels with
+the service dimension (what the dashboard's widgets search for)."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from shared import telemetry
+from shared.services.ops_metrics import DayFigures, TeamFigures
+
+
+def emitted(out: str) -> list[dict]:
+    """EMF documents, each metric's values (a list in Powertools' output) as one number."""
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    return [
+        {k: v[0] if isinstance(v, list) and len(v) == 1 else v for k, v in line.items()}
+        for line in lines
+    ]
+
+
+def test_day_figures_as_emf(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    figures = DayFigures(
+        day=date(2026, 11, 1),
+        teams={"nlp": TeamFigures(Decimal(6), Decimal("1.5")), "idle-team": TeamFigures()},
+        checkpoint_storage_gb=Decimal("12.5"),
+    )
+    telemetry.day_figures(figures)
+    telemetry.accelerator_conditions({"idle": 2, "no_metrics": 1})
+    telemetry.metrics.flush_metrics()
+    lines = emitted(capsys.readouterr().out)
+    by_team = {
+        (line["team"], name): line[name]
+        for line in lines
+        if "team" in line
+        for name in ("AcceleratorHours", "AcceleratorUtilization")
+        if name in line
+    }
+    assert by_team == {
+        ("nlp", "AcceleratorHours"): 6.0,
+        ("nlp", "AcceleratorUtilization"): 75.0,
+        ("idle-team", "AcceleratorHours"): 0.0,
+    }
+    for line in lines:
+        if "team" in line:
+            (directive,) = line["_aws"]["CloudWatchMetrics"]
+            assert directive["Dimensions"] == [["team"]]
+    (levels,) = [line for line in lines if "IdleAccelerators" in line]
+    assert levels["service"] == "costtracker"
+    assert (levels["IdleAccelerators"], levels["UnmeasuredAccelerators"]) == (2.0, 1.0)
+    assert levels["InputBoundAccelerators"] == 0.0
+    assert levels["CheckpointStorageGB"] == 12.5
