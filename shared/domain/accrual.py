@@ -31,6 +31,8 @@ SECONDS = "instance_seconds"
 ML_STORAGE = "ml_storage"
 WARM_POOL = "warm_pool"
 WASTED_RESERVED = "wasted_reserved"
+# Charges of their own beside instance, EBS and checkpoint storage (in a job's total).
+MANAGED_COMPONENTS = (ML_STORAGE, WARM_POOL, WASTED_RESERVED)
 
 # Clocks: "s" whole seconds, "m" calendar-month units, "spot:<series>" a spot series'
 # cumulative integral (USD-seconds per hour).
