@@ -8,7 +8,6 @@ from shared.adapters import keys
 from shared.adapters.table import Absent, Condition, Item, Put, Table, VersionIs
 from shared.domain.reservation import ReservationHead
 from shared.domain.training import TrainingHead
-from shared.managed_models import LIVE_RESERVATION_STATES
 
 
 class TrainingStore:
@@ -69,7 +68,10 @@ class ReservationStore:
             self._heads[key] = reservation_of_item(item)
         return self._heads[key]
 
-    def put(self, head: ReservationHead, expected_version: int | None) -> Put:
+    def put(
+        self, head: ReservationHead, expected_version: int | None, *, indexed: bool = True
+    ) -> Put:
+        """The head's write; ``indexed``: the daily refresh still looks at it."""
         stored = head.model_copy(update={"version": (expected_version or 0) + 1})
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         pk, sk = keys.reservation_key(head.account, head.reservation_id)
@@ -82,7 +84,7 @@ class ReservationStore:
             "version": stored.version,
             "record": stored.model_dump_json(),
         }
-        if head.reservation.state in LIVE_RESERVATION_STATES or head.reservation.end is not None:
+        if indexed:
             # Refreshed daily while live and for a day after its end (the refresh drops it).
             item["gsi_open_pk"] = keys.RESERVATIONS
             item["gsi_open_sk"] = f"{head.account}#{head.reservation_id}"

@@ -96,8 +96,12 @@ def refresh_reservations(
             if not reservation.account:
                 reservation = reservation.model_copy(update={"account": account})
             new = ledger.build(reservation, region)
-        ledger.save(deps.rollups, deps.table, new)
+        ledger.save(deps.rollups, deps.table, new, now)
         result.refreshed.append(reservation.reservation_id)
+    seen = {r.reservation_id for r in fresh}
+    for head in known:  # ended more than a day ago, or gone: out of the refresh's index
+        if head.reservation_id not in seen:
+            ledger.save(deps.rollups, deps.table, head, now)
     poster = AlertPoster(OutboxStore(deps.table), notifier)
     day = (now - timedelta(days=1)).date()
     below = deps.config.reservations.underused_below

@@ -17,12 +17,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from shared.adapters.ledger_store import RollupChange, RollupStore, UnitOfWork, Update
 from shared.adapters.managed_store import ReservationStore
-from shared.adapters.reservations import CapacityReservations, ReservationNotFound
+from shared.adapters.reservations import (
+    CapacityReservations,
+    ReservationNotFound,
+    needs_refresh,
+)
 from shared.adapters.table import ConditionFailed, Put
 from shared.config import LedgerConfig
 from shared.domain.accrual import Accrual
@@ -165,7 +170,11 @@ class ReservationLedger:
         return self._update(old if stored else None, new, old.version if stored else None)
 
     def _update(
-        self, old: ReservationHead | None, new: ReservationHead, expected: int | None
+        self,
+        old: ReservationHead | None,
+        new: ReservationHead,
+        expected: int | None,
+        indexed: bool = True,
     ) -> ReservationUpdate:
         delta = wasted_accrual(new)
         if old is not None:
@@ -183,7 +192,7 @@ class ReservationLedger:
         change.add_strings["reservations"] = {f"{new.account}#{new.reservation_id}"}
         if new.rate is not None:
             change.add_strings["price_sources"] = {new.rate.provenance}
-        return ReservationUpdate(self.store.put(new, expected), change, new)
+        return ReservationUpdate(self.store.put(new, expected, indexed=indexed), change, new)
 
     def remember(self, update: ReservationUpdate) -> None:
         self.store.remember(update.put)
@@ -193,8 +202,16 @@ class ReservationLedger:
         self.store.forget(account, reservation_id)
         self._pending.pop((account, reservation_id), None)
 
-    def save(self, rollups: RollupStore, table: object, new: ReservationHead) -> None:
-        """Write a reservation head on its own (the daily refresh, a block event)."""
+    def save(
+        self,
+        rollups: RollupStore,
+        table: object,
+        new: ReservationHead,
+        now: datetime | None = None,
+    ) -> None:
+        """Write a reservation head on its own (the daily refresh, a block event); at the
+        refresh (``now``) one that no longer needs refreshing leaves the refresh's index."""
+        indexed = True if now is None else needs_refresh(new.reservation, now)
         for _ in range(5):
             old = self.store.head(new.account, new.reservation_id)
             merged = (
@@ -207,11 +224,12 @@ class ReservationLedger:
                     }
                 )
             )
-            if old is not None and merged.model_dump(exclude={"version"}) == old.model_dump(
+            same = old is not None and merged.model_dump(exclude={"version"}) == old.model_dump(
                 exclude={"version"}
-            ):
+            )
+            if same and indexed:
                 return
-            update = self._update(old, merged, old.version if old is not None else None)
+            update = self._update(old, merged, old.version if old is not None else None, indexed)
             uow = UnitOfWork(table)  # type: ignore[arg-type]
             uow.add(update.put)
             rollup_op = rollups.update(update.change)

@@ -72,7 +72,10 @@ def sagemaker_ledger(rate: bool = True) -> Ledger:
     return memory_ledger(config=LedgerConfig(live_prices=False, prices=prices), now=T0)
 
 
-def send(ledger: Ledger, store: TrainingStore, jobs: Jobs, eid: str, minutes: int, ev: TrainingJobDescription) -> str:  # fmt: skip
+def send(
+    ledger: Ledger, store: TrainingStore, jobs: Jobs, eid: str, minutes: int,
+    ev: TrainingJobDescription,
+) -> str:  # fmt: skip
     at = T0 + timedelta(minutes=minutes)
     ledger.clock.advance_to(max(ledger.clock.now(), at))
     return record_training_event(ledger.deps, store, jobs, event_id=eid, at=at, described=ev).result
