@@ -50,6 +50,8 @@ class ReservationHead(Frozen):
     fee_usd: Decimal | None = None
     spans: tuple[UseSpan, ...] = ()
     notes: tuple[str, ...] = ()
+    # Past its end, with its figures fixed (the daily refresh closes it): nothing accrues.
+    closed: bool = False
     version: int = 0
 
     @property
@@ -105,11 +107,18 @@ def wasted_accrual(head: ReservationHead) -> Accrual:
     clock = window_clock(res)
     start = seconds_clock(res.start)
     hour = SECONDS_PER_HOUR
-    out.linear(acc.WASTED_RESERVED, clock, hour, rate * res.instance_count, start)
+    closed = head.closed and res.end is not None
+    if closed:
+        assert res.end is not None
+        reserved = res.instance_count * whole_seconds(res.start, res.end)
+        out.fixed(acc.WASTED_RESERVED, acc.SECONDS_CLOCK, hour, rate * reserved)
+    else:
+        out.linear(acc.WASTED_RESERVED, clock, hour, rate * res.instance_count, start)
     for span in head.spans:
         a = max(span.start, res.start)
-        if span.end is not None:
-            b = span.end if res.end is None else min(span.end, res.end)
+        end = span.end if span.end is not None or not closed else res.end
+        if end is not None:
+            b = end if res.end is None else min(end, res.end)
             out.fixed(acc.WASTED_RESERVED, acc.SECONDS_CLOCK, hour, -rate * whole_seconds(a, b))
         elif res.end is None or a < res.end:
             out.linear(acc.WASTED_RESERVED, clock, hour, -rate, seconds_clock(a))

@@ -21,6 +21,7 @@ from shared.adapters.outbox import OutboxStore
 from shared.adapters.reservations import CapacityReservations, reservations_to_refresh
 from shared.domain.reservation import ReservationHead
 from shared.managed_costs import daily_utilization, reservation_usage
+from shared.managed_models import CapacityReservation
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps
@@ -91,7 +92,7 @@ def refresh_reservations(
         old = by_id.get(reservation.reservation_id)
         if old is not None:
             kept = reservation.model_copy(update={"account": old.account})
-            new = old.model_copy(update={"reservation": kept})
+            new = old.model_copy(update={"reservation": kept, "closed": _ended(kept, now)})
         else:
             if not reservation.account:
                 reservation = reservation.model_copy(update={"account": account})
@@ -101,7 +102,8 @@ def refresh_reservations(
     seen = {r.reservation_id for r in fresh}
     for head in known:  # ended more than a day ago, or gone: out of the refresh's index
         if head.reservation_id not in seen:
-            ledger.save(deps.rollups, deps.table, head, now)
+            closed = head.model_copy(update={"closed": _ended(head.reservation, now)})
+            ledger.save(deps.rollups, deps.table, closed, now)
     poster = AlertPoster(OutboxStore(deps.table), notifier)
     day = (now - timedelta(days=1)).date()
     below = deps.config.reservations.underused_below
@@ -112,6 +114,10 @@ def refresh_reservations(
         if poster.post(underused_alert(head, day, use, below, now), now) != "known":
             result.alerted.append(head.reservation_id)
     return result
+
+
+def _ended(reservation: CapacityReservation, now: datetime) -> bool:
+    return reservation.end is not None and reservation.end <= now
 
 
 def note_block_event(

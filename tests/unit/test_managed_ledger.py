@@ -244,3 +244,26 @@ def test_describe_instances_capacity_block_lifecycle_becomes_the_profile() -> No
     assert profile.lifecycle == "capacity-block"
     assert profile.capacity_reservation_id == "cr-0b1c000000000000b"
     assert profile.tags == {"training-job": "p5-pretrain"}
+
+
+def test_the_daily_refresh_closes_an_ended_block_and_keeps_its_figures() -> None:
+    from shared.domain import accrual as acc
+    from shared.services.reservation_schedule import refresh_reservations
+    from tests.fakes import RecordingNotifier
+
+    ledger = block_ledger(Decimal(6000))
+    start = datetime(2026, 11, 10, 12, 0, tzinfo=UTC)
+    state(ledger, "r", start, "running")  # still running when the block ends
+    job = "reservation:cr-0b1c000000000000b"
+    later = datetime(2026, 11, 13, 0, 20, tzinfo=UTC)
+    before = ledger.job(job, later).wasted_reserved_usd
+    ledger.clock.advance_to(later)
+    notifier = RecordingNotifier()
+    refresh_reservations(
+        ledger.deps, Reservations(), notifier, later, account=ACCOUNT, region=REGION
+    )
+    rollups = ledger.deps.rollups.of_job(job)
+    assert not acc.total(acc.from_attributes(r) for r in rollups).is_open()
+    assert ledger.job(job, later + timedelta(days=30)).wasted_reserved_usd == before
+    # 11-12: one of four instances ran 11.5 h of 11.5 -> 25 % used, above 20 %: no alert
+    assert notifier.sent == []
