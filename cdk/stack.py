@@ -35,6 +35,10 @@ from shared.event_patterns import EVENT_RULES, SCHEDULES, schedules
 # only accept Resource "*"), so they cannot be scoped further.
 INSTANCE_READ_ACTIONS = ("ec2:DescribeInstances", "ec2:DescribeVolumes")
 PRICE_READ_ACTIONS = ("ec2:DescribeSpotPriceHistory", "pricing:GetProducts")
+# Capacity Blocks / ODCRs an instance runs in (Describe*: Resource "*" only).
+RESERVATION_READ_ACTIONS = ("ec2:DescribeCapacityReservations",)
+# Ended SageMaker training jobs' billed figures (scoped to training jobs).
+TRAINING_READ_ACTIONS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
 # ce:GetCostAndUsage likewise only accepts Resource "*".
 # Partition keys the API writes: budgets, their history, cached prices.
 API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "PRICE#*")
@@ -64,18 +68,38 @@ class AsyncFunctionSpec:
     # Unscoped reads granted only when a feature is on (a LedgerConfig predicate).
     feature_reads: tuple[str, ...] = ()
     feature: Callable[[LedgerConfig], bool] | None = None
+    # SageMaker reads on this account's training jobs only.
+    training_reads: tuple[str, ...] = ()
 
 
 # Every function named in EVENT_RULES or SCHEDULES needs an entry here: its grants
 # are a reviewed decision, never a default.
 ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
     "instance_state": AsyncFunctionSpec(
-        60, "EC2 state changes -> job ledger", INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS
+        60,
+        "EC2 state changes -> job ledger",
+        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS + RESERVATION_READ_ACTIONS,
     ),
     "spot_interruption": AsyncFunctionSpec(
         60,
         "spot interruption / rebalance notices -> instance record",
-        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS,
+        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS + RESERVATION_READ_ACTIONS,
+    ),
+    "training_job_state": AsyncFunctionSpec(
+        60,
+        "SageMaker training job state changes -> job ledger",
+        training_reads=TRAINING_READ_ACTIONS,
+    ),
+    "capacity_block": AsyncFunctionSpec(
+        60,
+        "Capacity Block delivered / expiration warning -> reservation record",
+        RESERVATION_READ_ACTIONS + PRICE_READ_ACTIONS,
+    ),
+    "reservation_refresh": AsyncFunctionSpec(
+        300,
+        "refresh capacity reservations daily; alert admins of underused ones",
+        RESERVATION_READ_ACTIONS + PRICE_READ_ACTIONS,
+        publishes_admin_alerts=True,
     ),
     "checkpoint": AsyncFunctionSpec(
         60, "S3 checkpoint objects -> checkpoint records", ("pricing:GetProducts",)
@@ -94,7 +118,7 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
     "alarm_state": AsyncFunctionSpec(
         60,
         "alarm state changes -> idle / input-bound / no-metrics alerts, auto-stop",
-        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS,
+        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS + RESERVATION_READ_ACTIONS,
         publishes_team_alerts=True,
         stops_instances=True,
     ),
@@ -114,7 +138,7 @@ ASYNC_FUNCTIONS: dict[str, AsyncFunctionSpec] = {
     "ledger_sweep": AsyncFunctionSpec(
         300,
         "infer missed EC2 state events from DescribeInstances",
-        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS,
+        INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS + RESERVATION_READ_ACTIONS,
     ),
     "reconcile": AsyncFunctionSpec(
         300,
@@ -222,6 +246,25 @@ class CostTrackerStack(Stack):
                     "(one pair of alarms per running accelerator instance).",
                     finding=f"Resource::arn:<AWS::Partition>:cloudwatch:{settings.region}:"
                     f"{settings.account}:alarm:{settings.ledger.utilization.alarm_prefix}*",
+                )
+            if spec.training_reads:
+                function.role.add_to_policy(
+                    iam.PolicyStatement(
+                        actions=list(spec.training_reads),
+                        resources=[
+                            self.format_arn(
+                                service="sagemaker", resource="training-job", resource_name="*"
+                            )
+                        ],
+                    )
+                )
+                acknowledge(
+                    function.role,
+                    "IAM5",
+                    "DescribeTrainingJob / ListTags on this account's training jobs: the "
+                    "ended job's billed seconds (any job the tracker sees an event of).",
+                    finding=f"Resource::arn:<AWS::Partition>:sagemaker:{settings.region}:"
+                    f"{settings.account}:training-job/*",
                 )
             # Stopping instances only when auto-stop is on (dry run too: it stops nothing).
             if spec.stops_instances and settings.ledger.auto_stop.enabled:

@@ -171,6 +171,33 @@ def _last_rate(instance: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def managed_lines(job: dict[str, Any]) -> list[str]:
+    """SageMaker training and reserved capacity: charges of their own, in the total."""
+    cost = job["cost_usd"]
+    lines = []
+    if "ml_storage" in cost:
+        saving = job.get("managed_spot_saving")
+        spot = f"; managed spot saved {Decimal(saving) * 100:.0f} %" if saving else ""
+        names = ", ".join(job.get("training_jobs", [])) or "-"
+        lines.append(
+            f"  sagemaker {names}: ML storage {usd(cost['ml_storage'])}, "
+            f"warm pool {usd(cost['warm_pool'])} (in the total){spot}"
+        )
+    if "wasted_reserved" in cost:
+        lines.append(
+            f"  reserved unused reserved capacity {usd(cost['wasted_reserved'])} (in the total)"
+        )
+    for res in job.get("reservations", []):
+        use = res.get("utilization")
+        used = f"{Decimal(use) * 100:.0f} % used" if use is not None else "not started"
+        lines.append(
+            f"    {res['kind']} {res['reservation_id']}: {res['instance_count']} x "
+            f"{res['instance_type']}, {used}, {rate(res.get('usd_per_instance_hour'))} per "
+            f"instance-hour" + (f"; {res['forecast']}" if res.get("forecast") else "")
+        )
+    return lines
+
+
 def job_show(job: dict[str, Any]) -> str:
     cost = job["cost_usd"]
     tags = " ".join(f"{k}={v}" for k, v in job["tags"].items())
@@ -191,6 +218,7 @@ def job_show(job: dict[str, Any]) -> str:
         f"  waste   rerun {usd(cost['wasted_rerun'])}, idle {usd(cost['wasted_idle'])}"
         " (parts of the instance cost)"
     )
+    lines.extend(managed_lines(job))
     if running:
         lines.append(
             f"  now     burning {per_unit(job.get('burn_rate_usd_per_hour'))}/h; at risk since"

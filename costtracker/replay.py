@@ -89,6 +89,16 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
         update["budgets"] = tuple(Budget.model_validate(b) for b in scenario.budgets)
     if scenario.discounts is not None:
         update["discounts"] = scenario.discounts
+    fees = {
+        r.reservation_id: r.upfront_fee_usd
+        for r in scenario.capacity_reservations
+        if r.upfront_fee_usd is not None
+    }
+    if fees:  # a scenario's Capacity Block fees, as configured ones
+        reservations = config.reservations
+        update["reservations"] = reservations.model_copy(
+            update={"fees": {**reservations.fees, **fees}}
+        )
     # Validate the result as a whole (budget scopes against the known tag keys, ...).
     return LedgerConfig.model_validate(config.model_copy(update=update).model_dump())
 
@@ -408,6 +418,13 @@ def replay_session(
             runtime.reset()
             replayer = Replayer(scenario, emulator, skip_quiet)
             runtime.use_clock(replayer.clock)
+            # moto cannot answer these: the scenario's fakes behind the same interfaces.
+            from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
+
+            runtime.use_managed_sources(
+                ScenarioTrainingJobs(scenario, replayer.clock),
+                ScenarioCapacityReservations(scenario, replayer.clock),
+            )
             for function in {*EVENT_RULES, *(s.function for s in SCHEDULES if s.in_replay)}:
                 replayer.handler(function)  # import now, so logs can be redirected
             try:
@@ -415,6 +432,7 @@ def replay_session(
                     yield replayer
             finally:
                 runtime.reset()
+                runtime.use_managed_sources()
                 from shared.clock import SystemClock
 
                 runtime.use_clock(SystemClock())

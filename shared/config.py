@@ -328,6 +328,18 @@ class AccountsConfig(_Config):
     member_role_name: str = Field(default="costtracker-member-read", pattern=r"^[\w+=,.@-]{1,64}$")
 
 
+class ReservationConfig(_Config):
+    """Capacity Blocks and ODCRs: the fees (AWS gives no price for a block) and when a
+    reservation counts as underused."""
+
+    # Upfront fee (USD) of a Capacity Block, by reservation id (cr-...).
+    fees: dict[str, Decimal] = Field(default_factory=dict)
+    # Else the block's effective $/instance-hour by instance type (x count x block hours).
+    block_hourly: dict[str, Decimal] = Field(default_factory=dict)
+    # An admin alert when a reservation's use over a UTC day is below this fraction.
+    underused_below: Decimal = Field(default=Decimal("0.2"), ge=0, le=1)
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
 
@@ -342,6 +354,7 @@ class LedgerConfig(_Config):
     accounts: AccountsConfig = Field(default_factory=AccountsConfig)
     budgets: tuple[Budget, ...] = ()
     prices: PriceOverrides = Field(default_factory=PriceOverrides)
+    reservations: ReservationConfig = Field(default_factory=ReservationConfig)
     # Savings Plans / reservations: fraction off the on-demand list rate, by
     # instance-type prefix (longest match wins), e.g. {"trn1": "0.30"}.
     discounts: dict[str, Decimal] = Field(default_factory=dict)

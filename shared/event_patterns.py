@@ -30,6 +30,19 @@ EVENT_RULES: dict[str, dict[str, Any]] = {
         "source": ["aws.cloudwatch"],
         "detail-type": ["CloudWatch Alarm State Change"],
     },
+    "training_job_state": {
+        "source": ["aws.sagemaker"],
+        "detail-type": ["SageMaker Training Job State Change"],
+    },
+    "capacity_block": {
+        "source": ["aws.ec2"],
+        "detail-type": [
+            "Capacity Block Delivered",
+            "Capacity Block Expiration Warning",
+            "Capacity Block Reservation Delivered",
+            "Capacity Block Reservation Expiration Warning",
+        ],
+    },
     # The stack narrows this rule to the configured checkpoint buckets.
     "checkpoint": {
         "source": ["aws.s3"],
@@ -126,6 +139,12 @@ def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
             timedelta(minutes=50),
             description="infer missed EC2 state events from DescribeInstances",
             in_replay=False,
+        ),
+        Schedule(
+            "reservation_refresh",
+            timedelta(days=1),
+            timedelta(minutes=20),
+            description="refresh capacity reservations; alert admins of underused ones",
         ),
         Schedule(
             "reconcile",

@@ -174,6 +174,19 @@ KINDS: dict[str, KindInfo] = {
     "checkpoint_storage": KindInfo(
         "Amazon Simple Storage Service", "Storage", "Object Storage", "Object", "GiB-Months"
     ),
+    "sagemaker_training": KindInfo(
+        "Amazon SageMaker", "AI and Machine Learning", "Machine Learning", "Training Job", "Hours"
+    ),
+    "sagemaker_warm_pool": KindInfo(
+        "Amazon SageMaker",
+        "AI and Machine Learning",
+        "Machine Learning",
+        "Training Warm Pool",
+        "Hours",
+    ),
+    "sagemaker_storage": KindInfo(
+        "Amazon SageMaker", "AI and Machine Learning", "Machine Learning", "ML Storage", "GB-Months"
+    ),
 }
 _KIND_ORDER = {kind: n for n, kind in enumerate(KINDS)}
 

@@ -110,6 +110,8 @@ def job_charges(
                     tags=profile.tags,
                     rate_source=source,
                     rate_checked_on=date.fromisoformat(checked),
+                    capacity_reservation_id=profile.capacity_reservation_id or None,
+                    capacity_reservation_status="Used" if profile.capacity_reservation_id else None,
                 )
             )
         if head.first_running_at is not None:
@@ -196,6 +198,10 @@ def job_charges(
                 rate_checked_on=rate.checked_on,
             )
         )
+    if records.training or records.reservations:
+        from shared.focus_managed import managed_charges
+
+        charges += managed_charges(records, day_start, now)
     charges = [c if c.account else replace(c, account=account or "unknown") for c in charges]
     return sorted(charges, key=charge_order)
 

@@ -17,7 +17,7 @@ from importlib import resources
 from typing import Any, Protocol
 
 from shared.config import LedgerConfig, PriceOverrides, SpotPricePoint
-from shared.domain.accrual import MONTH_CLOCK, SECONDS_CLOCK, basic_clock
+from shared.domain.accrual import MONTH_CLOCK, SECONDS_CLOCK, WINDOW_CLOCK_PREFIX, basic_clock
 from shared.domain.base import Rate, RateSource
 from shared.domain.instance import (
     InstanceProfile,
@@ -218,8 +218,14 @@ class PriceBook:
             note=rate.note,
         )
 
+    # How an instance in a Capacity Block is priced (its share of the block's fee); set by
+    # the runtime. Without it such an instance is unpriced, never at the on-demand rate.
+    block_pin: Callable[[InstanceProfile, Span], RatePin | None] | None = None
+
     def pin_for(self, profile: InstanceProfile, span: Span) -> RatePin | None:
         """The rate a span is billed at, fixed when it opens; None when no source knows it."""
+        if profile.lifecycle == "capacity-block":
+            return self.block_pin(profile, span) if self.block_pin is not None else None
         if profile.lifecycle == "spot":
             return self._spot_pin(profile, span.start)
         rate = self.on_demand(profile.region, profile.instance_type, profile.platform)
@@ -249,7 +255,7 @@ class PriceBook:
 
     def clock(self, clock: str, at: datetime) -> Decimal:
         """The value of an accrual clock at ``at`` (spot clocks read their series)."""
-        if clock in (SECONDS_CLOCK, MONTH_CLOCK):
+        if clock in (SECONDS_CLOCK, MONTH_CLOCK) or clock.startswith(WINDOW_CLOCK_PREFIX):
             return basic_clock(clock, at)
         return self.series.integral(clock.removeprefix("spot:"), at)
 
@@ -286,6 +292,26 @@ class PriceBook:
             lambda: None,
         )
 
+    def sagemaker_rate(self, region: str, instance_type: str) -> Rate | None:
+        """SageMaker's own hourly rate of an ``ml.*`` instance type (training)."""
+        return self._resolve(
+            self._config.prices.sagemaker.get(instance_type),
+            f"sagemaker#{region}#{instance_type}",
+            region,
+            lambda live: None,
+            lambda: _snapshot_value(self._snapshot, region, "sagemaker", instance_type),
+        )
+
+    def sagemaker_storage_rate(self, region: str) -> Rate | None:
+        """$/GB-month of SageMaker ML storage volumes."""
+        return self._resolve(
+            self._config.prices.sagemaker_storage_gb_month,
+            f"sagemaker_storage#{region}",
+            region,
+            lambda live: None,
+            lambda: _snapshot_value(self._snapshot, region, "sagemaker_storage_gb_month", None),
+        )
+
     def s3_rate(self, region: str) -> Rate | None:
         """$/GB-month of S3 Standard (first tier), for checkpoint storage."""
         return self._resolve(
@@ -305,6 +331,16 @@ class PriceBook:
             lambda live: live.ebs_usd(region, volume_type),
             lambda: self._snapshot.ebs(region, volume_type),
         )
+
+
+def _snapshot_value(
+    snapshot: Snapshot, region: str, section: str, key: str | None
+) -> Decimal | None:
+    """A value of the snapshot's region (a section's key, or the section itself)."""
+    value = snapshot._region(region).get(section)
+    if key is not None:
+        value = value.get(key) if isinstance(value, dict) else None
+    return Decimal(str(value)) if value else None
 
 
 class SeriesBook:

@@ -142,15 +142,61 @@ def ledger_deps() -> Any:
     live = AwsLivePrices(client("pricing", PRICING_ENDPOINT_REGION), accounts())
     now = _clock.now()
     instances, rollups, _ = stores()
+    from shared.services.reservations import ReservationLedger
+
+    prices = PriceBook(config, legacy_ledger(), live, bundled_snapshot(), now.date())
+    reservations = ReservationLedger(managed_stores()[1], capacity_reservations, config, prices)
+    prices.block_pin = reservations.pin_for
     return LedgerDeps(
         table=table(),
         instances=instances,
         rollups=rollups,
         inventory=Ec2Inventory(accounts()),
-        prices=PriceBook(config, legacy_ledger(), live, bundled_snapshot(), now.date()),
+        prices=prices,
         clock=_clock,
         config=config,
+        reservations=reservations,
     )
+
+
+# The local replay answers DescribeTrainingJob / DescribeCapacityReservations from its
+# scenario (moto cannot): it sets these, the deployed functions never do.
+_managed_sources: dict[str, Any] = {}
+
+
+def use_managed_sources(training_jobs: Any = None, reservations: Any = None) -> None:
+    _managed_sources.clear()
+    if training_jobs is not None:
+        _managed_sources["training_jobs"] = training_jobs
+    if reservations is not None:
+        _managed_sources["reservations"] = reservations
+
+
+def training_jobs() -> Any:
+    """``TrainingJobs`` (DescribeTrainingJob)."""
+    if "training_jobs" in _managed_sources:
+        return _managed_sources["training_jobs"]
+    from shared.adapters.sagemaker import SageMakerTrainingJobs
+
+    return SageMakerTrainingJobs(client("sagemaker"))
+
+
+def capacity_reservations() -> Any:
+    """``CapacityReservations`` (DescribeCapacityReservations)."""
+    if "reservations" in _managed_sources:
+        return _managed_sources["reservations"]
+    from shared.adapters.reservations import Ec2CapacityReservations
+
+    return Ec2CapacityReservations(client("ec2"))
+
+
+@cache
+def managed_stores() -> Any:
+    """(TrainingStore, ReservationStore), kept for the container's life."""
+    from shared.adapters.managed_store import ReservationStore, TrainingStore
+
+    t = table()
+    return TrainingStore(t), ReservationStore(t)
 
 
 def checkpoint_store() -> Any:
@@ -169,3 +215,4 @@ def reset() -> None:
     alarms.cache_clear()
     report_store.cache_clear()
     stopper.cache_clear()
+    managed_stores.cache_clear()

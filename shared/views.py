@@ -28,54 +28,104 @@ def iso(at: datetime | None) -> str | None:
 
 def job_summary(cost: JobCost) -> dict[str, Any]:
     """The replay contract's job object (SPEC), plus extra keys."""
+    return add_managed_costs(
+        cost,
+        {
+            "job_id": cost.job_id,
+            "tags": dict(sorted(cost.tags.items())),
+            "accounts": list(cost.accounts),
+            "status": cost.status,
+            "cost_usd": {
+                "total": money(cost.total_usd),
+                "instance": money(cost.instance_usd),
+                "ebs": money(cost.ebs_usd),
+                "checkpoint_storage": money(cost.checkpoint_storage_usd),
+                "wasted_rerun": money(cost.wasted_rerun_usd),
+                "wasted_idle": money(cost.wasted_idle_usd),
+            },
+            "list_cost_usd": {
+                "total": money(cost.list_total_usd),
+                "instance": money(cost.instance_list_usd),
+                "ebs": money(cost.ebs_usd),
+                "checkpoint_storage": money(cost.checkpoint_storage_usd),
+                "wasted_rerun": money(cost.wasted_rerun_list_usd),
+                "wasted_idle": money(cost.wasted_idle_list_usd),
+            },
+            "instance_seconds": cost.billed_seconds,
+            "checkpoints": cost.checkpoints,
+            "interruptions": cost.interruptions,
+            "complete": cost.complete,
+            "unconfirmed": list(cost.unconfirmed),
+            "warnings": [{"kind": w.kind, "detail": w.detail} for w in cost.warnings],
+            "estimated": True,
+            "as_of": iso(cost.as_of),
+            "started_at": iso(cost.started_at),
+            "ended_at": iso(ended_at(cost)),
+            "wall_clock_seconds": wall_clock_seconds(cost),
+            "burn_rate_usd_per_hour": money(cost.burn_rate_usd_per_hour),
+            "tag_conflicts": {k: list(v) for k, v in sorted(cost.tag_conflicts.items())},
+            "price_sources": list(cost.price_sources),
+            "unpriced": list(cost.unpriced),
+            "checkpoint_objects": cost.checkpoint_objects,
+            "last_checkpoint_at": iso(cost.last_checkpoint_at),
+            "last_checkpoint_step": cost.last_checkpoint_step,
+            "checkpoint_cadence_seconds": cost.checkpoint_cadence_seconds,
+            "rebalance_recommendations": cost.rebalance_recommendations,
+            "spend_at_risk_usd": money(cost.spend_at_risk_usd),
+            "cost_per_1k_steps_usd": _maybe(cost.cost_per_1k_steps_usd),
+            "steps_per_hour": _maybe(cost.steps_per_hour),
+            "cost_per_million_tokens_usd": _maybe(cost.cost_per_million_tokens_usd),
+            "idle_seconds": cost.idle_seconds,
+            "warmup_seconds": cost.warmup_seconds,
+            "warmup_usd": _maybe(cost.warmup_usd),
+            **managed_keys(cost),
+        },
+    )
+
+
+def managed_keys(cost: JobCost) -> dict[str, Any]:
+    """The keys a job has from managed training and reserved capacity (none for a job that
+    has neither: EC2 jobs look as they always did)."""
+    out: dict[str, Any] = {}
+    if cost.has_training:
+        out["training_jobs"] = list(cost.training_jobs)
+        out["training_job_name"] = cost.training_jobs[0] if len(cost.training_jobs) == 1 else None
+        out["managed_spot_saving"] = _maybe(cost.managed_spot_saving)
+    if cost.has_reservation:
+        out["reservations"] = [reservation_view(r) for r in cost.reservations]
+    return out
+
+
+def add_managed_costs(cost: JobCost, document: dict[str, Any]) -> dict[str, Any]:
+    """``cost_usd`` / ``list_cost_usd`` gain ``ml_storage``, ``warm_pool`` (a SageMaker job)
+    and ``wasted_reserved`` (unused reserved capacity) where the job has them."""
+    extra: dict[str, str] = {}
+    if cost.has_training:
+        extra["ml_storage"] = money(cost.ml_storage_usd)
+        extra["warm_pool"] = money(cost.warm_pool_usd)
+    if cost.has_reservation or cost.wasted_reserved_usd:
+        extra["wasted_reserved"] = money(cost.wasted_reserved_usd)
+    for key in ("cost_usd", "list_cost_usd"):
+        if key in document:
+            document[key] = {**document[key], **extra}
+    return document
+
+
+def reservation_view(view: Any) -> dict[str, Any]:
     return {
-        "job_id": cost.job_id,
-        "tags": dict(sorted(cost.tags.items())),
-        "accounts": list(cost.accounts),
-        "status": cost.status,
-        "cost_usd": {
-            "total": money(cost.total_usd),
-            "instance": money(cost.instance_usd),
-            "ebs": money(cost.ebs_usd),
-            "checkpoint_storage": money(cost.checkpoint_storage_usd),
-            "wasted_rerun": money(cost.wasted_rerun_usd),
-            "wasted_idle": money(cost.wasted_idle_usd),
-        },
-        "list_cost_usd": {
-            "total": money(cost.list_total_usd),
-            "instance": money(cost.instance_list_usd),
-            "ebs": money(cost.ebs_usd),
-            "checkpoint_storage": money(cost.checkpoint_storage_usd),
-            "wasted_rerun": money(cost.wasted_rerun_list_usd),
-            "wasted_idle": money(cost.wasted_idle_list_usd),
-        },
-        "instance_seconds": cost.billed_seconds,
-        "checkpoints": cost.checkpoints,
-        "interruptions": cost.interruptions,
-        "complete": cost.complete,
-        "unconfirmed": list(cost.unconfirmed),
-        "warnings": [{"kind": w.kind, "detail": w.detail} for w in cost.warnings],
-        "estimated": True,
-        "as_of": iso(cost.as_of),
-        "started_at": iso(cost.started_at),
-        "ended_at": iso(ended_at(cost)),
-        "wall_clock_seconds": wall_clock_seconds(cost),
-        "burn_rate_usd_per_hour": money(cost.burn_rate_usd_per_hour),
-        "tag_conflicts": {k: list(v) for k, v in sorted(cost.tag_conflicts.items())},
-        "price_sources": list(cost.price_sources),
-        "unpriced": list(cost.unpriced),
-        "checkpoint_objects": cost.checkpoint_objects,
-        "last_checkpoint_at": iso(cost.last_checkpoint_at),
-        "last_checkpoint_step": cost.last_checkpoint_step,
-        "checkpoint_cadence_seconds": cost.checkpoint_cadence_seconds,
-        "rebalance_recommendations": cost.rebalance_recommendations,
-        "spend_at_risk_usd": money(cost.spend_at_risk_usd),
-        "cost_per_1k_steps_usd": _maybe(cost.cost_per_1k_steps_usd),
-        "steps_per_hour": _maybe(cost.steps_per_hour),
-        "cost_per_million_tokens_usd": _maybe(cost.cost_per_million_tokens_usd),
-        "idle_seconds": cost.idle_seconds,
-        "warmup_seconds": cost.warmup_seconds,
-        "warmup_usd": _maybe(cost.warmup_usd),
+        "reservation_id": view.reservation_id,
+        "kind": view.kind,
+        "instance_type": view.instance_type,
+        "instance_count": view.instance_count,
+        "reserved_instance_seconds": view.reserved_instance_seconds,
+        "used_instance_seconds": view.used_instance_seconds,
+        "unused_instance_seconds": view.unused_instance_seconds,
+        "utilization": _maybe(view.utilization),
+        "usd_per_instance_hour": _maybe(view.usd_per_instance_hour),
+        "wasted_reserved_usd": _maybe(view.wasted_reserved_usd),
+        "forecast": view.forecast,
+        "unused_fraction_at_current_pace": _maybe(view.unused_fraction_at_current_pace),
+        "notes": list(view.notes),
     }
 
 

@@ -94,3 +94,15 @@ INDEXES: dict[str, tuple[str, str]] = {
     UNPRICED_INDEX: ("gsi_unpriced_pk", "gsi_unpriced_sk"),
     ROLLUPS_INDEX: ("gsi_rollups_pk", "gsi_rollups_sk"),
 }
+
+
+def training_head_sk(account: str, name: str) -> str:
+    return f"H#T#{account}#{part(name)}"
+
+
+def reservation_key(account: str, reservation_id: str) -> tuple[str, str]:
+    return (f"RES#{account}#{part(reservation_id)}", "HEAD")
+
+
+# Live reservations sit in the sparse open-index under this key (the daily refresh reads them).
+RESERVATIONS = "RESERVATIONS"

@@ -31,11 +31,26 @@ SECONDS = "instance_seconds"
 ML_STORAGE = "ml_storage"
 WARM_POOL = "warm_pool"
 WASTED_RESERVED = "wasted_reserved"
+# Charges of their own beside instance, EBS and checkpoint storage (in a job's total).
+MANAGED_COMPONENTS = (ML_STORAGE, WARM_POOL, WASTED_RESERVED)
 
 # Clocks: "s" whole seconds, "m" calendar-month units, "spot:<series>" a spot series'
 # cumulative integral (USD-seconds per hour).
 SECONDS_CLOCK = "s"
 MONTH_CLOCK = "m"
+
+
+# "w:<low>:<high>": the seconds clock clamped to [low, high] (no high: unbounded), for
+# reserved capacity that accrues only inside its window.
+WINDOW_CLOCK_PREFIX = "w:"
+
+
+def window_clock_value(clock: str, at: datetime) -> Decimal:
+    _, low, high = clock.split(":", 2)
+    value = max(int(low), seconds_clock(at))
+    if high:
+        value = min(int(high), value)
+    return Decimal(value)
 
 
 def spot_clock(series: str) -> str:
@@ -51,6 +66,8 @@ def basic_clock(clock: str, at: datetime) -> Decimal:
         return Decimal(seconds_clock(at))
     if clock == MONTH_CLOCK:
         return Decimal(month_clock(at))
+    if clock.startswith(WINDOW_CLOCK_PREFIX):
+        return window_clock_value(clock, at)
     raise KeyError(f"no reader for clock {clock!r}")
 
 

@@ -11,9 +11,12 @@ from shared.domain.checkpoint import GIB, CheckpointHead, Version
 from shared.domain.clocks import MONTH_UNITS, month_clock
 from shared.domain.instance import InstanceHead, provisioned_iops, provisioned_throughput
 from shared.domain.job import JobRecords, cost_in_windows, rerun_windows
+from shared.domain.reservation import wasted_between
 from shared.domain.segments import SegmentCost, SeriesReader, cost_inside, minimum_extra
+from shared.domain.training import training_between
 
 KINDS = ("instance", "ebs", "checkpoint_storage", "wasted_rerun", "wasted_idle")
+MANAGED_KINDS = ("ml_storage", "warm_pool", "wasted_reserved")
 
 
 def _ebs_weight(head: InstanceHead) -> tuple[Decimal, bool]:
@@ -111,7 +114,32 @@ def job_between(
     ]
     out["wasted_rerun"] = cost_in_windows(segments, windows, series, list_price=False)
     out["total"] = out["instance"] + out["ebs"] + out["checkpoint_storage"]
+    if records.training or records.reservations:
+        priced = _managed_between(records, lo, hi, now, out) and priced
     return out, priced
+
+
+def _managed_between(
+    records: JobRecords, lo: datetime, hi: datetime, now: datetime, out: dict[str, Decimal]
+) -> bool:
+    """SageMaker training and unused reserved time inside (lo, hi], added to ``out``
+    (keys ``ml_storage``, ``warm_pool``, ``wasted_reserved`` and the total)."""
+    priced = True
+    for key in MANAGED_KINDS:
+        out.setdefault(key, Decimal(0))
+    for head in records.training:
+        priced = priced and head.rate is not None
+        parts = training_between(head, lo, hi, now)
+        out["instance"] += parts["instance"]
+        out["instance_list"] += parts["instance"]
+        out["ml_storage"] += parts["ml_storage"]
+        out["warm_pool"] += parts["warm_pool"]
+    for reservation in records.reservations:
+        priced = priced and reservation.rate is not None
+        out["wasted_reserved"] += wasted_between(reservation, lo, hi)
+    out["total"] = out["instance"] + out["ebs"] + out["checkpoint_storage"]
+    out["total"] += out["ml_storage"] + out["warm_pool"] + out["wasted_reserved"]
+    return priced
 
 
 def instance_between(

@@ -21,7 +21,9 @@ from shared.domain.checkpoint import CheckpointHead, Version
 from shared.domain.idle import IdleEpisode
 from shared.domain.instance import InstanceHead, Warning_
 from shared.domain.lifecycle import Notice
+from shared.domain.reservation import ReservationHead, ReservationView
 from shared.domain.segments import SegmentCost, SeriesReader, cost_inside
+from shared.domain.training import TrainingHead
 
 ClockFn = Callable[[str, datetime], Decimal]
 Status = Literal["running", "stopped", "interrupted", "complete"]
@@ -50,6 +52,9 @@ class JobRecords:
     )
     idle: list[tuple[str, IdleEpisode]] = field(default_factory=list)
     loaded_since: datetime | None = None  # sealed records ending at or after this are here
+    # SageMaker training heads of the job, and the reservations charging it unused time.
+    training: list[TrainingHead] = field(default_factory=list)
+    reservations: list[ReservationHead] = field(default_factory=list)
 
     def accrual(self) -> Accrual:
         return acc.total(acc.from_attributes(r) for r in self.rollups)
@@ -120,14 +125,29 @@ class JobCost(Frozen):
     idle_seconds: int = 0
     warmup_seconds: int | None = None
     warmup_usd: Decimal | None = None
+    # Managed training and reserved capacity (charges of their own, in ``total``).
+    ml_storage_usd: Decimal = Decimal(0)
+    warm_pool_usd: Decimal = Decimal(0)
+    wasted_reserved_usd: Decimal = Decimal(0)
+    managed_spot_saving: Decimal | None = None
+    training_jobs: tuple[str, ...] = ()
+    reservations: tuple[ReservationView, ...] = ()
+    has_training: bool = False
+    has_reservation: bool = False
+
+    @property
+    def managed_usd(self) -> Decimal:
+        return self.ml_storage_usd + self.warm_pool_usd + self.wasted_reserved_usd
 
     @property
     def total_usd(self) -> Decimal:
-        return self.instance_usd + self.ebs_usd + self.checkpoint_storage_usd
+        return self.instance_usd + self.ebs_usd + self.checkpoint_storage_usd + self.managed_usd
 
     @property
     def list_total_usd(self) -> Decimal:
-        return self.instance_list_usd + self.ebs_usd + self.checkpoint_storage_usd
+        return (
+            self.instance_list_usd + self.ebs_usd + self.checkpoint_storage_usd + self.managed_usd
+        )
 
     @property
     def complete(self) -> bool:

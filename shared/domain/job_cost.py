@@ -15,6 +15,7 @@ from shared.domain.job import (
     InstanceSummary,
     JobCost,
     JobRecords,
+    Status,
     _parse,
     _tags,
     checkpoint_marks,
@@ -22,8 +23,11 @@ from shared.domain.job import (
     rerun_windows,
     status_of,
 )
+from shared.domain.reservation import N_RESERVATIONS
+from shared.domain.reservation import view as reservation_view
 from shared.domain.segments import UNPRICED_PREFIX, SeriesReader, cost_inside
 from shared.domain.tags import tokens_per_step
+from shared.domain.training import N_TRAINING, managed_spot_saving
 
 
 def _instance_summary(
@@ -97,7 +101,8 @@ def job_cost(
     instance_usd = value(acc.INSTANCE)
     ebs_usd = value(acc.EBS)
     storage_usd = value(acc.STORAGE)
-    total = instance_usd + ebs_usd + storage_usd
+    managed = value(acc.ML_STORAGE) + value(acc.WARM_POOL) + value(acc.WASTED_RESERVED)
+    total = instance_usd + ebs_usd + storage_usd + managed
     numbered = [(at, int(step)) for at, step in marks if step.isdigit()]
     steps_max = max((s for _, s in numbered), default=None)
     cost_per_1k = total * 1000 / steps_max if steps_max else None
@@ -155,7 +160,7 @@ def job_cost(
         tags=tags,
         tag_conflicts=conflicts,
         accounts=tuple(sorted({str(r.get("account", "")) for r in records.rollups})),
-        status=status_of(a, records.rollups, now),
+        status=_status(a, records, now),
         instances=instances,
         instance_usd=instance_usd,
         instance_list_usd=value(acc.INSTANCE_LIST),
@@ -194,4 +199,25 @@ def job_cost(
         idle_seconds=int(value("idle_seconds")),
         warmup_seconds=warmup_seconds,
         warmup_usd=warmup_usd,
+        ml_storage_usd=value(acc.ML_STORAGE),
+        warm_pool_usd=value(acc.WARM_POOL),
+        wasted_reserved_usd=value(acc.WASTED_RESERVED),
+        managed_spot_saving=managed_spot_saving(a, now),
+        training_jobs=tuple(sorted(h.name for h in records.training)),
+        reservations=tuple(
+            reservation_view(h, now)
+            for h in sorted(records.reservations, key=lambda h: h.reservation_id)
+        ),
+        has_training=value(N_TRAINING) > 0,
+        has_reservation=value(N_RESERVATIONS) > 0,
     )
+
+
+def _status(a: Accrual, records: JobRecords, now: datetime) -> Status:
+    """As ``status_of``; a job that only carries a reservation's unused time runs until the
+    reservation's end."""
+    if a.value("n_instances", now) == 0 and a.value(N_RESERVATIONS, now) > 0:
+        until = max((str(r.get("reserved_until", "")) for r in records.rollups), default="")
+        ends = _parse(until)
+        return "running" if ends is None or now < ends else "complete"
+    return status_of(a, records.rollups, now)

@@ -28,6 +28,8 @@ class RatePin(Frozen):
     checked_on: str  # ISO date
     region: str
     note: str = ""
+    # Billed per second with no minimum (a Capacity Block's share of its fee).
+    per_second: bool = False
 
     @property
     def provenance(self) -> str:

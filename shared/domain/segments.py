@@ -78,6 +78,8 @@ def price_span(
             instance_id=instance_id, span=span, pin=pin, hourly=hourly, unpriced_key=unpriced_key
         )
     billed = billed_seconds(span.start, span.end, hourly=hourly)
+    if pin is not None and pin.per_second:
+        billed = whole_seconds(span.start, span.end)
     list_num = eff_num = None
     if pin is not None:
         extra = billed - whole_seconds(span.start, span.end)

@@ -102,6 +102,8 @@ def _total(accrual: acc.Accrual, at: datetime, clock: Any) -> Decimal:
         accrual.value(acc.INSTANCE, at, clock)
         + accrual.value(acc.EBS, at, clock)
         + accrual.value(acc.STORAGE, at, clock)
+        # managed training and reserved capacity: charges of their own (SPEC ``total``)
+        + sum((accrual.value(c, at, clock) for c in acc.MANAGED_COMPONENTS), Decimal(0))
     )
 
 

@@ -14,6 +14,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from shared.adapters.ledger_store import (
     PAST_CHANGES,
@@ -63,6 +64,8 @@ class LedgerDeps:
     prices: PriceBook
     clock: Clock
     config: LedgerConfig
+    # Capacity reservations (Capacity Blocks, ODCRs): None where none are tracked.
+    reservations: Any = None
 
 
 @dataclass(frozen=True)
@@ -237,16 +240,23 @@ def _apply_to_instance(
             uow.add(deps.instances.notice_item(result.head, notice))
         old_accrual = deps.instances.accrual(old) if old is not None else None
         new_accrual = head_accrual(result.head)
-        rollup_op = deps.rollups.update(
-            rollup_change(old, result.head, deps.config, now, event_at, old_accrual, new_accrual)
-        )
+        main = rollup_change(old, result.head, deps.config, now, event_at, old_accrual, new_accrual)
+        reserved = _reservation_writes(deps, uow, result, main)
+        rollup_op = deps.rollups.update(main)
         uow.add(rollup_op)
         try:
             uow.commit()
         except ConditionFailed:
             deps.instances.forget(head.job_id, account, instance_id)
             deps.rollups.forget(head.job_id, account)
+            if reserved is not None:
+                deps.reservations.forget(reserved[0].head.account, reserved[0].head.reservation_id)
+                deps.rollups.forget(reserved[0].change.job_id, reserved[0].change.account)
             continue
+        if reserved is not None:
+            deps.reservations.remember(reserved[0])
+            if reserved[1] is not None:
+                deps.rollups.remember(reserved[1])
         if new_pointer is not None:
             deps.instances.remember_pointer(new_pointer)
         deps.instances.remember(head_op, result.head, new_accrual)
@@ -254,6 +264,21 @@ def _apply_to_instance(
             deps.rollups.remember(rollup_op)
         return Outcome("applied", instance_id, result.head.job_id, account, head=result.head)
     raise ConcurrentUpdates(instance_id)
+
+
+def _reservation_writes(
+    deps: LedgerDeps, uow: UnitOfWork, result: Change, main: RollupChange
+) -> tuple[Any, Any] | None:
+    """An instance in a capacity reservation also moves the reservation's head and its
+    unused time (``shared.services.reservations``), in the same transaction."""
+    if deps.reservations is None or not result.head.profile.capacity_reservation_id:
+        return None
+    from shared.services.reservations import add_reservation_update
+
+    update = deps.reservations.instance_change(result.head, result.void)
+    if update is None:
+        return None
+    return update, add_reservation_update(uow, deps.rollups, update, main)
 
 
 def record_state_change(

@@ -21,6 +21,7 @@ def _total(rollups: list[dict[str, Any]], now: datetime, deps: LedgerDeps) -> De
         a.value(acc.INSTANCE, now, clock)
         + a.value(acc.EBS, now, clock)
         + a.value(acc.STORAGE, now, clock)
+        + sum((a.value(c, now, clock) for c in acc.MANAGED_COMPONENTS), Decimal(0))
     )
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.adapters import keys
 from shared.adapters.ledger_store import RollupStore, checkpoint_of, head_of
+from shared.adapters.managed_store import reservation_of_item, training_of
 from shared.adapters.table import Table
 from shared.domain.checkpoint import Version
 from shared.domain.idle import IdleEpisode
@@ -48,12 +49,20 @@ def load_job(
             records.checkpoints.append(checkpoint_of(item))
         elif kind == "step":
             records.steps.append(item)
+        elif kind == "training":
+            records.training.append(training_of(item))
         elif kind == "notice":
             records.notices.append(
                 (str(item["instance_id"]), Notice.model_validate_json(item["record"]))
             )
     if not records.rollups and not records.heads and not records.checkpoints:
         return None
+    for rollup in records.rollups:  # the reservations charging this job unused time
+        for ref in sorted(rollup.get("reservations", set()) or set()):
+            account, _, reservation_id = str(ref).partition("#")
+            found = table.get(*keys.reservation_key(account, reservation_id))
+            if found is not None:
+                records.reservations.append(reservation_of_item(found))
     if not full:
         return records
     starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]

@@ -30,6 +30,7 @@ UNSCOPABLE = {
     "ec2:DescribeInstances",
     "ec2:DescribeVolumes",
     "ec2:DescribeSpotPriceHistory",
+    "ec2:DescribeCapacityReservations",
     "pricing:GetProducts",
     "ce:GetCostAndUsage",
 }
@@ -292,6 +293,7 @@ def test_each_publisher_publishes_only_to_its_own_topic(synthesized: Synthesized
         for audience in ("Admin", "Team", "Finance")
     }  # fmt: skip
     expected = {"price_backfill": [{"Ref": topics["Admin"]}],
+                "reservation_refresh": [{"Ref": topics["Admin"]}],
                 "alarm_state": [{"Ref": topics["Team"]}],
                 "budget_tick": [{"Ref": topics["Finance"]}],
                 "daily_summary": [{"Ref": topics["Finance"]}]}  # fmt: skip
@@ -309,6 +311,16 @@ def test_wildcard_resources_only_for_unscopable_actions(
     for statement in role_statements(synthesized, name):
         if "*" in _as_list(statement["Resource"]):
             assert set(_as_list(statement["Action"])) <= UNSCOPABLE, statement
+
+
+def test_training_job_reads_are_scoped_to_training_jobs(synthesized: Synthesized) -> None:
+    (statement,) = _statements_with(
+        synthesized, "training_job_state", "sagemaker:DescribeTrainingJob"
+    )
+    assert ":training-job/*" in json.dumps(statement["Resource"])
+    others = [f for f in ALL_FUNCTIONS if f != "training_job_state"]
+    for other in others:
+        assert not _statements_with(synthesized, other, "sagemaker:DescribeTrainingJob"), other
 
 
 def test_ec2_and_price_reads_granted_where_needed(synthesized: Synthesized) -> None:

@@ -1,0 +1,111 @@
+"""Stores of managed training heads (``JOB#<job>`` / ``H#T#<account>#<name>``) and capacity
+reservation heads (``RES#<account>#<id>`` / ``HEAD``). As the other stores: writers keep what
+they wrote, every write is guarded by a version."""
+
+from __future__ import annotations
+
+from shared.adapters import keys
+from shared.adapters.table import Absent, Condition, Item, Put, Table, VersionIs
+from shared.domain.reservation import ReservationHead
+from shared.domain.training import TrainingHead
+
+
+class TrainingStore:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._heads: dict[tuple[str, str, str], TrainingHead] = {}
+
+    def head(self, job_id: str, account: str, name: str) -> TrainingHead | None:
+        key = (job_id, account, name)
+        if key not in self._heads:
+            item = self.table.get(keys.job_pk(job_id), keys.training_head_sk(account, name))
+            if item is None:
+                return None
+            self._heads[key] = training_of(item)
+        return self._heads[key]
+
+    def put(self, head: TrainingHead, expected_version: int | None) -> Put:
+        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+        condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
+        item: Item = {
+            "pk": keys.job_pk(head.job_id),
+            "sk": keys.training_head_sk(head.account, head.name),
+            "kind": "training",
+            "job_id": head.job_id,
+            "account": head.account,
+            "version": stored.version,
+            "record": stored.model_dump_json(),
+        }
+        if head.rate is None:
+            item["gsi_unpriced_pk"] = "UNPRICED"
+            item["gsi_unpriced_sk"] = f"training#{head.account}#{head.name}"
+        return Put(item, [condition])
+
+    def remember(self, op: Put) -> None:
+        head = training_of(op.item)
+        self._heads[(head.job_id, head.account, head.name)] = head
+
+    def forget(self, job_id: str, account: str, name: str) -> None:
+        self._heads.pop((job_id, account, name), None)
+
+
+def training_of(item: Item) -> TrainingHead:
+    head = TrainingHead.model_validate_json(str(item["record"]))
+    return head.model_copy(update={"version": int(item["version"])})
+
+
+class ReservationStore:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._heads: dict[tuple[str, str], ReservationHead] = {}
+
+    def head(self, account: str, reservation_id: str) -> ReservationHead | None:
+        key = (account, reservation_id)
+        if key not in self._heads:
+            item = self.table.get(*keys.reservation_key(account, reservation_id))
+            if item is None:
+                return None
+            self._heads[key] = reservation_of_item(item)
+        return self._heads[key]
+
+    def put(
+        self, head: ReservationHead, expected_version: int | None, *, indexed: bool = True
+    ) -> Put:
+        """The head's write; ``indexed``: the daily refresh still looks at it."""
+        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+        condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
+        pk, sk = keys.reservation_key(head.account, head.reservation_id)
+        item: Item = {
+            "pk": pk,
+            "sk": sk,
+            "kind": "reservation",
+            "job_id": head.job_id,
+            "account": head.account,
+            "version": stored.version,
+            "record": stored.model_dump_json(),
+        }
+        if indexed:
+            # Refreshed daily while live and for a day after its end (the refresh drops it).
+            item["gsi_open_pk"] = keys.RESERVATIONS
+            item["gsi_open_sk"] = f"{head.account}#{head.reservation_id}"
+        return Put(item, [condition])
+
+    def remember(self, op: Put) -> None:
+        head = reservation_of_item(op.item)
+        self._heads[(head.account, head.reservation_id)] = head
+
+    def forget(self, account: str, reservation_id: str) -> None:
+        self._heads.pop((account, reservation_id), None)
+
+    def refreshed(self) -> list[ReservationHead]:
+        """The reservations the daily refresh looks at (sparse index, one Query)."""
+        return [
+            reservation_of_item(i)
+            for i in self.table.query(keys.RESERVATIONS, index=keys.OPEN_INDEX)
+            if i.get("kind") == "reservation"
+        ]
+
+
+def reservation_of_item(item: Item) -> ReservationHead:
+    head = ReservationHead.model_validate_json(str(item["record"]))
+    return head.model_copy(update={"version": int(item["version"])})

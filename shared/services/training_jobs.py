@@ -1,0 +1,139 @@
+"""SageMaker Training Job State Change -> the job ledger: one transaction per event.
+
+The event names the job, its status and resources; the job is the first job tag in its
+``Tags``, else ``sagemaker:<name>``. The training head is folded by event time (a terminal
+status is final), priced with SageMaker's own ``ml.*`` rate (override, cache, snapshot, else
+unpriced), and, at a terminal status, billed from one DescribeTrainingJob call. The head and
+the job's rollup change are written together; a duplicate or an event that changes nothing
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime
+
+from shared.adapters.ledger_store import RollupChange, UnitOfWork
+from shared.adapters.managed_store import TrainingStore
+from shared.adapters.sagemaker import TrainingJobNotFound, TrainingJobs
+from shared.adapters.table import ConditionFailed
+from shared.clock import utc
+from shared.domain.accrual import Accrual
+from shared.domain.clocks import day_start
+from shared.domain.tags import grouping_tags
+from shared.domain.training import TrainingHead, merge, training_accrual, with_billing
+from shared.managed_costs import sagemaker_job_id
+from shared.managed_models import TrainingJobDescription
+from shared.services.instances import ConcurrentUpdates, LedgerDeps
+
+logger = logging.getLogger("costtracker.training")
+MAX_ATTEMPTS = 5
+
+
+@dataclass(frozen=True)
+class TrainingOutcome:
+    result: str  # applied, duplicate, ignored
+    training_job: str
+    job_id: str
+    detail: str = ""
+
+    def answer(self) -> dict[str, str]:
+        return {
+            "result": self.result,
+            "training_job": self.training_job,
+            "job_id": self.job_id,
+            "detail": self.detail,
+        }
+
+
+def _priced(deps: LedgerDeps, head: TrainingHead) -> TrainingHead:
+    """Rates pinned at first sight; an unknown one is asked again at every event."""
+    update: dict[str, object] = {}
+    if head.rate is None:
+        update["rate"] = deps.prices.sagemaker_rate(head.region, head.instance_type)
+    if head.storage_rate is None and head.volume_gb > 0:
+        update["storage_rate"] = deps.prices.sagemaker_storage_rate(head.region)
+    return head.model_copy(update=update) if update else head
+
+
+def _billed(jobs: TrainingJobs, head: TrainingHead) -> TrainingHead:
+    if not head.terminal or head.billed:
+        return head
+    try:
+        described = jobs.describe(head.name, event_tags=head.tags or None)
+    except TrainingJobNotFound as exc:
+        warning = f"DescribeTrainingJob: {exc}; cost accrued to its end (an estimate)"
+        if warning in head.warnings:
+            return head
+        return head.model_copy(update={"warnings": (*head.warnings, warning)})
+    return with_billing(head, described)
+
+
+def rollup_change(
+    deps: LedgerDeps, old: TrainingHead | None, new: TrainingHead, event_at: datetime
+) -> RollupChange:
+    delta = training_accrual(new)
+    if old is not None:
+        delta = delta.minus(training_accrual(old))
+    change = RollupChange(job_id=new.job_id, account=new.account, delta=delta)
+    if new.training_start is not None:
+        change.at_most["started_at"] = new.training_start.isoformat()
+    change.at_least["last_event_at"] = event_at.isoformat()
+    change.at_most["first_event_at"] = event_at.isoformat()
+    tags = grouping_tags(new.tags, deps.config)
+    first = new.training_start.isoformat() if new.training_start else "9999"
+    change.tags = tags
+    change.tags_from = f"{first}#{new.account}#{new.name}"
+    change.add_strings["tag_values"] = {f"{k}={v}" for k, v in tags.items()}
+    change.add_strings["training_jobs"] = {new.name}
+    sources = {r.provenance for r in (new.rate, new.storage_rate) if r is not None}
+    if sources:
+        change.add_strings["price_sources"] = sources
+    if event_at < day_start(deps.clock.now()):
+        change.counters["late_events"] = 1
+    return change
+
+
+def record_training_event(
+    deps: LedgerDeps,
+    store: TrainingStore,
+    jobs: TrainingJobs,
+    *,
+    event_id: str,
+    at: datetime,
+    described: TrainingJobDescription,
+) -> TrainingOutcome:
+    """Fold one state change into the training head and the job's rollup."""
+    at = utc(at)
+    job_id = sagemaker_job_id(described.name, described.tags, deps.config.tracking.job_tag_keys)
+    for _ in range(MAX_ATTEMPTS):
+        old = store.head(job_id, described.account, described.name)
+        if old is not None and event_id in old.seen:
+            return TrainingOutcome("duplicate", described.name, job_id)
+        new = _billed(jobs, _priced(deps, merge(old, described, at, event_id, job_id)))
+        if old is not None and new.same_as(old):
+            return TrainingOutcome("duplicate", described.name, job_id, "nothing changed")
+        uow = UnitOfWork(deps.table)
+        head_op = store.put(new, old.version if old is not None else None)
+        uow.add(head_op)
+        rollup_op = deps.rollups.update(rollup_change(deps, old, new, at))
+        uow.add(rollup_op)
+        try:
+            uow.commit()
+        except ConditionFailed:
+            store.forget(job_id, described.account, described.name)
+            deps.rollups.forget(job_id, described.account)
+            continue
+        store.remember(head_op)
+        if rollup_op is not None:
+            deps.rollups.remember(rollup_op)
+        return TrainingOutcome("applied", described.name, job_id, new.status)
+    raise ConcurrentUpdates(described.name)
+
+
+def accrual_of(heads: list[TrainingHead]) -> Accrual:
+    out = Accrual()
+    for head in heads:
+        out.add(training_accrual(head))
+    return out
