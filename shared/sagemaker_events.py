@@ -138,7 +138,7 @@ class TrainingJobStateDetail(_Detail):
     secondary_status: str = Field(default="", alias="SecondaryStatus")
     resource_config: ResourceConfig = Field(alias="ResourceConfig")
     stopping_condition: StoppingCondition = Field(
-        default=StoppingCondition(), alias="StoppingCondition"
+        default_factory=StoppingCondition, alias="StoppingCondition"
     )
     enable_managed_spot_training: bool = Field(default=False, alias="EnableManagedSpotTraining")
     creation_time: EpochMillis | None = Field(default=None, alias="CreationTime")
