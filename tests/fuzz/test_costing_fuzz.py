@@ -4,6 +4,7 @@ windowed costs, bounded heads) with random aware datetimes and transitions."""
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, timedelta, timezone
 from decimal import Decimal
@@ -681,3 +682,26 @@ def test_an_end_that_moves_within_its_second_is_recorded() -> None:
         Transition(event_id="s2", at=T0 + timedelta(seconds=1.2), state="stopping"),
     ]
     assert _deliver(arrivals) == (60, Decimal("0.6"))
+
+
+def test_large_objects_at_high_rates_split_into_versions_to_the_last_digit() -> None:
+    """Up to 32 TB at up to $12,345.678901/GB-month, cut into versions: numerators of 30
+    and more digits, which Python's default 28-digit context would round."""
+    rng = random.Random(1)
+    for _ in range(60):
+        price = Decimal(rng.choice(["0.023", "1.337", "999.999", "12345.678901"]))
+        size = rng.randint(0, 2**45)
+        start = datetime(2020, 1, 1, tzinfo=UTC) + timedelta(seconds=rng.randint(0, 10**9))
+        end = start + timedelta(seconds=rng.randint(1, 10**7))
+        head = CheckpointHead(bucket="b", key="k", job_id="j", region="us-east-1",
+                              rate=rate(price, price))  # fmt: skip
+        cuts = sorted({start, end} | {start + timedelta(seconds=rng.randint(0, 10**7))
+                                      for _ in range(6)})  # fmt: skip
+        bounds = [c for c in cuts if c <= end]
+        versions = [Version(write_event_id=f"w{n}", start=a, end=b, size_bytes=size)
+                    for n, (a, b) in enumerate(itertools.pairwise(bounds))]  # fmt: skip
+        whole = version_accrual(head, Version(write_event_id="w", start=start, end=end,
+                                              size_bytes=size))  # fmt: skip
+        parts = acc.total(version_accrual(head, v) for v in versions)
+        later = end + timedelta(days=1)
+        assert parts.value(acc.STORAGE, later) == whole.value(acc.STORAGE, later)
