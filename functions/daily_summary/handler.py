@@ -14,7 +14,6 @@ from shared import runtime, telemetry
 from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
-from shared.services import ops_metrics
 from shared.services.summaries import publish_summary, summarize_day
 from shared.telemetry import metrics, spend
 
@@ -42,5 +41,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         for value, usd in summary["by_tag"].get(key, {}).items():
             spend("DailySpendUSD", Decimal(usd), key, value)
     if telemetry.enabled():  # the admins' CloudWatch dashboard (reads the day again)
+        from shared.services import ops_metrics  # only with metrics
+
         telemetry.day_figures(ops_metrics.day_figures(deps, day, now))
     return {"day": day.isoformat(), "total_usd": summary["total_usd"], "objects": keys}

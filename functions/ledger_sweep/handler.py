@@ -14,7 +14,6 @@ from shared import runtime, telemetry
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
 from shared.inventory import Ec2Inventory
-from shared.services.ops_metrics import accelerators_by_condition
 from shared.services.sweep import sweep_missed_events
 from shared.telemetry import accelerator_conditions, metrics
 
@@ -30,6 +29,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     result = sweep_missed_events(deps, Ec2Inventory(runtime.client("ec2")), region)
     # Hourly, for the admins' dashboard: accelerators idle (and the like) right now.
     if telemetry.enabled():
+        from shared.services.ops_metrics import accelerators_by_condition  # only with metrics
+
         accelerator_conditions(accelerators_by_condition(deps.instances.open_heads()))
     if result.closed or result.opened:
         logger.warning("missed events inferred", extra=asdict(result))
