@@ -2,28 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from decimal import ROUND_HALF_EVEN, Decimal
+from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from shared.domain.job import UNCONFIRMED_ITEMS, JobCost
-
-# Stored and reported to the nano-dollar; display rounds to cents.
-_PRECISION = Decimal("0.000000001")
-
-
-def money(value: Decimal) -> str:
-    return format(value.quantize(_PRECISION, rounding=ROUND_HALF_EVEN), "f")
-
-
-def cents(value: Decimal) -> str:
-    return f"${value.quantize(Decimal('0.01'), rounding=ROUND_HALF_EVEN):,}"
-
-
-def iso(at: datetime | None) -> str | None:
-    if at is None:
-        return None
-    return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+from shared.formatting import cents as cents  # re-exported: callers format with them
+from shared.formatting import iso as iso
+from shared.formatting import money as money
 
 
 def job_summary(cost: JobCost) -> dict[str, Any]:

@@ -12,9 +12,9 @@ from shared import runtime
 from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
+from shared.formatting import iso
 from shared.services.budgets import check_anomalies, evaluate_budgets
 from shared.telemetry import count, metrics, seconds
-from shared.views import iso
 
 logger = Logger(service="costtracker")
 

@@ -12,7 +12,6 @@ from shared import runtime
 from shared.clock import utc
 from shared.edge import parse_event
 from shared.events import ScheduledEvent
-from shared.services.data_exports import S3DataExports
 from shared.services.reconcile import CostExplorerBills, reconcile_recent
 from shared.telemetry import metrics
 
@@ -28,13 +27,13 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         return {"enabled": False}
     bills = CostExplorerBills(runtime.client("ce", "us-east-1"))
     settings = config.reconcile
-    exports = (
-        S3DataExports(
+    exports = None
+    if settings.data_exports_bucket:
+        from shared.services.data_exports import S3DataExports  # only when exports are read
+
+        exports = S3DataExports(
             runtime.client("s3"), settings.data_exports_bucket, settings.data_exports_prefix
         )
-        if settings.data_exports_bucket
-        else None
-    )
     results = reconcile_recent(
         runtime.ledger_deps(), runtime.ledger(), config, bills, utc(parsed.time), exports
     )

@@ -22,6 +22,7 @@ from shared.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.day_split import job_between
 from shared.domain.job import _tags
+from shared.formatting import cents, iso
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
 from shared.services.forecasts import (
@@ -34,7 +35,6 @@ from shared.services.forecasts import (
 )
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import all_rollups, load_job
-from shared.views import cents, iso
 
 HOUR = timedelta(hours=1)
 

@@ -24,8 +24,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+from shared.formatting import money
 from shared.parquet_reader import ParquetReadError, read_columns
-from shared.views import money
 
 # CUR 2.0 columns read (Data Exports, "CUR 2.0" table).
 CUR_COLUMNS = (

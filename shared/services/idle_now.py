@@ -11,8 +11,8 @@ from typing import Any
 from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
 from shared.domain.segments import SeriesReader, cost_inside
+from shared.formatting import iso, money
 from shared.services.change import is_accelerator
-from shared.views import iso, money
 
 IDLE_CONDITIONS = ("idle", "input_bound")
 

@@ -10,20 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.config import LedgerConfig
 from shared.domain.day_split import job_between
-from shared.services.data_exports import (
-    BilledLine,
-    DataExportError,
-    estimates_from_focus_rows,
-    reconcile_resources,
-)
+from shared.formatting import iso, money
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
 from shared.services.summaries import summarize_day
-from shared.views import iso, money
+
+if TYPE_CHECKING:  # the Data Exports reader is loaded only when exports are configured
+    from shared.services.data_exports import BilledLine
 
 # Cost Explorer SERVICE values -> the part of our estimate they confirm.
 SERVICE_KINDS = {
@@ -113,6 +110,8 @@ def reconcile_by_resource(
     """Each job's estimate of ``day``, per resource id, against the Data Exports lines
     (``shared.services.data_exports.reconcile_resources``); the estimates are the day's
     FOCUS rows, as the daily export writes them."""
+    from shared.services.data_exports import estimates_from_focus_rows, reconcile_resources
+
     _, rows = summarize_day(deps, day, now)
     return reconcile_resources(estimates_from_focus_rows(rows), exports.lines(day))
 
@@ -185,6 +184,8 @@ def reconcile_day(
         "checked_at": iso(now),
     }
     if exports is not None:
+        from shared.services.data_exports import DataExportError
+
         try:
             result["by_resource"] = reconcile_by_resource(deps, exports, day, now)
         except DataExportError as exc:  # a file it cannot read: said, and tried next run

@@ -19,11 +19,11 @@ from shared.domain.job import _tags
 from shared.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
 from shared.focus_charges import focus_rows
+from shared.formatting import cents, iso, money
 from shared.notify import Alert, Notifier
 from shared.reports import ReportStore
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
-from shared.views import cents, iso, money
 
 
 def day_bounds(day: date) -> tuple[datetime, datetime]:

@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from shared.formatting import iso
 from shared.inventory import Ec2Inventory
 from shared.services.instances import LedgerDeps, record_state_change
-from shared.views import iso
 
 logger = logging.getLogger("costtracker.sweep")
 CLOSED = {"stopping", "stopped", "shutting-down", "terminated"}
