@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from aws_lambda_powertools import Logger
 from pydantic import BaseModel, ValidationError
 
-from shared.events import event_id_of
+from shared.event_envelope import event_id_of
 from shared.telemetry import count
 
 M = TypeVar("M", bound=BaseModel)

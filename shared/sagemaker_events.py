@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal, NoReturn
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from shared.events import AwsEvent, to_utc
+from shared.event_envelope import AwsEvent, to_utc
 from shared.managed_models import (
     TERMINAL_TRAINING_STATUSES,
     TrainingJobDescription,

@@ -9,7 +9,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import runtime
 from shared.edge import parse_event
-from shared.events import ScheduledEvent
+from shared.event_envelope import ScheduledEvent
 from shared.services.utilization import sweep_alarms, sweep_auto_stop
 from shared.telemetry import metrics
 

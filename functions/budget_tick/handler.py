@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared import runtime
 from shared.clock import utc
 from shared.edge import parse_event
-from shared.events import ScheduledEvent
+from shared.event_envelope import ScheduledEvent
 from shared.formatting import iso
 from shared.services.budgets import check_anomalies, evaluate_budgets
 from shared.telemetry import count, metrics, seconds

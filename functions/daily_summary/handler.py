@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared import runtime, telemetry
 from shared.clock import utc
 from shared.edge import parse_event
-from shared.events import ScheduledEvent
+from shared.event_envelope import ScheduledEvent
 from shared.services.summaries import publish_summary, summarize_day
 from shared.telemetry import metrics, spend
 

@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared import runtime
 from shared.clock import utc
 from shared.edge import parse_event
-from shared.events import ScheduledEvent
+from shared.event_envelope import ScheduledEvent
 from shared.services.day_boundary import mark_running_jobs_active
 from shared.telemetry import metrics
 

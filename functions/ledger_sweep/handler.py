@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import runtime, telemetry
 from shared.edge import parse_event
-from shared.events import ScheduledEvent
+from shared.event_envelope import ScheduledEvent
 from shared.inventory import Ec2Inventory
 from shared.services.sweep import sweep_missed_events
 from shared.telemetry import accelerator_conditions, metrics

@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from shared import runtime
 from shared.clock import utc
 from shared.edge import parse_event
-from shared.events import ScheduledEvent
+from shared.event_envelope import ScheduledEvent
 from shared.services.reservation_schedule import refresh_reservations
 from shared.telemetry import count, metrics
 

@@ -23,7 +23,7 @@ from shared.clock import utc
 from shared.domain.idle import AlarmChange, Signal, classify, ordered_changes
 from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition, fold
-from shared.events import INSTANCE_ID_PATTERN
+from shared.event_envelope import INSTANCE_ID_PATTERN
 from shared.formatting import cents, iso
 from shared.inventory import InstanceNotFound
 from shared.notify import Alert, Notifier
