@@ -33,6 +33,8 @@ WARM_POOL = "warm_pool"
 WASTED_RESERVED = "wasted_reserved"
 # Charges of their own beside instance, EBS and checkpoint storage (in a job's total).
 MANAGED_COMPONENTS = (ML_STORAGE, WARM_POOL, WASTED_RESERVED)
+# What a job's ``total`` adds up (SPEC): instance, EBS, checkpoint storage, managed charges.
+TOTAL_COMPONENTS = (INSTANCE, EBS, STORAGE, *MANAGED_COMPONENTS)
 
 # Clocks: "s" whole seconds, "m" calendar-month units, "spot:<series>" a spot series'
 # cumulative integral (USD-seconds per hour).
@@ -119,6 +121,10 @@ class Accrual:
                 numerator += w * clocks(clock, now)
             total += numerator / denom
         return total
+
+    def total_usd(self, now: datetime, clocks: ClockReader = basic_clock) -> Decimal:
+        """The SPEC's ``total`` at ``now``: the sum of ``TOTAL_COMPONENTS``."""
+        return sum((self.value(c, now, clocks) for c in TOTAL_COMPONENTS), Decimal(0))
 
     def weight(self, component: str) -> dict[str, Decimal]:
         """The linear weights of a component per clock (what accrues per clock unit)."""

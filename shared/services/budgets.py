@@ -97,16 +97,6 @@ class JobCache:
         return value
 
 
-def _total(accrual: acc.Accrual, at: datetime, clock: Any) -> Decimal:
-    return (
-        accrual.value(acc.INSTANCE, at, clock)
-        + accrual.value(acc.EBS, at, clock)
-        + accrual.value(acc.STORAGE, at, clock)
-        # managed training and reserved capacity: charges of their own (SPEC ``total``)
-        + sum((accrual.value(c, at, clock) for c in acc.MANAGED_COMPONENTS), Decimal(0))
-    )
-
-
 def _spend_at(
     deps: LedgerDeps, job_id: str, rollups: list[dict[str, Any]], at: datetime, now: datetime
 ) -> tuple[Decimal, bool]:
@@ -120,12 +110,12 @@ def _spend_at(
     lasts = [str(r.get("last_event_at", "")) for r in rollups if r.get("last_event_at")]
     accrual = acc.total(acc.from_attributes(r) for r in rollups)
     if not lasts or datetime.fromisoformat(max(lasts)) < at:
-        return _total(accrual, at, deps.prices.clock), False
+        return accrual.total_usd(at, deps.prices.clock), False
     records = load_job(deps.table, deps.rollups, job_id, since=at)
     if records is None:
         return Decimal(0), True
     inside, _ = job_between(records, at, now, now, deps.prices.series)
-    return _total(accrual, now, deps.prices.clock) - inside["total"], True
+    return accrual.total_usd(now, deps.prices.clock) - inside["total"], True
 
 
 @dataclass(frozen=True)
@@ -175,10 +165,10 @@ def budget_status(
         if not in_scope(budget, job_id, rollups, config):
             continue
         accrual = acc.total(acc.from_attributes(r) for r in rollups)
-        spent = _total(accrual, now, clock) - cache.spend_at(job_id, start, now)
+        spent = accrual.total_usd(now, clock) - cache.spend_at(job_id, start, now)
         if spent or accrual.is_open():
             spend_by_job[job_id] = spent
-        burn += _total(accrual, ahead, clock) - _total(accrual, now, clock)
+        burn += accrual.total_usd(ahead, clock) - accrual.total_usd(now, clock)
         if accrual.is_open():
             projections.append(
                 project_job(
@@ -191,7 +181,7 @@ def budget_status(
         budget.amount_usd,
         sorted(projections, key=lambda p: p.job_id),
         now,
-        lambda accrual, at: _total(accrual, at, clock),
+        lambda accrual, at: accrual.total_usd(at, clock),
     )
     crossing = None
     if spend < budget.amount_usd and burn > 0:

@@ -15,14 +15,7 @@ from shared.services.job_view import active_between, all_rollups, cost_of, load_
 
 
 def _total(rollups: list[dict[str, Any]], now: datetime, deps: LedgerDeps) -> Decimal:
-    a = acc.total(acc.from_attributes(r) for r in rollups)
-    clock = deps.prices.clock
-    return (
-        a.value(acc.INSTANCE, now, clock)
-        + a.value(acc.EBS, now, clock)
-        + a.value(acc.STORAGE, now, clock)
-        + sum((a.value(c, now, clock) for c in acc.MANAGED_COMPONENTS), Decimal(0))
-    )
+    return acc.total(acc.from_attributes(r) for r in rollups).total_usd(now, deps.prices.clock)
 
 
 def list_jobs(
