@@ -71,11 +71,15 @@ def running_emulator(
     from moto.server import ThreadedMotoServer
 
     from costtracker.emulator_queries import patch_moto_queries
+    from costtracker.emulator_transactions import patch_moto_transactions_fast
     from costtracker.emulator_updates import patch_moto_updates
+    from costtracker.emulator_wire import patch_moto_wire
 
     _patch_moto_transactions()
     patch_moto_queries()
     patch_moto_updates()
+    patch_moto_transactions_fast()
+    patch_moto_wire()
     _patch_moto_accounts()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     env = {

@@ -87,6 +87,61 @@ def _item_size(attrs: dict[str, Any]) -> int:
     return sum(bytesize(k) + v.size() for k, v in attrs.items())
 
 
+def actions_of(
+    expression: str, names: dict[str, str], values: dict[str, Any]
+) -> list[Action] | None:
+    """The update's actions, or None (moto's own path); looked up at call time, so that a
+    test can turn every fast path off by replacing ``_actions``."""
+    return _actions(expression, names, values)
+
+
+def too_large(attrs: dict[str, Any]) -> bool:
+    """Above moto's (DynamoDB's) item size limit."""
+    return _item_size(attrs) > _ITEM_LIMIT
+
+
+def updated_attributes(
+    table: Any, item: Any, hash_value: Any, range_value: Any, actions: list[Action]
+) -> dict[str, Any] | None:
+    """The item's attributes after ``actions`` (moto's values and arithmetic), or None
+    where moto must answer (an ADD on an attribute of another type)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    attrs: dict[str, Any] = (
+        dict(item.attrs)
+        if item is not None
+        else {
+            table.hash_key_attr: hash_value,
+            table.range_key_attr: range_value,
+        }
+    )
+    for kind, name, value in actions:
+        if kind == "remove":
+            attrs.pop(name, None)
+            continue
+        new = DynamoType(value)
+        if kind == "set":
+            attrs[name] = new
+        elif kind == "set_if_absent":
+            attrs.setdefault(name, new)
+        elif new.type == "N":
+            current = attrs.get(name, DynamoType({"N": "0"}))
+            if current.type != "N":
+                return None
+            attrs[name] = current + new
+        else:
+            current = attrs.get(name)
+            if current is None:
+                attrs[name] = DynamoType({new.type: list(new.value)})
+            elif current.type != new.type:
+                return None
+            else:
+                merged = list(current.value)
+                merged += [v for v in new.value if v not in merged]
+                attrs[name] = DynamoType({new.type: merged})
+    return attrs
+
+
 def patch_moto_updates() -> None:
     """Install the UpdateItem fast path once per process (idempotent)."""
     from moto.dynamodb.exceptions import ConditionalCheckFailed, ItemSizeToUpdateTooLarge
@@ -153,39 +208,10 @@ def patch_moto_updates() -> None:
             if return_values_on_condition_check_failure == "ALL_OLD" and item is not None:
                 raise ConditionalCheckFailed(item=item.to_json()["Attributes"])
             raise ConditionalCheckFailed
-        attrs: dict[str, Any] = (
-            dict(item.attrs)
-            if item is not None
-            else {
-                table.hash_key_attr: hash_value,
-                table.range_key_attr: range_value,
-            }
-        )
-        for kind, name, value in actions:
-            if kind == "remove":
-                attrs.pop(name, None)
-                continue
-            new = DynamoType(value)
-            if kind == "set":
-                attrs[name] = new
-            elif kind == "set_if_absent":
-                attrs.setdefault(name, new)
-            elif new.type == "N":
-                current = attrs.get(name, DynamoType({"N": "0"}))
-                if current.type != "N":
-                    return moto_path()  # moto raises its type error
-                attrs[name] = current + new
-            else:
-                current = attrs.get(name)
-                if current is None:
-                    attrs[name] = DynamoType({new.type: list(new.value)})
-                elif current.type != new.type:
-                    return moto_path()
-                else:
-                    merged = list(current.value)
-                    merged += [v for v in new.value if v not in merged]
-                    attrs[name] = DynamoType({new.type: merged})
-        if _item_size(attrs) > _ITEM_LIMIT:
+        attrs = updated_attributes(table, item, hash_value, range_value, actions)
+        if attrs is None:
+            return moto_path()  # moto raises its type error
+        if too_large(attrs):
             raise ItemSizeToUpdateTooLarge()
         if item is None:
             table.put_item({k: v.to_json() for k, v in attrs.items()})

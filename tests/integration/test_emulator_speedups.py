@@ -1,11 +1,13 @@
-"""The emulator's UpdateItem and Query fast paths give what moto itself gives.
+"""The emulator's UpdateItem, TransactWriteItems and Query fast paths give what moto
+itself gives.
 
 Random sequences of the ledger adapter's own updates (numbers added at DynamoDB's
 precision, string sets, sets, if-absent sets, removals, every condition the ledger
 uses) go through the fast path into one table and through moto's own path into
 another; after every step both tables hold the same items and refused the same
 updates. Queries on the table and on an index answer the same items in the same order
-as moto's own Query.
+as moto's own Query. Random transactions of several Puts and Updates (conditions that
+hold and that fail, all-or-nothing) leave the same items and the same refusals.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from costtracker import emulator_queries, emulator_updates
+from costtracker import emulator_queries, emulator_transactions, emulator_updates
 from shared.adapters.keys import INDEXES
 from shared.adapters.table import (
     Above,
@@ -41,6 +43,7 @@ def tables() -> Iterator[tuple[Any, DynamoTable, DynamoTable]]:
     with mock_aws():
         emulator_updates.patch_moto_updates()
         emulator_queries.patch_moto_queries()
+        emulator_transactions.patch_moto_transactions_fast()
         client = boto3.client("dynamodb", region_name="us-east-1")
         for name in ("fast", "moto"):
             client.create_table(**create_table_request(name))
@@ -155,3 +158,98 @@ def test_queries_answer_as_moto_does(
             expected = list(fast.query(**ask))
         assert got == expected, ask
         assert got, ask
+
+
+def _random_put(rng: random.Random, pk: str, sk: str) -> Put:
+    item: dict[str, Any] = {"pk": pk, "sk": sk, "kind": rng.choice(("head", "segment"))}
+    if rng.random() < 0.5:
+        item["version"] = Decimal(rng.randint(0, 3))
+    if rng.random() < 0.5:
+        item["sources"] = {rng.choice(("override", "snapshot"))}
+    conditions: list[Any] = []
+    roll = rng.random()
+    if roll < 0.3:
+        conditions.append(Absent())
+    elif roll < 0.4:
+        conditions.append(VersionIs(rng.randint(0, 3)))
+    if rng.random() < 0.2:
+        conditions.append(Below("last_at", f"2026-11-0{rng.randint(1, 9)}"))
+    return Put(item, conditions)
+
+
+def _transact_outcome(table: DynamoTable, ops: list[Any]) -> str:
+    try:
+        table.transact(ops)
+    except ConditionFailed as failed:
+        return f"condition failed at {failed.key}"
+    except Exception as exc:
+        return type(exc).__name__ + ":" + str(getattr(exc, "response", {}).get("Error", {}))
+    return "ok"
+
+
+def test_random_transactions_leave_the_same_items(
+    tables: tuple[Any, DynamoTable, DynamoTable], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, fast, moto = tables
+    rng = random.Random(20261201)
+    keys = [("JOB#a", "R#1"), ("JOB#a", "R#2"), ("JOB#b", "K#7"), ("JOB#b", "K#8")]
+    taken = []
+    holds = emulator_transactions.holds
+    monkeypatch.setattr(emulator_transactions, "holds", lambda *a: taken.append(1) or holds(*a))
+    outcomes: dict[str, int] = {}
+    for _ in range(250):
+        chosen = rng.sample(keys, rng.randint(2, 3))
+        ops = [
+            _random_put(rng, pk, sk) if rng.random() < 0.35 else _random_update(rng, pk, sk)
+            for pk, sk in chosen
+        ]
+        for op in ops:
+            if rng.random() < 0.6:
+                op.conditions = []  # most entries of a ledger transaction are unconditional
+        got = _transact_outcome(fast, ops)
+        with monkeypatch.context() as m:
+            m.setattr(emulator_transactions, "ENABLED", False)  # moto's own path
+            m.setattr(emulator_updates, "_actions", lambda *a: None)
+            expected = _transact_outcome(moto, ops)
+        assert got == expected, ops
+        outcomes[got.split(" at ")[0]] = outcomes.get(got.split(" at ")[0], 0) + 1
+        for pk, sk in keys:
+            assert fast.get(pk, sk) == moto.get(pk, sk), ops
+    assert outcomes.get("ok", 0) > 40 and outcomes.get("condition failed", 0) > 40, outcomes
+    assert len(taken) > 400  # the fast path answered (conditions checked per entry)
+
+
+def test_a_transaction_over_the_size_limit_writes_nothing(
+    tables: tuple[Any, DynamoTable, DynamoTable],
+) -> None:
+    client, fast, _ = tables
+    fast.transact([Update("JOB#a", "R#1", set={"blob": "x" * 300_000})])
+    with pytest.raises(client.exceptions.ClientError):
+        fast.transact(
+            [
+                Update("JOB#a", "R#2", set={"n1": Decimal(1)}),
+                Update("JOB#a", "R#1", set={"blob2": "y" * 150_000}),
+            ]
+        )
+    assert fast.get("JOB#a", "R#2") is None
+    assert "blob2" not in (fast.get("JOB#a", "R#1") or {})
+
+
+@pytest.mark.parametrize("name", ["spot_checkpoints.json", "idle_alarms.json", "two_accounts.json"])
+def test_json_wire_matches_moto_on_every_call_of_a_replay(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every DynamoDB request and answer of a whole replay, read and written both ways,
+    and the replay's output still its golden file."""
+    from costtracker import emulator_wire
+    from tests.golden.make_golden import ROOT, outputs
+
+    monkeypatch.setattr(emulator_wire, "VERIFY", True)
+    monkeypatch.setattr(emulator_wire, "MISMATCHES", [])
+    before = dict(emulator_wire.ANSWERED)
+    as_json, _ = outputs(name)
+    assert emulator_wire.MISMATCHES == []
+    assert as_json == (ROOT / name.replace(".json", ".replay.json")).read_text()
+    print(name, {k: emulator_wire.ANSWERED[k] - before[k] for k in before})
+    assert emulator_wire.ANSWERED["requests"] - before["requests"] > 20
+    assert emulator_wire.ANSWERED["answers"] - before["answers"] > 20

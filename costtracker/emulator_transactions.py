@@ -1,0 +1,228 @@
+"""TransactWriteItems on the embedded emulator without moto's expression machinery, for
+the transactions this project writes.
+
+moto parses every entry's ConditionExpression three times (the request's validation,
+the transaction, then the Put or Update it calls) and its UpdateExpression twice, and
+every parse walks a syntax tree: a state event's transaction of three entries cost
+about three bare UpdateItems, and transactions were most of a replay's time. The
+ledger's adapter (``shared.adapters.table``) writes a small, fixed grammar only:
+entries are Put or Update (the update grammar of ``costtracker.emulator_updates``),
+and a condition is a conjunction of
+
+    attribute_not_exists(#n)    #n = :v    (attribute_not_exists(#n) OR #n < :v)
+    (attribute_not_exists(#n) OR #n > :v)
+
+This module checks such a transaction the way moto does (one entry per item, keys
+present and not empty, every name and value used, conditions compared on moto's own
+cast values), writes nothing unless every condition holds, and answers a refusal with
+moto's own ``TransactionCanceledException`` and cancellation reasons. Everything else
+(other grammar or operations, a refusal other than a condition, an item over the size
+limit, a table with a stream) goes to moto unchanged, before anything is written.
+``tests/integration/test_emulator_speedups.py`` runs random transactions through both
+paths and compares outcomes and items.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from costtracker.emulator_updates import Action, actions_of, too_large, updated_attributes
+
+_NAME, _VALUE = r"#n\d+", r":v\d+"
+_TERM = re.compile(
+    rf"attribute_not_exists\(({_NAME})\)"
+    rf"|({_NAME}) = ({_VALUE})"
+    rf"|\(attribute_not_exists\(({_NAME})\) OR ({_NAME}) ([<>]) ({_VALUE})\)"
+)
+_PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
+
+# Tests turn the fast path off to compare it with moto's own.
+ENABLED = True
+
+Check = tuple[str, str, Any]  # (operator: "absent" | "=" | "<" | ">", attribute name, value)
+
+
+class _Unsupported(Exception):
+    """Not this module's grammar: moto decides."""
+
+
+def checks_of(expression: str | None, names: dict[str, str], values: dict[str, Any]) -> list[Check]:
+    """The condition's checks; raises ``_Unsupported`` for any other grammar."""
+    if not expression:
+        return []
+    checks: list[Check] = []
+    for part in expression.split(" AND "):
+        m = _TERM.fullmatch(part)
+        if m is None:
+            raise _Unsupported
+        absent, eq_name, eq_value, or_name, cmp_name, op, cmp_value = m.groups()
+        if absent is not None:
+            checks.append(("absent", _name(names, absent), None))
+        elif eq_name is not None:
+            checks.append(("=", _name(names, eq_name), _value(values, eq_value)))
+        else:
+            if or_name != cmp_name:
+                raise _Unsupported
+            checks.append((op, _name(names, cmp_name), _value(values, cmp_value)))
+    return checks
+
+
+def _name(names: dict[str, str], ref: str) -> str:
+    if ref not in names:
+        raise _Unsupported
+    return names[ref]
+
+
+def _value(values: dict[str, Any], ref: str) -> Any:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    raw = values.get(ref)
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise _Unsupported
+    return DynamoType(raw).cast_value
+
+
+def holds(checks: list[Check], item: Any) -> bool:
+    """Whether every check holds on ``item`` (moto's Item or None), as moto compares."""
+    for op, name, value in checks:
+        attr = item.attrs.get(name) if item is not None else None
+        if op == "absent":
+            if attr is not None:
+                return False
+            continue
+        if op in ("<", ">"):
+            if attr is None:
+                continue  # attribute_not_exists(#n) OR ...
+            try:
+                ok = attr.cast_value < value if op == "<" else attr.cast_value > value
+            except TypeError:
+                raise _Unsupported from None
+            if not ok:
+                return False
+            continue
+        if attr is None or attr.cast_value != value:
+            return False
+    return True
+
+
+def _all_used(entry: dict[str, Any]) -> None:
+    """moto (and DynamoDB) refuse a name or value the expressions do not use."""
+    used = set(
+        _PLACEHOLDER.findall(
+            f"{entry.get('ConditionExpression', '')} {entry.get('UpdateExpression', '')}"
+        )
+    )
+    declared = set(entry.get("ExpressionAttributeNames") or {}) | set(
+        entry.get("ExpressionAttributeValues") or {}
+    )
+    if declared - used or entry.get("ExpressionAttributeValues") == {}:
+        raise _Unsupported
+
+
+def _plan(backend: Any, entries: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any, Any]]:
+    """Per entry: (table, hash value, range value, checks, new attributes or the Put item)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    if not entries or len(entries) > 100:
+        raise _Unsupported
+    plan = []
+    seen: set[tuple[str, Any, Any]] = set()
+    for entry in entries:
+        if len(entry) != 1:
+            raise _Unsupported
+        ((kind, op),) = entry.items()
+        if kind not in ("Put", "Update") or op.get("ReturnValuesOnConditionCheckFailure"):
+            raise _Unsupported
+        table = backend.tables.get(op.get("TableName"))
+        if table is None or table.stream_shard is not None or not table.range_key_attr:
+            raise _Unsupported
+        _all_used(op)
+        key_names = (table.hash_key_attr, table.range_key_attr)
+        source = op["Item"] if kind == "Put" else op["Key"]
+        if kind == "Update" and set(source) != set(key_names):
+            raise _Unsupported
+        raw_keys = [source.get(n) for n in key_names]
+        if any(
+            not isinstance(raw, dict) or raw.get("S") in (None, "") or len(raw) != 1
+            for raw in raw_keys
+        ) or (table.hash_key_type, table.range_key_type) != ("S", "S"):
+            raise _Unsupported
+        h, r = DynamoType(raw_keys[0]), DynamoType(raw_keys[1])
+        if (op["TableName"], h, r) in seen:
+            raise _Unsupported  # moto raises its "multiple operations on one item"
+        seen.add((op["TableName"], h, r))
+        names = op.get("ExpressionAttributeNames") or {}
+        values = op.get("ExpressionAttributeValues") or {}
+        checks = checks_of(op.get("ConditionExpression"), names, values)
+        if kind == "Put":
+            table._validate_item_types(op["Item"])
+            table._validate_key_sizes(op["Item"])
+            if too_large({k: DynamoType(v) for k, v in op["Item"].items()}):
+                raise _Unsupported
+            plan.append((table, h, r, checks, ("put", op["Item"])))
+            continue
+        actions: list[Action] | None = actions_of(op.get("UpdateExpression", ""), names, values)
+        if actions is None or any(name in key_names for _, name, _ in actions):
+            raise _Unsupported
+        plan.append((table, h, r, checks, ("update", actions)))
+    return plan
+
+
+def patch_moto_transactions_fast() -> None:
+    """Install the TransactWriteItems fast path once per process (idempotent)."""
+    from moto.core.responses import ActionResult
+    from moto.dynamodb.exceptions import TransactionCanceledException
+    from moto.dynamodb.models.dynamo_type import LimitedSizeDict
+    from moto.dynamodb.responses import DynamoHandler
+
+    if getattr(DynamoHandler, "_costtracker_transactions", False):
+        return
+    original = DynamoHandler.transact_write_items
+
+    def transact_write_items(self: Any) -> Any:
+        if not ENABLED:
+            return original(self)
+        try:
+            plan = _plan(self.dynamodb_backend, self.body["TransactItems"])
+            current = [table.get_item(h, r) for table, h, r, _, _ in plan]
+            failed = [not holds(entry[3], item) for entry, item in zip(plan, current, strict=True)]
+            writes: list[dict[str, Any] | None] = []
+            for entry, item, refused in zip(plan, current, failed, strict=True):
+                table, h, r, _, (kind, change) = entry
+                if refused or kind == "put":
+                    writes.append(None)
+                    continue
+                attrs = updated_attributes(table, item, h, r, change)
+                if attrs is None or too_large(attrs):
+                    raise _Unsupported
+                writes.append(attrs)
+        except _Unsupported:
+            return original(self)
+        except Exception:
+            return original(self)  # moto raises its own validation error
+        if any(failed):
+            raise TransactionCanceledException(
+                [
+                    ("ConditionalCheckFailed", "The conditional request failed", None)
+                    if refused
+                    else (None, None, None)
+                    for refused in failed
+                ]
+            )
+        for entry, item, attrs in zip(plan, current, writes, strict=True):
+            table, (kind, change) = entry[0], entry[4]
+            if kind == "put":
+                table.put_item(change)
+            elif attrs is None:
+                continue
+            elif item is None:
+                table.put_item({k: v.to_json() for k, v in attrs.items()})
+            else:
+                stored = LimitedSizeDict()
+                dict.update(stored, attrs)
+                item.attrs = stored
+        return ActionResult({"ConsumedCapacity": [], "ItemCollectionMetrics": {}})
+
+    DynamoHandler.transact_write_items = transact_write_items  # type: ignore[method-assign]
+    DynamoHandler._costtracker_transactions = True  # type: ignore[attr-defined]
