@@ -7,7 +7,7 @@ slowed down as the ledger grew (170 ms a Query at 30,000 items). The results of 
 not depend on that first sort: moto sorts what matched afterwards (by the index's keys
 then the table's keys, or by range key within one partition). So, for the duration of a
 Query only, ``all_items`` hands moto the candidates unsorted: for the table, just the
-asked partition; for an index, the items that carry its hash key attribute
+asked partition; for an index, the items whose hash key attribute holds the asked value
 (DynamoDB indexes no other item, and moto skips the others anyway). Results, order and
 paging stay moto's own; Scans, which page through ``all_items`` in key order, are untouched.
 """
@@ -43,11 +43,18 @@ def patch_moto_queries() -> None:
             if index is None:  # moto names the error
                 return []
             hash_attr = next(k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH")
+            if hash_key is None:
+                return [
+                    item
+                    for bucket in self.items.values()
+                    for item in bucket.values()
+                    if hash_attr in item.attrs
+                ]
             return [
                 item
                 for bucket in self.items.values()
                 for item in bucket.values()
-                if hash_attr in item.attrs
+                if (value := item.attrs.get(hash_attr)) is not None and value == hash_key
             ]
         if hash_key is None:
             return [item for bucket in self.items.values() for item in bucket.values()]

@@ -138,8 +138,8 @@ def test_queries_answer_as_moto_does(
             "pk": f"JOB#{rng.randint(0, 9)}",
             "sk": f"E#{rng.randint(0, 10**6):07d}",
         }
-        if rng.random() < 0.3:
-            item["gsi_open_pk"] = "OPEN"
+        if rng.random() < 0.4:
+            item["gsi_open_pk"] = rng.choice(("OPEN", "OPEN", "ACCRUING"))
             item["gsi_open_sk"] = f"{rng.randint(0, 50):03d}#{i}"
         fast.transact([Put(item)])
     asks = [
@@ -148,6 +148,7 @@ def test_queries_answer_as_moto_does(
         {"pk": "JOB#5", "sk_from": "E#0200000", "sk_to": "E#0700000", "descending": True},
         {"pk": "OPEN", "index": "open-index"},
         {"pk": "OPEN", "index": "open-index", "sk_from": "010", "descending": True, "limit": 7},
+        {"pk": "ACCRUING", "index": "open-index"},
     ]
     for ask in asks:
         got = list(fast.query(**ask))
