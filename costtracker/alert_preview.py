@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from costtracker.render import WIDTH, table
+from costtracker.render.text import WIDTH, table
 
 # Keys of a document alert that are not message attributes.
 _NOT_ATTRIBUTES = ("subject", "body", "audience", "at")

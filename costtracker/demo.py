@@ -144,7 +144,7 @@ def run_demo(
 ) -> int:
     from costtracker.local_api import RemoteRefused
     from costtracker.local_api import serve as make_server
-    from costtracker.render import job_table
+    from costtracker.render.jobs import job_table
     from costtracker.replay import replay_session, report
     from costtracker.scenario import read_scenario
     from shared.config import LedgerConfig

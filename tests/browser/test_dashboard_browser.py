@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from costtracker.render import per_unit, rate
+from costtracker.render.text import per_unit, rate
 
 CHROMIUM = os.environ.get("COSTTRACKER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
@@ -57,7 +57,7 @@ def signed(value: str) -> str:
 
 def unit(value: str | Decimal) -> str:
     """A rate ($/h, $/1M tokens, $/1,000 steps) as the CLI shows it: 4 significant digits,
-    at least cents (costtracker.render.per_unit)."""
+    at least cents (costtracker.render.text.per_unit)."""
     return per_unit(str(value))
 
 

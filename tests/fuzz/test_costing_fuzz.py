@@ -65,7 +65,7 @@ aware_utc = st.datetimes(
 # UTC and refuses only one that UTC cannot hold).
 far = st.datetimes(
     min_value=datetime(1, 1, 2),  # noqa: DTZ001
-    max_value=datetime(9999, 12, 31, 23, 59, 58),  # noqa: DTZ001  (see the xfail below)
+    max_value=datetime(9999, 12, 31, 23, 59, 59, 999_999),  # noqa: DTZ001
     timezones=st.sampled_from(OFFSETS),
 )
 spans = st.one_of(
@@ -409,7 +409,8 @@ def test_far_years_in_any_zone_price_without_crashing(
 
 def test_the_last_second_of_year_9999_with_a_fraction() -> None:
     at = datetime(9999, 12, 31, 23, 59, 59, 500_000, tzinfo=UTC)  # parses as an event time
-    seconds_clock(at)
+    # Nothing comes after it: it is billed as its whole second, without overflow.
+    assert seconds_clock(at) == seconds_clock(at.replace(microsecond=0))
 
 
 # --- the lifecycle fold -------------------------------------------------------------------
@@ -617,7 +618,8 @@ def test_late_and_duplicate_events_within_the_window_give_the_same_cost(
 ) -> None:
     """Events delivered out of event-time order by a few places (EventBridge's minutes),
     some twice: the job costs what the whole history folded in event-time order costs.
-    (EventBridge times are whole seconds: see the sub-second xfail below.)"""
+    (EventBridge times are whole seconds; an end that moves within its second has a test of
+    its own below.)"""
     transitions = [t.model_copy(update={"at": t.at.replace(microsecond=0)}) for t in history[0]]
     in_order = sorted(transitions, key=lambda t: t.order)
     delays = data.draw(st.lists(st.floats(0, 4), min_size=len(in_order), max_size=len(in_order)))
@@ -670,7 +672,7 @@ def test_terminated_below_the_floor_stays_final_when_a_later_terminated_is_in_th
     ]
     assert _deliver(history) == _expected(history) == (60, Decimal("0.6"))
     arrivals = [*history, history[1]]  # the stop, delivered again
-    assert _deliver(arrivals) == _expected(history)  # got 1,160 s: the runs after it bill
+    assert _deliver(arrivals) == _expected(history)
 
 
 def test_an_end_that_moves_within_its_second_is_recorded() -> None:

@@ -24,7 +24,7 @@ def scenario_names() -> list[str]:
 def outputs(name: str) -> tuple[str, str]:
     """(the ``--json`` document, the human output) as ``costtracker replay`` prints them."""
     from costtracker.alert_preview import alert_list
-    from costtracker.render import job_table
+    from costtracker.render.jobs import job_table
     from costtracker.replay import replay
     from costtracker.scenario import Scenario
 

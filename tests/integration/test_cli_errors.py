@@ -361,12 +361,12 @@ def test_demo_allow_remote_warns_and_serves_every_summary_of_the_replay(
 def test_no_command_prints_a_traceback_for_an_unexpected_error(
     capsys: Any, monkeypatch: Any
 ) -> None:
-    import costtracker.cli as cli
+    from costtracker.commands import prices
 
     def boom(args: Any) -> int:
         raise ZeroDivisionError("division by zero")
 
-    monkeypatch.setattr(cli, "cmd_prices", boom)
+    monkeypatch.setattr(prices, "cmd_prices", boom)
     fails(capsys, ["prices", "m5.large"], 1, "unexpected error", "--debug")
 
 

@@ -76,6 +76,14 @@ def test_handler_import_builds_no_model_and_imports_only_what_it_uses(handler: s
             assert module not in modules, f"{handler} imports {module} at load"
 
 
+def test_the_modules_kept_out_of_handlers_exist() -> None:
+    """A module of ONLY_IN that was moved or renamed is in no handler's imports: its check
+    above would pass whatever the handlers import."""
+    import importlib.util
+
+    assert [m for m in ONLY_IN if importlib.util.find_spec(m) is None] == []
+
+
 def test_the_probe_sees_a_model_built_at_import() -> None:
     """The probe can fail: a model validated at import shows up as built."""
     probe_code = PROBE.replace(

@@ -290,7 +290,7 @@ def test_block_share_has_no_minimum_and_adds_an_os_fee() -> None:
 def test_unknown_block_fee_is_unpriced_never_zero() -> None:
     cost = capacity_block_cost(BLOCK, BLOCK_USES, t("2026-11-13T00:00:00Z"), fee_usd=None)
     assert cost.wasted_reserved_usd is None
-    assert all(c.instance_usd is None for c in cost.by_job)
+    assert [c.instance_usd for c in cost.by_job] == [None, None]  # both jobs, unpriced
     assert not cost.complete and "cr-0b1c000000000000b" in cost.unpriced[0]
     assert cost.usage.unused_instance_seconds == 48 * 3600  # the hours are still known
 
@@ -378,7 +378,7 @@ def test_odcr_half_used_bills_the_unused_half_at_the_on_demand_rate() -> None:
     assert cost.usage.utilization == Decimal("0.5")
     assert cost.wasted_job_id == "trn-odcr-job"
     assert cost.wasted_reserved_usd == Decimal(516)
-    assert all(c.instance_usd is None for c in cost.by_job)
+    assert [(c.job_id, c.instance_usd) for c in cost.by_job] == [("trn-odcr-job", None)]
     assert (
         reservation_cost(
             ODCR, uses, t("2026-11-22T00:00:00Z"), on_demand_hourly_usd=Decimal("21.50")

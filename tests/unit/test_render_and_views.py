@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from costtracker import render
+from costtracker.render import analysis, jobs, text
 from shared.api_errors import from_validation_errors
 from shared.tags import tokens_per_step
 from shared.views import _compare_notes
@@ -30,15 +30,15 @@ def job(**changes: Any) -> dict[str, Any]:
 
 
 def test_burn_rate_and_spend_at_risk_only_for_a_running_job() -> None:
-    assert "burning $43.00/h" in render.job_show(job())
-    assert "at risk since the last checkpoint $12.00" in render.job_show(job())
+    assert "burning $43.00/h" in jobs.job_show(job())
+    assert "at risk since the last checkpoint $12.00" in jobs.job_show(job())
     for status in ("stopped", "interrupted", "complete"):
-        out = render.job_show(job(status=status))
+        out = jobs.job_show(job(status=status))
         assert "burning" not in out and "at risk" not in out
 
 
 def test_units_are_labelled_and_derived_figures_keep_their_precision() -> None:
-    out = render.job_show(job())
+    out = jobs.job_show(job())
     assert "1.00 h wall clock, 2.00 instance-hours" in out
     assert "$0.01235 per 1M tokens" in out  # not $0.01
 
@@ -46,21 +46,21 @@ def test_units_are_labelled_and_derived_figures_keep_their_precision() -> None:
 def test_an_incomplete_job_is_at_least_with_the_missing_price_named() -> None:
     missing = "unpriced:ec2:trn2.48xlarge:us-east-1"
     unpriced = job(complete=False, unconfirmed=["data_transfer", missing])
-    out = render.job_show(unpriced)
+    out = jobs.job_show(unpriced)
     assert "incomplete" in out and "at least $120.50" in out
     assert "no ec2 price for trn2.48xlarge in us-east-1" in out
-    table = render.job_table({"jobs": [unpriced], "as_of": "2026-11-01T12:00:00Z"})
+    table = jobs.job_table({"jobs": [unpriced], "as_of": "2026-11-01T12:00:00Z"})
     assert "at least $120.50" in table and "trn2.48xlarge" in table
-    listed = render.job_list({"jobs": [unpriced], "from": "2026-11-01", "to": "2026-11-01"})
+    listed = jobs.job_list({"jobs": [unpriced], "from": "2026-11-01", "to": "2026-11-01"})
     assert "at least $120.50" in listed and "incomplete" in listed
 
 
 def test_complete_is_never_a_bare_word() -> None:
     finished = job(status="complete")
     for out in (
-        render.job_show(finished),
-        render.job_table({"jobs": [finished], "as_of": "2026-11-01T12:00:00Z"}),
-        render.job_list({"jobs": [finished], "from": "2026-11-01", "to": "2026-11-01"}),
+        jobs.job_show(finished),
+        jobs.job_table({"jobs": [finished], "as_of": "2026-11-01T12:00:00Z"}),
+        jobs.job_list({"jobs": [finished], "from": "2026-11-01", "to": "2026-11-01"}),
     ):
         assert "finished" in out and "complete" not in out.replace("incomplete", "")
 
@@ -71,7 +71,7 @@ def test_complete_is_never_a_bare_word() -> None:
      ("21.957642", "$21.957642"), ("1000", "$1,000.00")],
 )  # fmt: skip
 def test_rates_to_their_real_precision(value: str, shown: str) -> None:
-    assert render.rate(value) == shown
+    assert text.rate(value) == shown
 
 
 def test_a_wide_comparison_wraps_into_blocks_and_drops_no_job() -> None:
@@ -85,7 +85,7 @@ def test_a_wide_comparison_wraps_into_blocks_and_drops_no_job() -> None:
          "wasted_rerun_usd": "0", "interruptions": 0}
         for n in range(5)
     ]  # fmt: skip
-    out = render.compare({"jobs": rows, "notes": []})
+    out = analysis.compare({"jobs": rows, "notes": []})
     for row in rows:
         assert row["job_id"] in out  # full ids, every job
     assert max(len(line) for line in out.splitlines()) <= 80
@@ -93,7 +93,7 @@ def test_a_wide_comparison_wraps_into_blocks_and_drops_no_job() -> None:
 
 def test_tables_wrap_cells_rather_than_cut_them() -> None:
     long = "s3://bucket/" + "k" * 120
-    out = render.table([("A", "B"), ("x", long)])
+    out = text.table([("A", "B"), ("x", long)])
     assert "".join(line[3:].strip() for line in out.splitlines()[1:]) == long
     assert max(len(line) for line in out.splitlines()) <= 80
 
