@@ -89,7 +89,7 @@ def build(
     records: dict[str, Any] | None,
     sizes_for: tuple[int, ...] = (10, 100, 1000),
 ) -> dict[str, Any]:
-    from shared.event_patterns import SCHEDULES
+    from shared.app.functions import SCHEDULES
 
     w, p = WORKLOAD, PRICES
     by_cat: dict[str, list[dict[str, Any]]] = {}

@@ -105,8 +105,9 @@ def run_replay(
     import boto3
 
     from costtracker.emulator import TABLE_NAME
+    from costtracker.lambda_context import FakeLambdaContext
     from costtracker.local_api import proxy_event
-    from costtracker.replay import FakeLambdaContext, replay_session
+    from costtracker.replay import replay_session
     from costtracker.scenario import Scenario
 
     scenario = Scenario.model_validate(scenario_dict)
@@ -309,11 +310,13 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     """CPU time per event with no I/O: the services alone, and the whole handlers, over
     the in-memory twins (``bench.twins``); log output is counted, not written."""
     from bench.twins import memory_deps, scenario_profiles
-    from costtracker.replay import FakeLambdaContext, ledger_config_for, load_handler
+    from costtracker.lambda_context import FakeLambdaContext
+    from costtracker.replay import ledger_config_for
+    from costtracker.routing import load_handler, matches
     from costtracker.scenario import Scenario
     from shared import runtime
     from shared.adapters.ledger_store import CheckpointStore
-    from shared.event_patterns import EVENT_RULES, checkpoint_rule, matches
+    from shared.app.functions import EVENT_RULES, checkpoint_rule
     from shared.services.checkpoints import record_object_event
     from shared.services.instances import record_spot_notice, record_state_change
     from tests.fakes import RecordingNotifier

@@ -26,7 +26,8 @@ if str(REPO_ROOT) not in sys.path:
 from aws_cdk import App, Environment, Stack, Validations  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
-from cdk.settings import SettingsError, StackSettings, load_settings  # noqa: E402
+from cdk.context import SettingsError, load_settings  # noqa: E402
+from cdk.settings import StackSettings  # noqa: E402
 from cdk.stack import CostTrackerStack  # noqa: E402
 
 CDK_JSON = REPO_ROOT / "cdk.json"

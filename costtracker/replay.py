@@ -2,50 +2,36 @@
 
 Events are delivered in file order (their order of arrival); the simulated
 clock is the latest event time delivered so far and never runs backwards;
-scheduled work runs as the clock passes its times, at the deployed cadence.
+scheduled work runs as the clock passes its times, at the deployed cadence
+(the router: ``costtracker/routing.py``). Then the SPEC document is read back.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
 from costtracker.emulator import Emulator, function_environment, launch_instance, running_emulator
-from costtracker.lambda_context import FakeLambdaContext
 from costtracker.progress import Progress
+from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
 from shared import runtime
 from shared.budgets import Budget
-from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
-from shared.edge import MalformedEvent
-from shared.event_patterns import (
-    EVENT_RULES,
-    SCHEDULES,
-    Schedule,
-    checkpoint_rule,
-    matches,
-    schedules,
-)
 from shared.reports import DirectoryReportStore
-from shared.services.alerts import refusals
 from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.summaries import publish_summary, summaries_between
 from shared.views import iso, job_summary
 
-Handler = Callable[[Any, Any], Any]
-LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries
-SECOND = timedelta(seconds=1)
 # The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
 ALERT_KINDS = (
     "budget",
@@ -58,12 +44,6 @@ ALERT_KINDS = (
     "missing_price",
     "reservation_underused",
 )
-
-
-def load_handler(function: str) -> Handler:
-    module = importlib.import_module(f"functions.{function}.handler")
-    handler: Handler = module.handler
-    return handler
 
 
 def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> LedgerConfig:
@@ -121,176 +101,6 @@ def _logs_to_stderr(verbose: bool) -> Iterator[None]:
         for handler, stream, old_level in patched:
             handler.setStream(stream)
             handler.setLevel(old_level)
-
-
-class Replayer:
-    """Delivers events and schedules to the handlers, keeping the simulated clock."""
-
-    def __init__(self, scenario: Scenario, emulator: Emulator, skip_quiet: bool = True) -> None:
-        self.scenario = scenario
-        self.emulator = emulator
-        times = scenario.event_times()
-        start = min(times) if times else (scenario.until or datetime.now(UTC))
-        self.clock = FixedClock(start)
-        self.rejected: list[dict[str, str]] = []
-        self.warnings: list[dict[str, str]] = []
-        self.unrouted: list[str] = []
-        self.scheduled_runs: dict[str, int] = {}
-        # A scheduled handler may say until when it has nothing to do if no event arrives
-        # (``quiet_until``); its runs before then are skipped, and any event resets it.
-        self.quiet_until: dict[str, datetime] = {}
-        self._quiet_regardless: set[str] = set()
-        self.skipped_runs: dict[str, int] = {}
-        self.skip_quiet = skip_quiet
-        self._handlers: dict[str, Handler] = {}
-        # The deployed rules: the checkpoint rule only sees the configured buckets.
-        buckets = runtime.current_settings().config.checkpoint.buckets
-        self.rules = {**EVENT_RULES, "checkpoint": checkpoint_rule(buckets)}
-        self.schedules = tuple(
-            s for s in schedules(runtime.current_settings().config.summary.time_utc) if s.in_replay
-        )
-
-    def handler(self, function: str) -> Handler:
-        if function not in self._handlers:
-            self._handlers[function] = load_handler(function)
-        return self._handlers[function]
-
-    def invoke(self, function: str, event: Any) -> Any:
-        """One delivery, with Lambda's asynchronous retries (two more attempts); an event
-        that fails all three would go to the function's DLQ: replay reports it."""
-        error: Exception | None = None
-        for _ in range(LAMBDA_ATTEMPTS):
-            try:
-                return self.handler(function)(event, FakeLambdaContext(function_name=function))
-            except MalformedEvent as exc:  # no retry makes a malformed event well formed
-                error = exc
-                break
-            except Exception as exc:
-                error = exc
-        event_id = event.get("id") if isinstance(event, dict) else None
-        self.rejected.append(
-            {"event_id": str(event_id or "<no id>"), "function": function, "error": str(error)}
-        )
-        return None
-
-    def advance(self, to: datetime) -> None:
-        """Run every schedule due in (now, to], in time order, then set the clock to ``to``.
-
-        Due times are found one at a time, and a schedule that said it has nothing to do
-        until a moment (``quiet_until``) jumps straight there: the cost follows the runs
-        that happen, not the length of simulated time."""
-        now = self.clock.now()
-        if to <= now:
-            return
-        pending = {s.function: (s, s.next_after(now)) for s in self.schedules}
-        while pending:
-            function, (schedule, at) = min(
-                pending.items(), key=lambda kv: (kv[1][1], kv[1][0].function)
-            )
-            if at > to:
-                break
-            quiet = self.quiet_until.get(function)
-            if quiet is not None and at < quiet:
-                resume = schedule.next_after(min(quiet, to) - SECOND) if quiet <= to else None
-                skipped = schedule.count_between(at - SECOND, min(quiet, to) - SECOND)
-                self.skipped_runs[function] = self.skipped_runs.get(function, 0) + skipped
-                if resume is None:
-                    del pending[function]
-                else:
-                    pending[function] = (schedule, resume)
-                continue
-            self.clock.advance_to(at)
-            refused = refusals()
-            result = self.invoke(function, self.scheduled_event(schedule, at))
-            self._note_quiet(function, result)
-            self.scheduled_runs[function] = self.scheduled_runs.get(function, 0) + 1
-            pending[function] = (schedule, schedule.next_after(at))
-            tick = next((s for s in self.schedules if s.function == "budget_tick"), None)
-            if refusals() != refused and tick is not None:  # wake the tick: it re-sends
-                self.quiet_until.pop("budget_tick", None)
-                self._quiet_regardless.discard("budget_tick")
-                pending["budget_tick"] = (tick, tick.next_after(at))
-        self.clock.advance_to(to)
-
-    def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
-        return {
-            "version": "0",
-            "id": f"schedule-{schedule.function}-{iso(at)}",
-            "detail-type": "Scheduled Event",
-            "source": "aws.events",
-            "account": self.scenario.account,
-            "time": iso(at),
-            "region": self.scenario.region,
-            "resources": [
-                f"arn:aws:events:{self.scenario.region}:{self.scenario.account}:rule/"
-                f"costtracker-{schedule.function}"
-            ],
-            "detail": {},
-        }
-
-    def deliver(self, event: Any) -> None:
-        if not isinstance(event, dict):  # EventBridge delivers only JSON objects
-            self.rejected.append(
-                {
-                    "event_id": "<no id>",
-                    "function": "",
-                    "error": f"not a JSON object: {event!r:.80}",
-                }
-            )
-            return
-        at = _event_time(event)
-        if at is not None and self.scenario.until is not None and at > utc(self.scenario.until):
-            self.warnings.append(
-                {
-                    "kind": "event_after_until",
-                    "detail": f"event {event.get('id')} at {iso(at)} is after until "
-                    f"{iso(utc(self.scenario.until))}: ignored",
-                }
-            )
-            return
-        if at is not None:
-            self.advance(at)
-        routed = [name for name, pattern in self.rules.items() if matches(pattern, event)]
-        if not routed:
-            self.unrouted.append(str(event.get("id")))
-            return
-        # An event may change spend: forget the quiet moments that depend on it.
-        for function in [f for f in self.quiet_until if f not in self._quiet_regardless]:
-            del self.quiet_until[function]
-        refused = refusals()
-        for function in routed:
-            self.invoke(function, event)
-        if refusals() != refused:  # an alert waits in the outbox: the next tick sends it
-            self.quiet_until.pop("budget_tick", None)
-            self._quiet_regardless.discard("budget_tick")
-
-    def _note_quiet(self, function: str, result: Any) -> None:
-        value = result.get("quiet_until") if isinstance(result, dict) else None
-        if not self.skip_quiet:
-            return
-        if value:
-            self.quiet_until[function] = utc(datetime.fromisoformat(value.replace("Z", "+00:00")))
-            if result.get("quiet_regardless_of_events"):
-                self._quiet_regardless.add(function)
-            else:
-                self._quiet_regardless.discard(function)
-
-    def run(self, progress: Progress | None = None) -> None:
-        for event in self.scenario.events:
-            self.deliver(event)
-            if progress is not None:
-                progress.advance()
-        if self.scenario.until is not None:
-            self.advance(utc(self.scenario.until))
-
-
-def _event_time(event: Any) -> datetime | None:
-    if not isinstance(event, dict):
-        return None
-    try:
-        return utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00")))
-    except (KeyError, ValueError):
-        return None
 
 
 def report(
@@ -425,7 +235,7 @@ def replay_session(
                 ScenarioTrainingJobs(scenario, replayer.clock),
                 ScenarioCapacityReservations(scenario, replayer.clock),
             )
-            for function in {*EVENT_RULES, *(s.function for s in SCHEDULES if s.in_replay)}:
+            for function in (*replayer.rules, *(s.function for s in replayer.schedules)):
                 replayer.handler(function)  # import now, so logs can be redirected
             try:
                 with _logs_to_stderr(verbose):

@@ -1,5 +1,5 @@
-"""EventBridge rules from ``shared.event_patterns.EVENT_RULES`` (EC2 events, and S3
-checkpoint events when defined there): one rule per function, with exactly that
+"""EventBridge rules of the catalog's event functions (``shared.app.functions``: EC2,
+CloudWatch, SageMaker and S3 checkpoint events): one rule per function, with exactly its
 pattern, delivering to the function with retries and the function's dead-letter
 queue for events EventBridge cannot deliver."""
 
@@ -14,18 +14,8 @@ from aws_cdk import aws_events_targets as targets
 from constructs import Construct
 
 from cdk.constructs.lambda_factory import LedgerFunction, _pascal
+from shared.app.functions import event_rules
 from shared.config import LedgerConfig
-from shared.event_patterns import EVENT_RULES
-
-
-def rule_patterns(config: LedgerConfig) -> dict[str, dict[str, Any]]:
-    """EVENT_RULES, with the checkpoint rule narrowed to the configured buckets."""
-    patterns = dict(EVENT_RULES)
-    if "checkpoint" in patterns:
-        from shared.event_patterns import checkpoint_rule
-
-        patterns["checkpoint"] = checkpoint_rule(config.checkpoint.buckets)
-    return patterns
 
 
 def event_pattern(pattern: Mapping[str, Any]) -> events.EventPattern:
@@ -47,7 +37,7 @@ class Ec2EventRules(Construct):
     ) -> None:
         super().__init__(scope, construct_id)
         self.rules: dict[str, events.Rule] = {}
-        for name, pattern in rule_patterns(ledger_config).items():
+        for name, pattern in event_rules(ledger_config.checkpoint.buckets).items():
             target = functions[name]
             if target.dead_letter_queue is None:
                 raise ValueError(f"{name} is event-driven and must be made asynchronous")

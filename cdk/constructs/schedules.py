@@ -1,4 +1,4 @@
-"""Scheduled EventBridge rules from ``shared.event_patterns.SCHEDULES`` (UTC cron)."""
+"""Scheduled EventBridge rules of the catalog's schedules (``shared.app.functions``; UTC)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from aws_cdk import aws_events_targets as targets
 from constructs import Construct
 
 from cdk.constructs.lambda_factory import LedgerFunction, _pascal
-from shared.event_patterns import Schedule
+from shared.app.triggers import Schedule
 
 
 class Schedules(Construct):

@@ -24,7 +24,7 @@ def _context_overrides(pairs: list[str]) -> dict[str, str]:
 def cmd_config_show(args: argparse.Namespace) -> int:
     """The effective CDK configuration and where each value came from (default,
     cdk.json, -c), exactly as ``cdk synth`` would resolve it."""
-    from cdk.settings import SettingsError, effective_settings, settings_with_sources
+    from cdk.context import SettingsError, effective_settings, settings_with_sources
 
     path: Path = args.cdk_json
     if not path.is_file():

@@ -8,13 +8,14 @@ import json
 from conftest import Synthesized
 from test_infra_stack import actions_of, role_statements
 
-from cdk.stack import ASYNC_FUNCTIONS, INSTANCE_READ_ACTIONS
+from shared.app.functions import FUNCTIONS
+from shared.app.grants import INSTANCE_READ_ACTIONS
 
+ASYNC_FUNCTIONS = [f.name for f in FUNCTIONS if f.asynchronous]
 # The functions that Describe instances (and so may need a member account's view).
 DESCRIBERS = {
-    name for name, spec in ASYNC_FUNCTIONS.items()
-    if set(INSTANCE_READ_ACTIONS) <= set(spec.unscoped_reads)
-}  # fmt: skip
+    f.name for f in FUNCTIONS if set(INSTANCE_READ_ACTIONS) <= set(f.grants.unscoped_reads)
+}
 
 
 def test_describers_assume_exactly_the_member_role_in_the_organisation(
@@ -39,7 +40,7 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
             ]
         }, name
         assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
-    for name in set(ASYNC_FUNCTIONS) - DESCRIBERS:
+    for name in {f.name for f in FUNCTIONS} - DESCRIBERS:
         assert "sts:AssumeRole" not in actions_of(role_statements(featured, name)), name
 
 

@@ -17,7 +17,7 @@ from aws_cdk.assertions import Template
 from conftest import REPO_ROOT, TEST_CONTEXT, cdk_json_context
 
 from cdk.app import build_app, file_context
-from cdk.settings import SettingsError, load_settings, settings_with_sources
+from cdk.context import SettingsError, load_settings, settings_with_sources
 from shared.config import LedgerConfig
 
 BUDGET = {

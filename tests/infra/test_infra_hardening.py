@@ -18,7 +18,7 @@ from test_infra_stack import (
     role_statements,
 )
 
-from shared.event_patterns import EVENT_RULES
+from shared.app.functions import BY_NAME
 
 FORBIDDEN_TABLE_ACTIONS = {"dynamodb:Scan", "dynamodb:DeleteItem", "dynamodb:BatchWriteItem"}
 
@@ -33,7 +33,7 @@ def test_event_path_functions_have_reserved_concurrency(
 ) -> None:
     reserved = _function(synthesized, name).get("ReservedConcurrentExecutions")
     configured = _function(featured, name).get("ReservedConcurrentExecutions")
-    if name in EVENT_RULES:
+    if BY_NAME[name].event_path:
         assert (reserved, configured) == (synthesized.settings.event_reserved_concurrency, 3)
     else:
         assert (reserved, configured) == (None, None)

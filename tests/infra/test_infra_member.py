@@ -14,7 +14,7 @@ from conftest import Synthesized, cdk_json_context
 from test_infra_stack import actions_of, role_statements
 
 from cdk.app import build_app
-from shared.event_patterns import EVENT_RULES
+from shared.app.functions import EVENT_RULES
 
 MEMBER_CONTEXT = {
     "stacks": "tracker,member",

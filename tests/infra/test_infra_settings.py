@@ -11,7 +11,8 @@ import pytest
 from conftest import REPO_ROOT, cdk_json_context
 
 from cdk.app import file_context
-from cdk.settings import SettingsError, StackSettings, load_settings
+from cdk.context import SettingsError, load_settings
+from cdk.settings import StackSettings
 
 
 def _load(**overrides: object) -> StackSettings:
@@ -93,12 +94,17 @@ def test_app_exits_with_a_readable_message() -> None:
     assert "Traceback" not in result.stderr
 
 
-def test_an_unwired_event_function_fails_synth_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A new EVENT_RULES entry needs its grants decided in cdk/stack.py."""
+def test_a_catalog_function_without_a_handler_fails_synth_by_name(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The stack makes what the catalog lists: an entry needs functions/<name>/handler.py."""
     import cdk.stack
     from cdk.app import build_app
+    from shared.app.functions import Function
+    from shared.app.grants import Grants
+    from shared.app.triggers import EventRule
 
-    rules = {**cdk.stack.EVENT_RULES, "mystery": {"source": ["aws.ec2"]}}
-    monkeypatch.setattr(cdk.stack, "EVENT_RULES", rules)
-    with pytest.raises(ValueError, match=r"no wiring for event/schedule function.*mystery"):
+    mystery = Function("mystery", "?", 60, EventRule({"source": ["aws.ec2"]}), Grants())
+    monkeypatch.setattr(cdk.stack, "FUNCTIONS", (*cdk.stack.FUNCTIONS, mystery))
+    with pytest.raises(ValueError, match=r"no handler module at .*functions/mystery/handler\.py"):
         build_app(cdk_json_context(), nag=False)

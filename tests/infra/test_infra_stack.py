@@ -1,5 +1,5 @@
 """Assertions on the synthesized template, against the project's single sources of
-truth (ledger_schema, event_patterns, LedgerConfig)."""
+truth (ledger_schema, the function catalog shared.app.functions, LedgerConfig)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from conftest import Synthesized
 
 from cdk.constructs.lambda_factory import _pascal
 from shared import ledger_schema
+from shared.app.functions import BY_NAME, EVENT_RULES, FUNCTIONS, SCHEDULES
 from shared.config import LedgerConfig
-from shared.event_patterns import EVENT_RULES, SCHEDULES
 
-ASYNC_FUNCTIONS = sorted({*EVENT_RULES, *(s.function for s in SCHEDULES)})
-ALL_FUNCTIONS = [*ASYNC_FUNCTIONS, "job_cost_api"]
+ASYNC_FUNCTIONS = sorted(f.name for f in FUNCTIONS if f.asynchronous)
+ALL_FUNCTIONS = [*ASYNC_FUNCTIONS, *(f.name for f in FUNCTIONS if not f.asynchronous)]
 DYNAMODB_WRITES = {
     "dynamodb:PutItem",
     "dynamodb:UpdateItem",
@@ -247,10 +247,8 @@ def test_api_function_writes_only_the_budget_partition(synthesized: Synthesized)
 
 @pytest.mark.parametrize("name", ASYNC_FUNCTIONS)
 def test_only_ledger_writers_can_write(synthesized: Synthesized, name: str) -> None:
-    from cdk.stack import ASYNC_FUNCTIONS as SPECS
-
     actions = actions_of(role_statements(synthesized, name))
-    if SPECS[name].writes_ledger:
+    if BY_NAME[name].grants.ledger == "read_write":
         assert actions & DYNAMODB_WRITES == {"dynamodb:PutItem", "dynamodb:UpdateItem"}
     else:
         assert not actions & DYNAMODB_WRITES

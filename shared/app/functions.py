@@ -1,0 +1,335 @@
+"""Every function of the app, described once: its handler, what triggers it (an
+EventBridge pattern, a schedule, or the API), its timeout and memory, what it may do
+(grants, as data: ``shared.app.grants``), and the environment it needs beyond the
+common one.
+
+Read by the CDK stack (``cdk/stack.py`` makes and grants each function from it), by
+the local replay's router (``costtracker/routing.py``: which function gets which event,
+which schedules run) and by the tests. No CDK import here: grants are named, and
+``cdk/grants.py`` turns them into IAM statements.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from shared.app.grants import (
+    API_WRITE_KEYS,
+    COST_EXPLORER_READ_ACTIONS,
+    DESCRIBE_AND_PRICE,
+    INSTANCE_READ_ACTIONS,
+    PRICE_READ_ACTIONS,
+    RESERVATION_READ_ACTIONS,
+    TRAINING_READ_ACTIONS,
+    Feature,
+    Grants,
+    Topic,
+    feature_on,
+)
+from shared.app.triggers import EventRule, Every, Schedule
+
+if TYPE_CHECKING:
+    from shared.config import LedgerConfig
+
+# The environment every function gets (the stack fills in the values).
+COMMON_ENVIRONMENT = (
+    "TABLE_NAME",
+    "FINANCE_TOPIC_ARN",
+    "TEAM_TOPIC_ARN",
+    "ADMIN_TOPIC_ARN",
+    "TEAM_CHAT_TOPICS",
+    "LEDGER_CONFIG",
+)
+
+
+@dataclass(frozen=True)
+class Function:
+    """One function: ``functions/<name>/handler.py`` and how it is deployed."""
+
+    name: str
+    description: str
+    timeout_seconds: int
+    # None: invoked synchronously (the API), with no dead-letter queue or retries.
+    trigger: EventRule | Every | None
+    # What it may do; every grant is a reviewed decision, never a default.
+    grants: Grants
+    # Grants that exist only while a feature is on.
+    feature_grants: tuple[tuple[Feature, Grants], ...] = ()
+    memory_mb: int = 256
+    # Environment beyond COMMON_ENVIRONMENT (names; the stack fills in the values).
+    environment: tuple[str, ...] = ()
+
+    @property
+    def handler_module(self) -> str:
+        return f"functions.{self.name}.handler"
+
+    @property
+    def asynchronous(self) -> bool:
+        """Event- and schedule-driven: a dead-letter queue and two retries."""
+        return self.trigger is not None
+
+    @property
+    def event_path(self) -> bool:
+        """Driven by events: the configured reserved concurrency keeps it capacity."""
+        return isinstance(self.trigger, EventRule)
+
+    def grants_for(self, config: LedgerConfig) -> Grants:
+        """Its grants under ``config``: the base ones and those of the features that are on."""
+        grants = self.grants
+        for feature, extra in self.feature_grants:
+            if feature_on(feature, config):
+                grants = grants.merged(extra)
+        return grants
+
+
+_MEMBER_ROLE = ((Feature.ORGANIZATION, Grants(assumes_member_role=True)),)
+_AUTO_STOP = ((Feature.AUTO_STOP, Grants(stops_instances=True)),)
+_EC2_STATE = {"source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"]}
+HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+
+# Event functions first, in the order a replay delivers an event to the functions it
+# matches; then the scheduled ones and the API.
+FUNCTIONS: tuple[Function, ...] = (
+    Function(
+        "instance_state",
+        "EC2 state changes -> job ledger",
+        60,
+        EventRule(_EC2_STATE),
+        Grants(unscoped_reads=DESCRIBE_AND_PRICE),
+        _MEMBER_ROLE,
+    ),
+    Function(
+        "spot_interruption",
+        "spot interruption / rebalance notices -> instance record",
+        60,
+        EventRule(
+            {
+                "source": ["aws.ec2"],
+                "detail-type": [
+                    "EC2 Spot Instance Interruption Warning",
+                    "EC2 Instance Rebalance Recommendation",
+                ],
+            }
+        ),
+        Grants(unscoped_reads=DESCRIBE_AND_PRICE),
+        _MEMBER_ROLE,
+    ),
+    Function(
+        "alarm_lifecycle",
+        "make / remove per-instance utilization alarms",
+        60,
+        EventRule(
+            {
+                **_EC2_STATE,
+                "detail": {"state": ["running", "shutting-down", "stopped", "terminated"]},
+            }
+        ),
+        Grants(
+            ledger="read",
+            unscoped_reads=INSTANCE_READ_ACTIONS,
+            alarm_actions=(
+                "cloudwatch:PutMetricAlarm",
+                "cloudwatch:DeleteAlarms",
+                "cloudwatch:TagResource",
+            ),
+        ),
+        _MEMBER_ROLE,
+    ),
+    # Every alarm state change: the handler reads an alarm by its metric, not its name.
+    Function(
+        "alarm_state",
+        "alarm state changes -> idle / input-bound / no-metrics alerts, auto-stop",
+        60,
+        EventRule({"source": ["aws.cloudwatch"], "detail-type": ["CloudWatch Alarm State Change"]}),
+        Grants(unscoped_reads=DESCRIBE_AND_PRICE, publishes=(Topic.TEAM,)),
+        _AUTO_STOP + _MEMBER_ROLE,
+    ),
+    Function(
+        "training_job_state",
+        "SageMaker training job state changes -> job ledger",
+        60,
+        EventRule(
+            {"source": ["aws.sagemaker"], "detail-type": ["SageMaker Training Job State Change"]}
+        ),
+        Grants(training_reads=TRAINING_READ_ACTIONS),
+    ),
+    Function(
+        "capacity_block",
+        "Capacity Block delivered / expiration warning -> reservation record",
+        60,
+        EventRule(
+            {
+                "source": ["aws.ec2"],
+                "detail-type": [
+                    "Capacity Block Delivered",
+                    "Capacity Block Expiration Warning",
+                    "Capacity Block Reservation Delivered",
+                    "Capacity Block Reservation Expiration Warning",
+                ],
+            }
+        ),
+        Grants(unscoped_reads=RESERVATION_READ_ACTIONS + PRICE_READ_ACTIONS),
+    ),
+    Function(
+        "checkpoint",
+        "S3 checkpoint objects -> checkpoint records",
+        60,
+        EventRule(
+            {"source": ["aws.s3"], "detail-type": ["Object Created", "Object Deleted"]},
+            checkpoint_buckets=True,
+        ),
+        Grants(unscoped_reads=("pricing:GetProducts",)),
+    ),
+    Function(
+        "day_boundary",
+        "mark running jobs active on the new UTC day",
+        300,
+        Every(DAY, description="mark running jobs active on the new UTC day"),
+        Grants(),
+    ),
+    Function(
+        "price_backfill",
+        "price unpriced segments, alert on missing prices",
+        300,
+        Every(
+            HOUR,
+            timedelta(minutes=5),
+            "price unpriced segments; alert admins of missing prices",
+        ),
+        Grants(unscoped_reads=PRICE_READ_ACTIONS, publishes=(Topic.ADMIN,)),
+    ),
+    Function(
+        "budget_tick",
+        "evaluate budgets every minute; forecasts and anomalies",
+        55,
+        Every(
+            timedelta(minutes=1),
+            description="budgets: alert within a minute of a threshold crossing; forecasts",
+        ),
+        Grants(publishes=(Topic.FINANCE,)),
+    ),
+    Function(
+        "alarm_sweep",
+        "delete orphan alarms, re-consider auto-stop",
+        300,
+        Every(
+            HOUR,
+            timedelta(minutes=35),
+            "delete orphan utilization alarms; re-consider auto-stop",
+        ),
+        Grants(
+            ledger="read", alarm_actions=("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms")
+        ),
+        _AUTO_STOP,
+    ),
+    Function(
+        "daily_summary",
+        "the previous day's tagged summary and FOCUS export",
+        300,
+        Every(
+            DAY,
+            description="the previous UTC day's tagged summary and FOCUS export",
+            at_summary_time=True,
+        ),
+        Grants(publishes=(Topic.FINANCE,), reports_write=True),
+        environment=("REPORT_BUCKET",),
+    ),
+    Function(
+        "ledger_sweep",
+        "infer missed EC2 state events from DescribeInstances",
+        300,
+        Every(
+            HOUR,
+            timedelta(minutes=50),
+            "infer missed EC2 state events from DescribeInstances",
+            in_replay=False,
+        ),
+        Grants(unscoped_reads=DESCRIBE_AND_PRICE),
+        _MEMBER_ROLE,
+    ),
+    Function(
+        "reservation_refresh",
+        "refresh capacity reservations daily; alert admins of underused ones",
+        300,
+        Every(
+            DAY,
+            timedelta(minutes=20),
+            "refresh capacity reservations; alert admins of underused ones",
+        ),
+        Grants(
+            unscoped_reads=RESERVATION_READ_ACTIONS + PRICE_READ_ACTIONS, publishes=(Topic.ADMIN,)
+        ),
+    ),
+    Function(
+        "reconcile",
+        "reconcile settled days with Cost Explorer (opt-in)",
+        300,
+        Every(DAY, timedelta(hours=6), "reconcile settled days with Cost Explorer (opt-in)"),
+        Grants(),
+        feature_grants=(
+            (
+                Feature.RECONCILE,
+                Grants(unscoped_reads=COST_EXPLORER_READ_ACTIONS, data_exports_read=True),
+            ),
+        ),
+    ),
+    Function(
+        "job_cost_api",
+        "job cost REST API",
+        29,
+        None,
+        # Budgets with their history, the price cache (GET /prices caches what it looks
+        # up), budget recipients' subscriptions, and Price List calls of its own.
+        Grants(
+            ledger="read",
+            ledger_put_keys=API_WRITE_KEYS,
+            manages_recipients=True,
+            unscoped_reads=PRICE_READ_ACTIONS,
+        ),
+    ),
+)
+BY_NAME: Mapping[str, Function] = {function.name: function for function in FUNCTIONS}
+
+
+def event_rules(checkpoint_buckets: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """Function name -> its deployed EventBridge pattern, in delivery order; the
+    checkpoint rule only sees the configured buckets when there are any."""
+    rules: dict[str, dict[str, Any]] = {}
+    for function in FUNCTIONS:
+        if isinstance(function.trigger, EventRule):
+            pattern = dict(function.trigger.pattern)
+            if function.trigger.checkpoint_buckets and checkpoint_buckets:
+                pattern["detail"] = {"bucket": {"name": list(checkpoint_buckets)}}
+            rules[function.name] = pattern
+    return rules
+
+
+def checkpoint_rule(buckets: tuple[str, ...]) -> dict[str, Any]:
+    """The checkpoint rule's pattern, limited to the given buckets when there are any."""
+    return event_rules(buckets)["checkpoint"]
+
+
+EVENT_RULES: dict[str, dict[str, Any]] = event_rules()
+
+
+def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
+    """The deployed schedules; the daily summary runs at the configured UTC time."""
+    hour, minute = (int(part) for part in summary_time_utc.split(":"))
+    summary_at = timedelta(hours=hour, minutes=minute)
+    return tuple(
+        Schedule(
+            function.name,
+            every.every,
+            summary_at if every.at_summary_time else every.offset,
+            every.description,
+            every.in_replay,
+        )
+        for function in FUNCTIONS
+        if isinstance(every := function.trigger, Every)
+    )
+
+
+SCHEDULES: tuple[Schedule, ...] = schedules()
