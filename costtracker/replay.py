@@ -25,9 +25,10 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.progress import Progress
 from costtracker.scenario import Scenario
 from shared import runtime
-from shared.budgets import Budget
+from shared.adapters.report_store import DirectoryReportStore
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
+from shared.domain.budgets import Budget
 from shared.edge import MalformedEvent
 from shared.event_patterns import (
     EVENT_RULES,
@@ -37,11 +38,10 @@ from shared.event_patterns import (
     matches,
     schedules,
 )
-from shared.reports import DirectoryReportStore
+from shared.reports.views import iso, job_summary
 from shared.services.alerts import refusals
 from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.summaries import publish_summary, summaries_between
-from shared.views import iso, job_summary
 
 Handler = Callable[[Any, Any], Any]
 LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries

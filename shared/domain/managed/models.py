@@ -3,7 +3,7 @@ reserved capacity").
 
 No AWS code here: the adapters in ``shared.adapters`` build these from DescribeTrainingJob
 and DescribeCapacityReservations (or the replay's fakes from a scenario), the pure rules in
-``shared.managed_costs`` turn them into money.
+``shared.domain.managed.training_cost`` and ``reservation_cost`` turn them into money.
 """
 
 from __future__ import annotations
