@@ -21,7 +21,7 @@ from shared.domain.base import Rate, RateSource
 from shared.domain.ebs import VolumeRates, provisioned_iops, provisioned_throughput
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
-from shared.domain.price_rules import operating_system
+from shared.domain.price_rules import discounted, operating_system
 from shared.domain.rates import RatePin
 
 logger = logging.getLogger("costtracker.pricing")
@@ -126,11 +126,7 @@ class PriceBook:
         )
         if rate is None:
             return None
-        discount = self._config.discount_for(instance_type)
-        if discount:
-            effective = rate.list_usd * (Decimal(1) - discount)
-            rate = rate.model_copy(update={"effective_usd": effective})
-        return rate
+        return discounted(rate, self._config.discount_for(instance_type))
 
     # -- pins: how a span is priced ------------------------------------------------------
     def _pin(self, rate: Rate) -> RatePin:

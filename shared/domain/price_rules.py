@@ -1,9 +1,13 @@
 """Pure rate rules of the price sources: how an instance's platform names its Price List
-operating system and its spot product, and a zone's region. No AWS code."""
+operating system and its spot product, a zone's region, and a configured discount applied
+to an on-demand rate. No AWS code."""
 
 from __future__ import annotations
 
 import re
+from decimal import Decimal
+
+from shared.domain.base import Rate
 
 # PlatformDetails (DescribeInstances) -> Price List "operatingSystem".
 _OPERATING_SYSTEMS = {
@@ -40,3 +44,10 @@ def region_of_zone(availability_zone: str) -> str:
     (its parent region); empty if it does not look like a zone."""
     match = _ZONE.match(availability_zone)
     return match.group(1) if match else ""
+
+
+def discounted(rate: Rate, discount: Decimal | None) -> Rate:
+    """The rate with its effective price after a configured discount (list price kept)."""
+    if not discount:
+        return rate
+    return rate.model_copy(update={"effective_usd": rate.list_usd * (Decimal(1) - discount)})

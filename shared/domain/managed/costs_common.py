@@ -3,35 +3,24 @@ proration by calendar month, the job tag lookup. Decimal money, the clock passed
 
 from __future__ import annotations
 
-import calendar
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from pydantic import BaseModel, ConfigDict
+from shared.domain.clocks import month_start, next_month_start
 
 HOUR = Decimal(3600)
 DEFAULT_JOB_TAG_KEYS: tuple[str, ...] = ("training-job",)
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
 def whole_seconds(start: datetime, end: datetime) -> int:
-    """Elapsed seconds, a started second counting whole; 0 if ``end`` is not after ``start``."""
+    """Elapsed seconds, a started second counting whole; 0 if ``end`` is not after ``start``.
+    (The span's length rounded up: ``shared.domain.clocks.whole_seconds`` rounds each end
+    up instead, as the EC2 ledger does.)"""
     delta = end - start
     if delta <= timedelta(0):
         return 0
     return delta.days * 86400 + delta.seconds + (1 if delta.microseconds else 0)
-
-
-def _month_start(at: datetime) -> datetime:
-    return datetime(at.year, at.month, 1, tzinfo=UTC)
-
-
-def _next_month_start(at: datetime) -> datetime:
-    return _month_start(at) + timedelta(days=calendar.monthrange(at.year, at.month)[1])
 
 
 def prorate_monthly(usd_per_month: Decimal, start: datetime, end: datetime) -> Decimal:
@@ -39,9 +28,9 @@ def prorate_monthly(usd_per_month: Decimal, start: datetime, end: datetime) -> D
     total = Decimal(0)
     cursor, end = start.astimezone(UTC), end.astimezone(UTC)
     while cursor < end:
-        boundary = _next_month_start(cursor)
+        boundary = next_month_start(cursor)
         piece_end = min(end, boundary)
-        month_seconds = Decimal((boundary - _month_start(cursor)).days * 86400)
+        month_seconds = Decimal((boundary - month_start(cursor)).days * 86400)
         total += usd_per_month * Decimal(whole_seconds(cursor, piece_end)) / month_seconds
         cursor = piece_end
     return total

@@ -19,10 +19,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
+from shared.domain.base import Frozen
 from shared.domain.managed.costs_common import (
     DEFAULT_JOB_TAG_KEYS,
     HOUR,
-    Frozen,
     first_job_tag,
     whole_seconds,
 )

@@ -23,10 +23,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Literal
 
+from shared.domain.base import Frozen
 from shared.domain.managed.costs_common import (
     DEFAULT_JOB_TAG_KEYS,
     HOUR,
-    Frozen,
     first_job_tag,
     prorate_monthly,
     whole_seconds,
