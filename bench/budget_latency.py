@@ -16,7 +16,7 @@ from typing import Any
 from costtracker.replay import collect_alerts, replay_session
 from costtracker.scenario import load_scenario
 from shared import runtime
-from shared.budgets import Budget, period_bounds
+from shared.domain.budgets import Budget, period_bounds
 from shared.services.budgets import JobCache, effective_budgets, in_scope
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "tests" / "scenarios"

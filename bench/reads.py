@@ -96,10 +96,12 @@ def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
     still running now, a checkpoint every 12 hours of running) in the in-memory table."""
     from shared.adapters import keys
     from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+    from shared.adapters.pricing import PriceBook
+    from shared.adapters.pricing_snapshot import bundled_snapshot
     from shared.adapters.table import MemoryTable
     from shared.clock import FixedClock
-    from shared.domain.instance import InstanceProfile, Volume
-    from shared.pricing import PriceBook, bundled_snapshot
+    from shared.domain.ebs import Volume
+    from shared.domain.instance import InstanceProfile
     from shared.services.checkpoints import record_object_event
     from shared.services.instances import LedgerDeps, record_state_change
     from tests.fakes import InMemoryLedger

@@ -37,7 +37,8 @@ def growth(cycles: tuple[int, ...] = (1, 10, 100, 1000)) -> dict[str, Any]:
     from shared.adapters import keys
     from shared.adapters.ledger_store import CheckpointStore
     from shared.config import LedgerConfig
-    from shared.domain.instance import InstanceProfile, Volume
+    from shared.domain.ebs import Volume
+    from shared.domain.instance import InstanceProfile
     from shared.services.checkpoints import record_object_event
     from shared.services.instances import record_state_change
 

@@ -27,9 +27,10 @@ def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
     """``LedgerDeps`` over a fresh in-memory table (``deps.table``), clock at ``now``."""
     from shared.adapters import keys
     from shared.adapters.ledger_store import InstanceStore, RollupStore
+    from shared.adapters.pricing import PriceBook
+    from shared.adapters.pricing_snapshot import bundled_snapshot
     from shared.adapters.table import MemoryTable
     from shared.clock import FixedClock
-    from shared.pricing import PriceBook, bundled_snapshot
     from shared.services.instances import LedgerDeps
     from tests.fakes import InMemoryLedger
 
@@ -47,7 +48,8 @@ def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
 
 def scenario_profiles(scenario: Any) -> dict[str, Any]:
     """The scenario's instances as DescribeInstances would give them."""
-    from shared.domain.instance import InstanceProfile, Volume
+    from shared.domain.ebs import Volume
+    from shared.domain.instance import InstanceProfile
 
     return {
         s.instance_id: InstanceProfile(

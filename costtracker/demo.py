@@ -93,7 +93,7 @@ def load_budgets(path: Path) -> list[Any]:
     from pydantic import ValidationError
 
     from costtracker.errors import validation_summary
-    from shared.budgets import Budget
+    from shared.domain.budgets import Budget
 
     try:
         raw = json.loads(Path(path).read_bytes().decode("utf-8"))

@@ -19,7 +19,7 @@ from costtracker.scenario import CapacityReservationSpec, Scenario, TrainingJobS
 from shared.adapters.reservations import ReservationNotFound
 from shared.adapters.sagemaker import TrainingJobNotFound
 from shared.clock import Clock
-from shared.managed_models import (
+from shared.domain.managed.models import (
     LIVE_RESERVATION_STATES,
     CapacityReservation,
     InstanceReservationRef,

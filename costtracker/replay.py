@@ -25,12 +25,12 @@ from costtracker.progress import Progress
 from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
 from shared import runtime
-from shared.budgets import Budget
+from shared.adapters.report_store import DirectoryReportStore
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
-from shared.reports import DirectoryReportStore
+from shared.domain.budgets import Budget
+from shared.reports.views import iso, job_summary
 from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.summaries import publish_summary, summaries_between
-from shared.views import iso, job_summary
 
 # The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
 ALERT_KINDS = (

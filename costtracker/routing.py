@@ -23,7 +23,7 @@ from shared.app.triggers import Schedule
 from shared.clock import FixedClock, utc
 from shared.edge import MalformedEvent
 from shared.services.alerts import refusals
-from shared.views import iso
+from shared.reports.views import iso
 
 Handler = Callable[[Any, Any], Any]
 LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries

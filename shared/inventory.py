@@ -15,7 +15,8 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from shared.adapters.accounts import factory_of
-from shared.domain.instance import InstanceProfile, Volume
+from shared.domain.ebs import Volume
+from shared.domain.instance import InstanceProfile
 
 
 class InstanceNotFound(Exception):

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
 from shared import ledger_schema as schema
-from shared.budgets import Budget
 from shared.domain.base import Rate
+from shared.domain.budgets import Budget
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.client import DynamoDBClient

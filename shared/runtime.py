@@ -109,7 +109,7 @@ def notifier() -> Any:
 
 @cache
 def report_store() -> Any:
-    from shared.reports import S3ReportStore
+    from shared.adapters.report_store import S3ReportStore
 
     bucket = os.environ.get("REPORT_BUCKET", "")
     if not bucket:
@@ -134,8 +134,10 @@ def stopper() -> Any:
 
 def ledger_deps() -> Any:
     """Dependencies of the ledger services; the price book's check date is today's."""
+    from shared.adapters.pricing import PriceBook
+    from shared.adapters.pricing_live import AwsLivePrices
+    from shared.adapters.pricing_snapshot import bundled_snapshot
     from shared.inventory import Ec2Inventory
-    from shared.pricing import AwsLivePrices, PriceBook, bundled_snapshot
     from shared.services.instances import LedgerDeps
 
     config = settings().config

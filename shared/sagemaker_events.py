@@ -21,12 +21,12 @@ from typing import Annotated, Any, Literal, NoReturn
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
-from shared.event_envelope import AwsEvent, to_utc
-from shared.managed_models import (
+from shared.domain.managed.models import (
     TERMINAL_TRAINING_STATUSES,
     TrainingJobDescription,
     TrainingJobStatus,
 )
+from shared.event_envelope import AwsEvent, to_utc
 
 ML_INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9-]+$")
 TRAINING_JOB_NAME = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"

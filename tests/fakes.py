@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from shared.budgets import Budget
 from shared.domain.base import Rate
+from shared.domain.budgets import Budget
 from shared.domain.instance import InstanceProfile
 from shared.inventory import InstanceNotFound
 from shared.notify import Alert
@@ -63,7 +63,7 @@ class InMemoryLedger:
     def get_reconciliations(self, days: Sequence[date]) -> dict[date, dict[str, Any]]:
         return {d: self.reconciliations[d] for d in days if d in self.reconciliations}
 
-    # -- the price cache (``shared.pricing.PriceCache``) ---------------------------------
+    # -- the price cache (``shared.adapters.pricing.PriceCache``) ---------------------------------
     def get_price(self, key: str) -> Rate | None:
         return self.prices.get(key)
 

@@ -11,12 +11,13 @@ from typing import Any
 
 from shared.adapters import keys
 from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+from shared.adapters.pricing import PriceBook
+from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.adapters.table import MemoryTable
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.instance import InstanceProfile
-from shared.pricing import PriceBook, bundled_snapshot
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import get_job_cost
 from tests.fakes import FakeInventory, InMemoryLedger, RecordingNotifier

@@ -20,7 +20,7 @@ from costtracker.render.text import (
     total,
     usd,
 )
-from shared.views import cents
+from shared.reports.views import cents
 
 
 def job_table(document: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from shared.views import cents
+from shared.reports.views import cents
 
 WIDTH = 80
 STATUS_WORDS = {

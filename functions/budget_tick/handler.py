@@ -12,8 +12,9 @@ from shared import runtime
 from shared.clock import utc
 from shared.edge import parse_event
 from shared.event_envelope import ScheduledEvent
-from shared.formatting import iso
-from shared.services.budgets import check_anomalies, evaluate_budgets
+from shared.reports.formatting import iso
+from shared.services.budget_anomalies import check_anomalies
+from shared.services.budgets import evaluate_budgets
 from shared.telemetry import count, metrics, seconds
 
 logger = Logger(service="costtracker")

@@ -34,17 +34,10 @@ from shared.api_errors import (
     from_validation_errors,
     not_found,
 )
-from shared.budgets import BUDGET_ID, Budget, BudgetScope, period_bounds
+from shared.domain.budgets import BUDGET_ID, Budget, BudgetScope, period_bounds
 from shared.domain.job import JobCost, JobRecords, _tags
-from shared.services.budgets import JobCache, budget_status, effective_budgets
-from shared.services.change import change_json, scope_change
-from shared.services.idle_now import idle_now
-from shared.services.job_queries import list_jobs as query_jobs
-from shared.services.job_queries import readable_records
-from shared.services.job_view import cost_of, load_sealed
-from shared.services.timeline import cumulative_points
-from shared.views import (
-    compare_jobs,
+from shared.reports.compare import compare_jobs
+from shared.reports.views import (
     estimate_to_finish,
     iso,
     job_detail,
@@ -52,6 +45,13 @@ from shared.views import (
     job_summary,
     money,
 )
+from shared.services.budgets import JobCache, budget_status, effective_budgets
+from shared.services.change import change_json, scope_change
+from shared.services.idle_now import idle_now
+from shared.services.job_queries import list_jobs as query_jobs
+from shared.services.job_queries import readable_records
+from shared.services.job_view import cost_of, load_sealed
+from shared.services.timeline import cumulative_points
 
 logger = Logger(service="costtracker")
 app = APIGatewayRestResolver(enable_validation=True)
@@ -304,7 +304,7 @@ def compare(jobs: Annotated[str, Query(min_length=1, max_length=800)]) -> dict[s
     if not 2 <= len(job_ids) <= 5:
         raise bad_input("jobs", "give 2 to 5 comma-separated job ids")
     readable = [_readable_job(job_id) for job_id in job_ids]
-    return compare_jobs([cost for cost, _ in readable])
+    return compare_jobs([cost for cost, _ in readable], runtime.current_settings().config)
 
 
 @app.get("/idle")

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from shared.adapters import keys
 from shared.adapters.table import Absent, Condition, Item, Put, Table, VersionIs
-from shared.domain.reservation import ReservationHead
-from shared.domain.training import TrainingHead
+from shared.domain.managed.reservation import ReservationHead
+from shared.domain.managed.training import TrainingHead
 
 
 class TrainingStore:

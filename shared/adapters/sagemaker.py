@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from shared.adapters.accounts import factory_of
-from shared.managed_models import TrainingJobDescription
+from shared.domain.managed.models import TrainingJobDescription
 
 
 class TrainingJobNotFound(Exception):

@@ -9,11 +9,12 @@ from decimal import Decimal
 
 from shared.domain.checkpoint import GIB, CheckpointHead, Version
 from shared.domain.clocks import MONTH_UNITS, month_clock
-from shared.domain.instance import InstanceHead, provisioned_iops, provisioned_throughput
+from shared.domain.ebs import provisioned_iops, provisioned_throughput
+from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords, cost_in_windows, rerun_windows
-from shared.domain.reservation import wasted_between
+from shared.domain.managed.reservation import wasted_between
+from shared.domain.managed.training import training_between
 from shared.domain.segments import SegmentCost, SeriesReader, cost_inside, minimum_extra
-from shared.domain.training import training_between
 
 KINDS = ("instance", "ebs", "checkpoint_storage", "wasted_rerun", "wasted_idle")
 MANAGED_KINDS = ("ml_storage", "warm_pool", "wasted_reserved")

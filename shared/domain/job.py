@@ -21,9 +21,9 @@ from shared.domain.checkpoint import CheckpointHead, Version
 from shared.domain.idle import IdleEpisode
 from shared.domain.instance import InstanceHead, Warning_
 from shared.domain.lifecycle import Notice
-from shared.domain.reservation import ReservationHead, ReservationView
+from shared.domain.managed.reservation import ReservationHead, ReservationView
+from shared.domain.managed.training import TrainingHead
 from shared.domain.segments import SegmentCost, SeriesReader, cost_inside
-from shared.domain.training import TrainingHead
 
 ClockFn = Callable[[str, datetime], Decimal]
 Status = Literal["running", "stopped", "interrupted", "complete"]
@@ -265,3 +265,34 @@ def status_of(a: Accrual, rollups: Sequence[dict[str, Any]], now: datetime) -> S
     if instances and a.value("n_terminated", now) >= instances:
         return "complete"
     return "stopped"
+
+
+def _span(cost: JobCost) -> tuple[datetime, datetime] | None:
+    """From the job's first start to its last instance's stop (``as_of`` while one runs)."""
+    if cost.started_at is None:
+        return None
+    end = ended_at(cost) or cost.as_of
+    return cost.started_at, max(cost.started_at, end)
+
+
+def ended_at(cost: JobCost) -> datetime | None:
+    """When the job's last instance stopped running; None while one runs (the latest
+    segment of every instance is always in its head's window)."""
+    if any(i.running_since is not None for i in cost.instances):
+        return None
+    ends = [s.span.end for i in cost.instances for s in i.segments if s.span.end is not None]
+    return max(ends, default=None)
+
+
+def wall_clock_seconds(cost: JobCost) -> int:
+    """Elapsed time from the job's first start to its last stop (or now): not the
+    instance-hours, which add up every instance's time."""
+    span = _span(cost)
+    return int((span[1] - span[0]).total_seconds()) if span else 0
+
+
+def busy_share(cost: JobCost) -> Decimal | None:
+    """The share of billed instance time that was not idle; None before any is billed."""
+    if not cost.billed_seconds:
+        return None
+    return 1 - Decimal(cost.idle_seconds) / Decimal(cost.billed_seconds)

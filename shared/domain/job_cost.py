@@ -1,14 +1,20 @@
-"""Turning a job's records into its ``JobCost`` (the figures every view shows)."""
+"""Turning a job's records into its ``JobCost`` (the figures every view shows): the money
+from the rollups' accrual, waste inside rerun windows, progress from checkpoint steps (the
+``tokens-per-step`` tag read by its one parser), warnings and the warm-up before the
+accelerators got busy."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
-from shared.domain.instance import Warning_, ebs_accrual, head_accrual
+from shared.domain.ebs import ebs_accrual
+from shared.domain.instance import InstanceHead, Warning_, head_accrual
 from shared.domain.job import (
     UNCONFIRMED_ITEMS,
     ClockFn,
@@ -23,15 +29,15 @@ from shared.domain.job import (
     rerun_windows,
     status_of,
 )
-from shared.domain.reservation import N_RESERVATIONS
-from shared.domain.reservation import view as reservation_view
-from shared.domain.segments import UNPRICED_PREFIX, SeriesReader, cost_inside
+from shared.domain.managed.reservation import N_RESERVATIONS
+from shared.domain.managed.reservation import view as reservation_view
+from shared.domain.managed.training import N_TRAINING, managed_spot_saving
+from shared.domain.segments import UNPRICED_PREFIX, SegmentCost, SeriesReader, cost_inside
 from shared.domain.tags import tokens_per_step
-from shared.domain.training import N_TRAINING, managed_spot_saving
 
 
 def _instance_summary(
-    head, now: datetime, clock: ClockFn, series: SeriesReader | None
+    head: InstanceHead, now: datetime, clock: ClockFn, series: SeriesReader | None
 ) -> InstanceSummary:
     accrual = head_accrual(head)
     open_segment = head.open_segment
@@ -77,7 +83,10 @@ def job_cost(
     tokens_tag: str = "tokens-per-step",
 ) -> JobCost:
     a = records.accrual()
-    value = lambda component: a.value(component, now, clock)  # noqa: E731
+
+    def value(component: str) -> Decimal:
+        return a.value(component, now, clock)
+
     instances = tuple(
         _instance_summary(h, now, clock, series)
         for h in sorted(records.heads, key=lambda h: (h.account, h.instance_id))
@@ -103,56 +112,10 @@ def job_cost(
     storage_usd = value(acc.STORAGE)
     managed = value(acc.ML_STORAGE) + value(acc.WARM_POOL) + value(acc.WASTED_RESERVED)
     total = instance_usd + ebs_usd + storage_usd + managed
-    numbered = [(at, int(step)) for at, step in marks if step.isdigit()]
-    steps_max = max((s for _, s in numbered), default=None)
-    cost_per_1k = total * 1000 / steps_max if steps_max else None
-    steps_per_hour = None
-    if len(numbered) >= 2 and numbered[-1][0] > numbered[0][0]:
-        hours = Decimal(whole_seconds(numbered[0][0], numbered[-1][0])) / SECONDS_PER_HOUR
-        steps_per_hour = Decimal(numbered[-1][1] - numbered[0][1]) / hours
-    cadence = None
-    if len(marks) >= 2:
-        cadence = whole_seconds(marks[0][0], marks[-1][0]) // (len(marks) - 1)
-    tokens = next(
-        (
-            t
-            for h in records.heads
-            if (t := tokens_per_step(h.profile.tags.get(tokens_tag))) is not None
-        ),
-        None,
-    )
-    per_million = total * 1_000_000 / (steps_max * tokens) if steps_max and tokens else None
+    progress = _progress(records, marks, total, tokens_tag)
     unpriced = tuple(_keys_with_prefix(a, UNPRICED_PREFIX, now))
     unconfirmed_extra = _keys_with_prefix(a, "unconfirmed:", now)
-    sources: set[str] = set()
-    for rollup in records.rollups:
-        sources |= {str(s) for s in rollup.get("price_sources", set()) or set()}
-    warnings: list[Warning_] = []
-    for head in records.heads:
-        for w in head.warnings:
-            if w not in warnings:
-                warnings.append(w)
-    for key, values in sorted(conflicts.items()):
-        warnings.append(
-            Warning_(
-                kind="tag_conflict",
-                detail=f"instances of {records.job_id} disagree on {key}: "
-                f"{', '.join(values)}; kept {values[0]!r} (the instance that ran first)",
-            )
-        )
-    busy = [
-        c.at
-        for h in records.heads
-        for c in h.alarms
-        if c.signal == "accelerator" and c.state == "OK"
-    ]
-    warmup_seconds = warmup_usd = None
-    if busy and started_at is not None and min(busy) >= started_at:
-        warmup_seconds = whole_seconds(started_at, min(busy))
-        warmup_usd = sum(
-            (cost_inside(s, started_at, min(busy), series, list_price=False) for s in segments),
-            Decimal(0),
-        )
+    warmup_seconds, warmup_usd = _warmup(records, segments, started_at, series)
     last_step = [str(r.get("last_checkpoint_step", "")) for r in records.rollups]
     return JobCost(
         job_id=records.job_id,
@@ -179,23 +142,23 @@ def job_cost(
             *unconfirmed_extra,
         ),
         unpriced=unpriced,
-        price_sources=tuple(sorted(sources)),
-        warnings=tuple(warnings),
+        price_sources=_price_sources(records),
+        warnings=_warnings(records, conflicts),
         # A counter on each rollup (distinct steps), not an accrual.
         checkpoints=sum(int(r.get("checkpoints", 0)) for r in records.rollups),
         checkpoint_objects=int(value("n_objects")),
         last_checkpoint_at=last_checkpoint_at,
-        last_checkpoint_step=steps_max
-        if steps_max is not None
+        last_checkpoint_step=progress.steps_max
+        if progress.steps_max is not None
         else (int(max(last_step)) if any(last_step) else None),
         interruptions=int(value("n_interruptions")),
         rebalance_recommendations=int(value("n_rebalances")),
         spend_at_risk_usd=spend_at_risk,
-        cost_per_1k_steps_usd=cost_per_1k,
-        steps_per_hour=steps_per_hour,
-        cost_per_million_tokens_usd=per_million,
-        tokens_per_step=tokens,
-        checkpoint_cadence_seconds=cadence,
+        cost_per_1k_steps_usd=progress.cost_per_1k,
+        steps_per_hour=progress.steps_per_hour,
+        cost_per_million_tokens_usd=progress.per_million,
+        tokens_per_step=progress.tokens,
+        checkpoint_cadence_seconds=progress.cadence,
         idle_seconds=int(value("idle_seconds")),
         warmup_seconds=warmup_seconds,
         warmup_usd=warmup_usd,
@@ -221,3 +184,87 @@ def _status(a: Accrual, records: JobRecords, now: datetime) -> Status:
         ends = _parse(until)
         return "running" if ends is None or now < ends else "complete"
     return status_of(a, records.rollups, now)
+
+
+@dataclass(frozen=True)
+class _Progress:
+    steps_max: int | None
+    cost_per_1k: Decimal | None
+    steps_per_hour: Decimal | None
+    cadence: int | None
+    tokens: int | None
+    per_million: Decimal | None
+
+
+def _progress(
+    records: JobRecords, marks: Sequence[tuple[datetime, str]], total: Decimal, tokens_tag: str
+) -> _Progress:
+    """Steps, pace and cadence from the checkpoint marks; cost per 1k steps and per
+    million tokens (the first instance with a valid ``tokens-per-step`` tag)."""
+    numbered = [(at, int(step)) for at, step in marks if step.isdigit()]
+    steps_max = max((s for _, s in numbered), default=None)
+    cost_per_1k = total * 1000 / steps_max if steps_max else None
+    steps_per_hour = None
+    if len(numbered) >= 2 and numbered[-1][0] > numbered[0][0]:
+        hours = Decimal(whole_seconds(numbered[0][0], numbered[-1][0])) / SECONDS_PER_HOUR
+        steps_per_hour = Decimal(numbered[-1][1] - numbered[0][1]) / hours
+    cadence = None
+    if len(marks) >= 2:
+        cadence = whole_seconds(marks[0][0], marks[-1][0]) // (len(marks) - 1)
+    tokens = next(
+        (
+            t
+            for h in records.heads
+            if (t := tokens_per_step(h.profile.tags.get(tokens_tag))) is not None
+        ),
+        None,
+    )
+    per_million = total * 1_000_000 / (steps_max * tokens) if steps_max and tokens else None
+    return _Progress(steps_max, cost_per_1k, steps_per_hour, cadence, tokens, per_million)
+
+
+def _price_sources(records: JobRecords) -> tuple[str, ...]:
+    sources: set[str] = set()
+    for rollup in records.rollups:
+        sources |= {str(s) for s in rollup.get("price_sources", set()) or set()}
+    return tuple(sorted(sources))
+
+
+def _warnings(records: JobRecords, conflicts: dict[str, tuple[str, ...]]) -> tuple[Warning_, ...]:
+    """The instances' warnings, each once, then one per conflicting grouping tag."""
+    warnings: list[Warning_] = []
+    for head in records.heads:
+        for w in head.warnings:
+            if w not in warnings:
+                warnings.append(w)
+    for key, values in sorted(conflicts.items()):
+        warnings.append(
+            Warning_(
+                kind="tag_conflict",
+                detail=f"instances of {records.job_id} disagree on {key}: "
+                f"{', '.join(values)}; kept {values[0]!r} (the instance that ran first)",
+            )
+        )
+    return tuple(warnings)
+
+
+def _warmup(
+    records: JobRecords,
+    segments: Sequence[SegmentCost],
+    started_at: datetime | None,
+    series: SeriesReader | None,
+) -> tuple[int | None, Decimal | None]:
+    """Seconds and cost from the job's start to its first busy accelerator alarm."""
+    busy = [
+        c.at
+        for h in records.heads
+        for c in h.alarms
+        if c.signal == "accelerator" and c.state == "OK"
+    ]
+    if not busy or started_at is None or min(busy) < started_at:
+        return None, None
+    warmup_usd = sum(
+        (cost_inside(s, started_at, min(busy), series, list_price=False) for s in segments),
+        Decimal(0),
+    )
+    return whole_seconds(started_at, min(busy)), warmup_usd

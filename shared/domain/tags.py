@@ -1,16 +1,30 @@
-"""Tag rules (SPEC "Jobs and tags"): grouping tags copied onto jobs, and the warning for a
-``tokens-per-step`` value the one parser (``shared.tags``) refuses."""
+"""Tag rules (SPEC "Jobs and tags"): the one parser of ``tokens-per-step`` (used by the
+job cost, every view and ``/compare``), grouping tags copied onto jobs, and the warning
+for a ``tokens-per-step`` value the parser refuses."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from shared.domain.instance import Warning_
-from shared.tags import tokens_per_step
 
 if TYPE_CHECKING:
     from shared.config import LedgerConfig
+
+_DIGITS = re.compile(r"[0-9]+")
+# Far beyond any model's tokens per step; a bigger value is a typo, not a measurement.
+MAX_TOKENS_PER_STEP = 10**12
+
+
+def tokens_per_step(value: str | None) -> int | None:
+    """A ``tokens-per-step`` tag (SPEC: a plain integer, digits only): the number, or
+    None for any other value ("1,024", "4k", "2.5e6", "-1", "0", Unicode digits)."""
+    if value is None or not _DIGITS.fullmatch(value):
+        return None
+    tokens = int(value)
+    return tokens if 0 < tokens <= MAX_TOKENS_PER_STEP else None
 
 
 def grouping_tags(tags: Mapping[str, str], config: LedgerConfig) -> dict[str, str]:

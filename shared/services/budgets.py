@@ -9,26 +9,24 @@ once, even with concurrent runs: a conditional write claims it first.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from shared.adapters.ledger_store import PAST_CHANGES
 from shared.adapters.outbox import OutboxStore
-from shared.budgets import Budget, period_bounds
 from shared.config import LedgerConfig
 from shared.domain import accrual as acc
+from shared.domain.budgets import Budget, period_bounds
 from shared.domain.day_split import job_between
 from shared.domain.job import _tags
-from shared.formatting import cents, iso
-from shared.notify import Alert, Notifier
+from shared.notify import Notifier
 from shared.services.alerts import AlertPoster
+from shared.services.budget_alerts import budget_alert, forecast_alert, forecast_id
 from shared.services.forecasts import (
     Forecast,
     forecast,
-    forecast_revision,
     project_job,
     revision_possible,
     sent_forecasts,
@@ -270,174 +268,13 @@ def evaluate_budgets(
         for threshold in budget.thresholds:
             if status.spend * 100 < budget.amount_usd * threshold:
                 continue
-            if poster.post(_budget_alert(status, threshold, now), now) != "known":
+            if poster.post(budget_alert(status, threshold, now), now) != "known":
                 sent.append(f"{budget.budget_id}:{threshold}")
         over = status.projected_total > budget.amount_usd > status.spend
-        forecasts = sent_forecasts(poster.outbox, _forecast_id(status)) if over else (0, None)
-        forecast_alert = _forecast_alert(status, now, forecasts) if over else None
-        if forecast_alert is not None and poster.post(forecast_alert, now) != "known":
+        forecasts = sent_forecasts(poster.outbox, forecast_id(status)) if over else (0, None)
+        to_post = forecast_alert(status, now, forecasts) if over else None
+        if to_post is not None and poster.post(to_post, now) != "known":
             sent.append(f"{budget.budget_id}:forecast")
-            forecasts = sent_forecasts(poster.outbox, _forecast_id(status))
+            forecasts = sent_forecasts(poster.outbox, forecast_id(status))
         quiet_until = min(quiet_until, _next_change(status, now, forecasts))
     return Evaluation(sent, max(quiet_until, now), quiet_regardless_of_events=False)
-
-
-def _scope_attributes(budget: Budget) -> dict[str, str]:
-    """Scope tags, and the recipients (a JSON list) their email subscriptions filter on."""
-    tags = budget.scope.tag or {}
-    recipients = sorted({e.lower() for e in budget.recipients})
-    return {
-        **{k: tags.get(k, "") for k in ("project", "team", "cost-center")},
-        "recipients": json.dumps(recipients) if recipients else "",
-    }
-
-
-def _body(status: BudgetStatus, headline: str) -> str:
-    budget = status.budget
-    lines = [
-        headline,
-        f"Scope: {budget.scope.describe()}; period: {budget.period} ({status.period_key}).",
-        f"Spend so far: {cents(status.spend)} of {cents(budget.amount_usd)} "
-        f"({status.percent:.1f} %). Burn rate: {cents(status.burn_per_hour)}/h.",
-    ]
-    if status.crossing_100_at is not None:
-        lines.append(
-            "If everything running now kept running, 100 % would be crossed at "
-            f"{iso(status.crossing_100_at)}."
-        )
-    lines.append(f"Projected by {iso(status.projected_until)}: {cents(status.projected_total)}.")
-    if status.forecast is not None:
-        lines.extend(status.forecast.lines())
-    lines.append("Spend by job:")
-    for job_id, spend in sorted(status.spend_by_job.items(), key=lambda kv: -kv[1]):
-        lines.append(f"  {job_id}: {cents(spend)}")
-    lines.append(
-        "Figures are estimates from live EC2/S3 events priced with list, spot or configured "
-        "rates (see GET /jobs/{job_id} for each rate's source); the bill confirms them later."
-    )
-    return "\n".join(lines)
-
-
-def _budget_alert(status: BudgetStatus, threshold: int, now: datetime) -> Alert:
-    budget = status.budget
-    subject = (
-        f"Budget {budget.budget_id} at {threshold} %: {cents(status.spend)} of "
-        f"{cents(budget.amount_usd)}"
-    )
-    severity = "critical" if threshold >= 100 else "warning" if threshold >= 80 else "info"
-    attributes = {
-        "budget_id": budget.budget_id,
-        "threshold": str(threshold),
-        "severity": severity,
-        **_scope_attributes(budget),
-    }
-    return Alert(
-        "finance",
-        "budget",
-        subject,
-        _body(status, subject),
-        attributes,
-        alert_id=f"budget:{budget.budget_id}:{status.period_key}:{threshold}",
-        at=iso(now) or "",
-    )
-
-
-def _forecast_id(status: BudgetStatus) -> str:
-    return f"forecast:{status.budget.budget_id}:{status.period_key}"
-
-
-def _forecast_alert(
-    status: BudgetStatus, now: datetime, sent: tuple[int, datetime | None]
-) -> Alert | None:
-    """The forecast alert to post, or None when it would say nothing new (a forecast
-    for this period was sent and the projected crossing is not an hour earlier)."""
-    budget = status.budget
-    projected_crossing = status.forecast.crossing if status.forecast else None
-    alert_id = forecast_revision(sent, _forecast_id(status), projected_crossing)
-    if alert_id is None:
-        return None
-    crossing = iso(projected_crossing) or "n/a"
-    subject = (
-        f"Forecast: budget {budget.budget_id} heads for {cents(status.projected_total)} of "
-        f"{cents(budget.amount_usd)} (100 % at {crossing})"
-    )
-    attributes = {
-        "budget_id": budget.budget_id,
-        "threshold": "100",
-        "severity": "warning",
-        "projected_total_usd": str(status.projected_total.quantize(Decimal("0.01"))),
-        "projected_crossing_at": crossing,
-        **_scope_attributes(budget),
-    }
-    return Alert(
-        "finance",
-        "forecast",
-        subject,
-        _body(status, subject),
-        attributes,
-        alert_id=alert_id,
-        at=iso(now) or "",
-    )
-
-
-def day_spend(
-    deps: LedgerDeps,
-    config: LedgerConfig,
-    budget: Budget,
-    day: date,
-    now: datetime,
-    cache: JobCache,
-) -> Decimal:
-    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    end = min(start + timedelta(days=1), now)
-    total = Decimal(0)
-    for job_id, rollups in cache.jobs().items():
-        if in_scope(budget, job_id, rollups, config):
-            total += cache.spend_at(job_id, end, now) - cache.spend_at(job_id, start, now)
-    return total
-
-
-def check_anomalies(
-    deps: LedgerDeps, ledger: Any, config: LedgerConfig, notifier: Notifier, now: datetime
-) -> list[str]:
-    """Once a day: yesterday's spend in each budget's scope against its trailing 7-day
-    mean; above ``anomaly_multiple`` times it (with enough history) is an anomaly."""
-    yesterday = now.date() - timedelta(days=1)
-    cache = JobCache(deps)
-    sent = []
-    poster = AlertPoster(OutboxStore(deps.table), notifier)
-    settings = config.budgeting
-    for budget in effective_budgets(ledger, config):
-        spend = day_spend(deps, config, budget, yesterday, now, cache)
-        history = [
-            day_spend(deps, config, budget, yesterday - timedelta(days=n), now, cache)
-            for n in range(1, 8)
-        ]
-        # History starts at the scope's first day with spend within the trailing week.
-        first = max((n for n, h in enumerate(history) if h > 0), default=None)
-        if first is None or first + 1 < settings.anomaly_min_history_days:
-            continue
-        known = history[: first + 1]
-        mean = sum(known, Decimal(0)) / len(known)
-        if mean <= 0 or spend <= mean * settings.anomaly_multiple:
-            continue
-        subject = (
-            f"Anomaly: {budget.scope.describe()} spent {cents(spend)} on {yesterday}, "
-            f"{spend / mean:.1f}x its 7-day mean of {cents(mean)}"
-        )
-        alert = Alert(
-            "finance",
-            "anomaly",
-            subject,
-            subject,
-            {
-                "budget_id": budget.budget_id,
-                "severity": "warning",
-                **_scope_attributes(budget),
-            },
-            alert_id=f"anomaly:{budget.budget_id}:{yesterday.isoformat()}",
-            at=iso(now) or "",
-        )
-        if poster.post(alert, now) != "known":
-            sent.append(f"{budget.budget_id}:anomaly")
-    return sent

@@ -29,7 +29,7 @@ from shared.domain.clocks import whole_seconds
 from shared.domain.day_split import instance_between, job_between
 from shared.domain.job import JobRecords
 from shared.domain.segments import SeriesReader
-from shared.formatting import iso, money
+from shared.reports.formatting import iso, money
 
 SECONDS_PER_HOUR = Decimal(3600)
 

@@ -24,8 +24,8 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from shared.formatting import money
-from shared.parquet_reader import ParquetReadError, read_columns
+from shared.reports.formatting import money
+from shared.reports.parquet_reader import ParquetReadError, read_columns
 
 # CUR 2.0 columns read (Data Exports, "CUR 2.0" table).
 CUR_COLUMNS = (
@@ -159,7 +159,7 @@ def billed_lines(rows: Iterable[Mapping[str, Any]]) -> list[BilledLine]:
 
 def rows_from_parquet(data: bytes) -> list[dict[str, Any]]:
     """A Data Exports Parquet file's rows (CUR columns only), read by the standard-library
-    reader (``shared.parquet_reader``: Snappy, dictionary pages, nested columns skipped)."""
+    reader (``shared.reports.parquet_reader``: Snappy, dictionary pages, nested columns skipped)."""
     try:
         return read_columns(data, CUR_COLUMNS)
     except ParquetReadError as exc:

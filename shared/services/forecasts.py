@@ -27,7 +27,7 @@ from typing import Any
 from shared.adapters.outbox import OUTBOX, OutboxStore
 from shared.domain import accrual as acc
 from shared.domain.job import _tags
-from shared.formatting import iso
+from shared.reports.formatting import iso
 
 RESEND_EARLIER = timedelta(hours=1)
 MAX_DECLARED_HOURS = Decimal(24 * 366)

@@ -24,6 +24,7 @@ from shared.adapters.ledger_store import (
     RollupStore,
     UnitOfWork,
 )
+from shared.adapters.pricing import PriceBook
 from shared.adapters.table import ConditionFailed, Table
 from shared.clock import Clock, utc
 from shared.config import LedgerConfig
@@ -42,7 +43,6 @@ from shared.domain.instance import (
 from shared.domain.lifecycle import BILLING_STATES, Notice, Transition
 from shared.domain.tags import grouping_tags, tag_warnings
 from shared.inventory import InstanceNotFound, Inventory
-from shared.pricing import PriceBook
 
 logger = logging.getLogger("costtracker.instances")
 MAX_ATTEMPTS = 5

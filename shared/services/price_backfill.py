@@ -23,8 +23,8 @@ from shared.domain import accrual as acc
 from shared.domain.checkpoint import Version, object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
 from shared.domain.segments import SegmentCost, price_span, segment_accrual
-from shared.formatting import iso
 from shared.notify import Alert, Notifier
+from shared.reports.formatting import iso
 from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps
 

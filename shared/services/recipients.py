@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from shared.adapters.subscriptions import PENDING, RecipientSubscriptions
-from shared.budgets import Budget
+from shared.domain.budgets import Budget
 
 
 @dataclass

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.config import LedgerConfig
 from shared.domain.day_split import job_between
-from shared.formatting import iso, money
+from shared.reports.formatting import iso, money
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
 from shared.services.summaries import summarize_day

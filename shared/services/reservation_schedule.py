@@ -19,11 +19,11 @@ from decimal import Decimal
 
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.reservations import CapacityReservations, reservations_to_refresh
-from shared.domain.reservation import ReservationHead
-from shared.formatting import iso
-from shared.managed_costs import daily_utilization, reservation_usage
-from shared.managed_models import CapacityReservation
+from shared.domain.managed.models import CapacityReservation
+from shared.domain.managed.reservation import ReservationHead
+from shared.domain.managed.reservation_cost import daily_utilization, reservation_usage
 from shared.notify import Alert, Notifier
+from shared.reports.formatting import iso
 from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps
 

@@ -35,15 +35,15 @@ from shared.domain.base import Rate, RateSource
 from shared.domain.clocks import SECONDS_PER_HOUR
 from shared.domain.instance import InstanceHead, InstanceProfile
 from shared.domain.lifecycle import Span
+from shared.domain.managed.models import CapacityReservation
+from shared.domain.managed.reservation import ReservationHead, reserved_until, wasted_accrual
+from shared.domain.managed.reservation_cost import block_fee, reservation_job_id
 from shared.domain.rates import RatePin
-from shared.domain.reservation import ReservationHead, reserved_until, wasted_accrual
 from shared.domain.segments import SegmentCost
 from shared.domain.tags import grouping_tags
-from shared.managed_costs import block_fee, reservation_job_id
-from shared.managed_models import CapacityReservation
 
 if TYPE_CHECKING:
-    from shared.pricing import PriceBook
+    from shared.adapters.pricing import PriceBook
 
 logger = logging.getLogger("costtracker.reservations")
 

@@ -13,15 +13,15 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from shared.csv_safe import write_csv
+from shared.adapters.report_store import ReportStore
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import _tags
-from shared.focus import FOCUS_METADATA, to_csv, to_parquet
-from shared.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
-from shared.focus_charges import focus_rows
-from shared.formatting import cents, iso, money
 from shared.notify import Alert, Notifier
-from shared.reports import ReportStore
+from shared.reports.csv_safe import write_csv
+from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
+from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
+from shared.reports.focus_charges import focus_rows
+from shared.reports.formatting import cents, iso, money
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
 
@@ -156,7 +156,7 @@ def publish_summary(
     """Write the day's JSON, CSV and FOCUS files (same keys on a re-run) and tell finance.
 
     The FOCUS rows go out twice: Parquet (typed, for FinOps tools) and CSV (spreadsheets);
-    ``focus_version`` "1.3" adds the allocation columns (``shared.focus13``)."""
+    ``focus_version`` "1.3" adds the allocation columns (``shared.reports.focus13``)."""
     day = date.fromisoformat(summary["date"])
     prefix = f"{day:%Y/%m/%d}"
     focus: tuple[bytes, str, dict[str, Any]]

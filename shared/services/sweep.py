@@ -15,8 +15,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from shared.formatting import iso
 from shared.inventory import Ec2Inventory
+from shared.reports.formatting import iso
 from shared.services.instances import LedgerDeps, record_state_change
 
 logger = logging.getLogger("costtracker.sweep")

@@ -8,7 +8,7 @@ from typing import Any
 from shared.domain.day_split import job_between
 from shared.domain.job import JobRecords
 from shared.domain.segments import SeriesReader
-from shared.formatting import iso, money
+from shared.reports.formatting import iso, money
 
 
 def cumulative_points(

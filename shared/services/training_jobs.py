@@ -21,10 +21,10 @@ from shared.adapters.table import ConditionFailed
 from shared.clock import utc
 from shared.domain.accrual import Accrual
 from shared.domain.clocks import day_start
+from shared.domain.managed.models import TrainingJobDescription
+from shared.domain.managed.training import TrainingHead, merge, training_accrual, with_billing
+from shared.domain.managed.training_cost import sagemaker_job_id
 from shared.domain.tags import grouping_tags
-from shared.domain.training import TrainingHead, merge, training_accrual, with_billing
-from shared.managed_costs import sagemaker_job_id
-from shared.managed_models import TrainingJobDescription
 from shared.services.instances import ConcurrentUpdates, LedgerDeps
 
 logger = logging.getLogger("costtracker.training")

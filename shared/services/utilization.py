@@ -24,9 +24,9 @@ from shared.domain.idle import AlarmChange, Signal, classify, ordered_changes
 from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition, fold
 from shared.event_envelope import INSTANCE_ID_PATTERN
-from shared.formatting import cents, iso
 from shared.inventory import InstanceNotFound
 from shared.notify import Alert, Notifier
+from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster
 from shared.services.instances import LedgerDeps, _apply_to_instance
 

@@ -20,7 +20,8 @@ from shared.adapters import keys
 from shared.adapters.table import DynamoTable, MemoryTable, Put
 from shared.config import LedgerConfig
 from shared.domain import accrual as acc
-from shared.domain.instance import InstanceProfile, Volume
+from shared.domain.ebs import Volume
+from shared.domain.instance import InstanceProfile
 from shared.services.checkpoints import record_object_event
 from shared.services.instances import record_state_change
 from tests.support import ACCOUNT, REGION, largest_item, memory_ledger

@@ -25,7 +25,7 @@ import pytest
 from costtracker.emulator import volume_id_for
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
-from shared.parquet import Column, write_parquet
+from shared.reports.parquet import Column, write_parquet
 from shared.services.data_exports import (
     billed_lines,
     estimates_from_focus_rows,

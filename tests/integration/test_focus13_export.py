@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from costtracker.cli import main
-from shared.focus13 import COLUMN_NAMES_13, check_rows_13
+from shared.reports.focus13 import COLUMN_NAMES_13, check_rows_13
 from shared.services.data_exports import estimates_from_focus_rows
 
 SCENARIO = Path(__file__).parent.parent / "scenarios" / "three_days.json"

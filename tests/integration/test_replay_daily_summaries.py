@@ -29,7 +29,8 @@ import pytest
 
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
-from shared.focus import COLUMN_NAMES, check_rows
+from shared.reports.focus import COLUMN_NAMES
+from shared.reports.focus_checks import check_rows
 from tests.integration.conftest import results, scenario_dict
 
 TOL = Decimal("1e-6")

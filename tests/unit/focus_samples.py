@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
-from shared.focus import Charge
+from shared.reports.focus import Charge
 
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
 NEXT = datetime(2026, 11, 3, tzinfo=UTC)

@@ -6,10 +6,11 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from shared.budgets import Budget, period_bounds
 from shared.config import LedgerConfig
+from shared.domain.budgets import Budget, period_bounds
 from shared.domain.instance import InstanceProfile
-from shared.services.budgets import check_anomalies, evaluate_budgets
+from shared.services.budget_anomalies import check_anomalies
+from shared.services.budgets import evaluate_budgets
 from shared.services.instances import record_state_change
 from tests.fakes import RecordingNotifier
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger

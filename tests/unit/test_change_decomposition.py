@@ -21,7 +21,8 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from shared.config import LedgerConfig, PriceOverrides
-from shared.domain.instance import InstanceProfile, Volume
+from shared.domain.ebs import Volume
+from shared.domain.instance import InstanceProfile
 from shared.domain.job import JobRecords
 from shared.services.change import (
     change_json,

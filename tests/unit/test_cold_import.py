@@ -43,8 +43,8 @@ NEVER = ("boto3", "aws_lambda_powertools.utilities.parser", "costtracker", "moto
 ONLY_IN = {
     "aws_lambda_powertools.event_handler": {"job_cost_api"},
     "pydantic.plugin._loader": {"job_cost_api"},
-    "shared.parquet": {"daily_summary", "reconcile"},
-    "shared.focus": {"daily_summary", "reconcile"},
+    "shared.reports.parquet": {"daily_summary", "reconcile"},
+    "shared.reports.focus": {"daily_summary", "reconcile"},
 }
 
 

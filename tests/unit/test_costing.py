@@ -10,6 +10,8 @@ from decimal import Decimal
 
 import pytest
 
+from shared.adapters.pricing import PriceBook
+from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.config import LedgerConfig, PriceOverrides
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
@@ -21,15 +23,14 @@ from shared.domain.clocks import (
     seconds_clock,
     whole_seconds,
 )
-from shared.domain.instance import (
-    InstanceHead,
-    InstanceProfile,
+from shared.domain.ebs import (
     Volume,
     VolumeRates,
     ebs_accrual,
     provisioned_iops,
     provisioned_throughput,
 )
+from shared.domain.instance import InstanceHead, InstanceProfile
 from shared.domain.lifecycle import Notice, Span, Transition, fold
 from shared.domain.rates import RatePin, SpotSeries
 from shared.domain.segments import (
@@ -39,7 +40,6 @@ from shared.domain.segments import (
     price_span,
     segment_accrual,
 )
-from shared.pricing import PriceBook, bundled_snapshot
 from tests.fakes import InMemoryLedger
 from tests.support import SeriesTable
 

@@ -6,7 +6,8 @@ from decimal import Decimal
 
 from shared.config import LedgerConfig, PriceOverrides
 from shared.domain.day_split import job_between
-from shared.domain.instance import InstanceProfile, Volume
+from shared.domain.ebs import Volume
+from shared.domain.instance import InstanceProfile
 from shared.services.instances import record_state_change
 from shared.services.job_view import load_job
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger

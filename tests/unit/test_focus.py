@@ -14,23 +14,25 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from shared.adapters.pricing import PriceBook
+from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.config import LedgerConfig, PriceOverrides, SpotPricePoint
-from shared.csv_safe import neutralise
 from shared.domain.base import Rate
 from shared.domain.checkpoint import GIB
 from shared.domain.day_split import instance_between, job_between
-from shared.domain.instance import InstanceProfile, Volume
-from shared.focus import (
+from shared.domain.ebs import Volume
+from shared.domain.instance import InstanceProfile
+from shared.reports.csv_safe import neutralise
+from shared.reports.focus import (
     COLUMN_NAMES,
     KINDS,
     MANDATORY,
-    check_rows,
     focus_row,
     to_csv,
     to_parquet,
 )
-from shared.focus_charges import job_charges
-from shared.pricing import PriceBook, bundled_snapshot
+from shared.reports.focus_charges import job_charges
+from shared.reports.focus_checks import check_rows
 from tests.support import REGION, Ledger, Timeline, job_records, memory_ledger
 from tests.unit.focus_samples import DAY, NEXT, every_kind
 

@@ -12,8 +12,8 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from shared.focus import COLUMN_NAMES, focus_row
-from shared.focus13 import (
+from shared.reports.focus import COLUMN_NAMES, focus_row
+from shared.reports.focus13 import (
     ALLOCATION_COLUMNS,
     COLUMN_NAMES_13,
     COLUMNS_13,

@@ -7,9 +7,10 @@ from decimal import Decimal
 import pytest
 
 from shared.adapters.ledger_store import InstanceStore
+from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.config import LedgerConfig, PriceOverrides
-from shared.domain.instance import InstanceProfile, Volume
-from shared.pricing import bundled_snapshot
+from shared.domain.ebs import Volume
+from shared.domain.instance import InstanceProfile
 from shared.services.instances import record_state_change
 from shared.services.job_view import active_between, all_rollups
 from shared.services.price_backfill import backfill_prices

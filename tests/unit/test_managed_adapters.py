@@ -24,7 +24,7 @@ from shared.adapters.reservations import (
 )
 from shared.adapters.sagemaker import SageMakerTrainingJobs, TrainingJobNotFound
 from shared.clock import FixedClock
-from shared.managed_models import LIVE_RESERVATION_STATES, CapacityReservation
+from shared.domain.managed.models import LIVE_RESERVATION_STATES, CapacityReservation
 
 ACCOUNT = "123456789012"
 ARN = f"arn:aws:sagemaker:us-east-1:{ACCOUNT}:training-job/llama-sft-spot-a"

@@ -11,21 +11,23 @@ from decimal import Decimal
 
 import pytest
 
-from shared.managed_costs import (
+from shared.domain.managed.costs_common import prorate_monthly
+from shared.domain.managed.models import CapacityReservation, ReservationUse, TrainingJobDescription
+from shared.domain.managed.reservation_cost import (
     block_fee,
     block_forecast,
     capacity_block_cost,
     daily_utilization,
     odcr_cost,
-    prorate_monthly,
     reservation_cost,
     reservation_job_id,
     reservation_usage,
+)
+from shared.domain.managed.training_cost import (
     sagemaker_job_id,
     sagemaker_job_status,
     training_job_cost,
 )
-from shared.managed_models import CapacityReservation, ReservationUse, TrainingJobDescription
 
 RATE = Decimal("24.72")
 STORAGE = Decimal("0.14")

@@ -23,13 +23,13 @@ from pydantic import ValidationError
 from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
 from costtracker.scenario import Scenario, load_scenario
 from shared.clock import FixedClock
-from shared.managed_costs import (
+from shared.domain.managed.models import ReservationUse
+from shared.domain.managed.reservation_cost import (
     block_forecast,
     daily_utilization,
     reservation_cost,
-    training_job_cost,
 )
-from shared.managed_models import ReservationUse
+from shared.domain.managed.training_cost import training_job_cost
 
 SCENARIOS = Path(__file__).parents[1] / "scenarios"
 CLOSING = {"stopping", "shutting-down", "stopped", "terminated"}

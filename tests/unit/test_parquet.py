@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from shared.parquet import Column, ParquetError, write_parquet
+from shared.reports.parquet import Column, ParquetError, write_parquet
 
 COLUMNS = (
     Column("name", "string"),
@@ -114,7 +114,7 @@ def test_a_value_that_does_not_fit_its_column_is_refused(row: dict[str, Any], me
 def test_the_writer_imports_without_pyarrow_and_quickly() -> None:
     """What a Lambda pays: the writer alone, standard library only (figure in README)."""
     code = (
-        "import sys, time; t = time.perf_counter(); import shared.parquet; "
+        "import sys, time; t = time.perf_counter(); import shared.reports.parquet; "
         "print(time.perf_counter() - t); "
         "assert not any(m.startswith(('pyarrow', 'numpy')) for m in sys.modules)"
     )

@@ -12,8 +12,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from shared.focus import COLUMN_NAMES, focus_row, to_parquet
-from shared.parquet_reader import ParquetReadError, read_columns, snappy_decompress
+from shared.reports.focus import COLUMN_NAMES, focus_row, to_parquet
+from shared.reports.parquet_reader import ParquetReadError, read_columns, snappy_decompress
 from tests.unit.focus_samples import every_kind
 
 N = 1200

@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from shared.adapters.pricing import PriceBook
+from shared.adapters.pricing_live import AwsLivePrices
+from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.config import LedgerConfig, PriceOverrides
 from shared.domain.base import Rate, RateSource
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
-from shared.pricing import AwsLivePrices, PriceBook, bundled_snapshot, region_of_zone
+from shared.domain.price_rules import region_of_zone
 from tests.fakes import InMemoryLedger
 
 TODAY = date(2026, 11, 1)

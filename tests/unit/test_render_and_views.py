@@ -8,8 +8,8 @@ import pytest
 
 from costtracker.render import analysis, jobs, text
 from shared.api_errors import from_validation_errors
-from shared.tags import tokens_per_step
-from shared.views import _compare_notes
+from shared.domain.tags import tokens_per_step
+from shared.reports.compare import _compare_notes
 
 
 def job(**changes: Any) -> dict[str, Any]:

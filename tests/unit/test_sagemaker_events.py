@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from shared.managed_costs import training_job_cost
+from shared.domain.managed.training_cost import training_job_cost
 from shared.sagemaker_events import (
     CapacityBlockEvent,
     TrainingJobStateChangeEvent,

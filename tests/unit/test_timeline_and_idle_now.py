@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from shared.domain.instance import Volume
+from shared.domain.ebs import Volume
 from shared.services.idle_now import idle_now
 from shared.services.timeline import cumulative_points
 from tests.support import Timeline, job_records

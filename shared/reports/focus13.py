@@ -21,9 +21,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from shared.csv_safe import write_csv
-from shared.focus import COLUMNS, MONEY_SCALE, QUANTITY_SCALE, ColumnType, _cell, check_rows
-from shared.parquet import Column, write_parquet
+from shared.reports.csv_safe import write_csv
+from shared.reports.focus import COLUMNS, MONEY_SCALE, QUANTITY_SCALE, ColumnType, _cell
+from shared.reports.focus_checks import check_rows
+from shared.reports.parquet import Column, write_parquet
 
 FOCUS_VERSION = "1.3"
 VERSIONS = ("1.2", "1.3")
@@ -72,7 +73,7 @@ def _number(value: Decimal) -> int | float:
 
 
 def allocated_row(row: Mapping[str, Any]) -> dict[str, Any]:
-    """A 1.2 row (``shared.focus.focus_row``) as its 1.3 row."""
+    """A 1.2 row (``shared.reports.focus.focus_row``) as its 1.3 row."""
     job, kind = str(row["x_JobId"]), str(row["x_ChargeKind"])
     element: dict[str, Any] = {"AllocatedRatio": 1}
     if row.get("ConsumedQuantity") is not None and row.get("ConsumedUnit"):

@@ -10,9 +10,9 @@ from decimal import Decimal
 
 from shared.domain.clocks import SECONDS_PER_HOUR
 from shared.domain.job import JobRecords
-from shared.domain.training import training_between
-from shared.focus import Charge
-from shared.managed_costs import reservation_usage
+from shared.domain.managed.reservation_cost import reservation_usage
+from shared.domain.managed.training import training_between
+from shared.reports.focus import Charge
 
 
 def managed_charges(records: JobRecords, day_start: datetime, now: datetime) -> list[Charge]:

@@ -16,7 +16,7 @@ from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords
 from shared.domain.rates import RatePin
 from shared.domain.segments import SeriesReader
-from shared.focus import Charge, charge_order, focus_row
+from shared.reports.focus import Charge, charge_order, focus_row
 
 RateKey = tuple[Decimal, Decimal, str, str]
 
@@ -199,7 +199,7 @@ def job_charges(
             )
         )
     if records.training or records.reservations:
-        from shared.focus_managed import managed_charges
+        from shared.reports.focus_managed import managed_charges
 
         charges += managed_charges(records, day_start, now)
     charges = [c if c.account else replace(c, account=account or "unknown") for c in charges]

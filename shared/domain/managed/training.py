@@ -24,8 +24,8 @@ from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen, Rate
 from shared.domain.clocks import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, seconds_clock
+from shared.domain.managed.models import TERMINAL_TRAINING_STATUSES, TrainingJobDescription
 from shared.domain.segments import unpriced_component
-from shared.managed_models import TERMINAL_TRAINING_STATUSES, TrainingJobDescription
 
 MAX_SEEN = 16
 STATUS_RANK = {"InProgress": 0, "Stopping": 1, "Completed": 2, "Failed": 2, "Stopped": 2}

@@ -19,8 +19,8 @@ from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen, Rate
 from shared.domain.clocks import SECONDS_PER_HOUR, seconds_clock, whole_seconds
+from shared.domain.managed.models import CapacityReservation, ReservationUse
 from shared.domain.segments import unpriced_component
-from shared.managed_models import CapacityReservation, ReservationUse
 
 N_RESERVATIONS = "n_reservations"
 MAX_NOTES = 8
@@ -127,7 +127,7 @@ def wasted_accrual(head: ReservationHead) -> Accrual:
 
 def wasted_between(head: ReservationHead, lo: datetime, hi: datetime) -> Decimal:
     """Unused reserved time inside (lo, hi] at the rate (0 when unpriced: it is named)."""
-    from shared.managed_costs import reservation_usage
+    from shared.domain.managed.reservation_cost import reservation_usage
 
     if head.rate is None or hi <= lo:
         return Decimal(0)
@@ -159,7 +159,7 @@ class ReservationView(Frozen):
 
 
 def view(head: ReservationHead, now: datetime) -> ReservationView:
-    from shared.managed_costs import block_forecast, reservation_usage
+    from shared.domain.managed.reservation_cost import block_forecast, reservation_usage
 
     usage = reservation_usage(head.reservation, head.uses(), now)
     rate = head.rate.effective_usd if head.rate is not None else None

@@ -3,7 +3,7 @@ reserved capacity").
 
 No AWS code here: the adapters in ``shared.adapters`` build these from DescribeTrainingJob
 and DescribeCapacityReservations (or the replay's fakes from a scenario), the pure rules in
-``shared.managed_costs`` turn them into money.
+``shared.domain.managed.training_cost`` and ``reservation_cost`` turn them into money.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AwareDatetime, Field, field_validator, model_validator
 
 from shared.clock import utc
+from shared.domain.base import Frozen
 
 TrainingJobStatus = Literal["InProgress", "Completed", "Failed", "Stopping", "Stopped"]
 # Statuses after which DescribeTrainingJob's billable seconds are final.
@@ -42,15 +43,11 @@ LIVE_RESERVATION_STATES: frozenset[str] = frozenset(
 )
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-
 def _utc_or_none(value: datetime | None) -> datetime | None:
     return None if value is None else utc(value)
 
 
-class TrainingJobDescription(_Frozen):
+class TrainingJobDescription(Frozen):
     """What DescribeTrainingJob says of a training job (billable figures once it ended).
 
     ``billable_seconds``, ``training_seconds`` and ``warm_pool_retained_billable_seconds``
@@ -82,7 +79,7 @@ class TrainingJobDescription(_Frozen):
         return self.status in TERMINAL_TRAINING_STATUSES
 
 
-class CapacityReservation(_Frozen):
+class CapacityReservation(Frozen):
     """A Capacity Block for ML (``kind`` capacity-block) or an On-Demand Capacity Reservation
     (``kind`` odcr). ``end`` is None for an open-ended ODCR."""
 
@@ -124,7 +121,7 @@ class CapacityReservation(_Frozen):
         return int((self.end - self.start).total_seconds())
 
 
-class InstanceReservationRef(_Frozen):
+class InstanceReservationRef(Frozen):
     """An instance's place in a reservation, from DescribeInstances
     (``InstanceLifecycle: capacity-block`` and ``CapacityReservationId``)."""
 
@@ -133,7 +130,7 @@ class InstanceReservationRef(_Frozen):
     capacity_block: bool
 
 
-class ReservationUse(_Frozen):
+class ReservationUse(Frozen):
     """One running span of one instance inside a reservation (``end`` None: still running).
 
     The ledger builds these from its segments of the instances whose

@@ -1,6 +1,6 @@
 """How figures are written: decimal strings to the nano-dollar, cents, ISO times.
 
-Kept apart from ``shared.views`` (which knows the job cost model) so that an event
+Kept apart from ``shared.reports.views`` (which knows the job cost model) so that an event
 function can format a figure without importing every cost model at cold start.
 """
 

@@ -1,0 +1,115 @@
+"""The budget and forecast alerts to finance: subject, body, and the attributes that
+subscriptions filter on (scope tags and recipients)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from shared.domain.budgets import Budget
+from shared.notify import Alert
+from shared.reports.formatting import cents, iso
+from shared.services.forecasts import forecast_revision
+
+if TYPE_CHECKING:
+    from shared.services.budgets import BudgetStatus
+
+
+def scope_attributes(budget: Budget) -> dict[str, str]:
+    """Scope tags, and the recipients (a JSON list) their email subscriptions filter on."""
+    tags = budget.scope.tag or {}
+    recipients = sorted({e.lower() for e in budget.recipients})
+    return {
+        **{k: tags.get(k, "") for k in ("project", "team", "cost-center")},
+        "recipients": json.dumps(recipients) if recipients else "",
+    }
+
+
+def alert_body(status: BudgetStatus, headline: str) -> str:
+    budget = status.budget
+    lines = [
+        headline,
+        f"Scope: {budget.scope.describe()}; period: {budget.period} ({status.period_key}).",
+        f"Spend so far: {cents(status.spend)} of {cents(budget.amount_usd)} "
+        f"({status.percent:.1f} %). Burn rate: {cents(status.burn_per_hour)}/h.",
+    ]
+    if status.crossing_100_at is not None:
+        lines.append(
+            "If everything running now kept running, 100 % would be crossed at "
+            f"{iso(status.crossing_100_at)}."
+        )
+    lines.append(f"Projected by {iso(status.projected_until)}: {cents(status.projected_total)}.")
+    if status.forecast is not None:
+        lines.extend(status.forecast.lines())
+    lines.append("Spend by job:")
+    for job_id, spend in sorted(status.spend_by_job.items(), key=lambda kv: -kv[1]):
+        lines.append(f"  {job_id}: {cents(spend)}")
+    lines.append(
+        "Figures are estimates from live EC2/S3 events priced with list, spot or configured "
+        "rates (see GET /jobs/{job_id} for each rate's source); the bill confirms them later."
+    )
+    return "\n".join(lines)
+
+
+def budget_alert(status: BudgetStatus, threshold: int, now: datetime) -> Alert:
+    budget = status.budget
+    subject = (
+        f"Budget {budget.budget_id} at {threshold} %: {cents(status.spend)} of "
+        f"{cents(budget.amount_usd)}"
+    )
+    severity = "critical" if threshold >= 100 else "warning" if threshold >= 80 else "info"
+    attributes = {
+        "budget_id": budget.budget_id,
+        "threshold": str(threshold),
+        "severity": severity,
+        **scope_attributes(budget),
+    }
+    return Alert(
+        "finance",
+        "budget",
+        subject,
+        alert_body(status, subject),
+        attributes,
+        alert_id=f"budget:{budget.budget_id}:{status.period_key}:{threshold}",
+        at=iso(now) or "",
+    )
+
+
+def forecast_id(status: BudgetStatus) -> str:
+    return f"forecast:{status.budget.budget_id}:{status.period_key}"
+
+
+def forecast_alert(
+    status: BudgetStatus, now: datetime, sent: tuple[int, datetime | None]
+) -> Alert | None:
+    """The forecast alert to post, or None when it would say nothing new (a forecast
+    for this period was sent and the projected crossing is not an hour earlier)."""
+    budget = status.budget
+    projected_crossing = status.forecast.crossing if status.forecast else None
+    alert_id = forecast_revision(sent, forecast_id(status), projected_crossing)
+    if alert_id is None:
+        return None
+    crossing = iso(projected_crossing) or "n/a"
+    subject = (
+        f"Forecast: budget {budget.budget_id} heads for {cents(status.projected_total)} of "
+        f"{cents(budget.amount_usd)} (100 % at {crossing})"
+    )
+    attributes = {
+        "budget_id": budget.budget_id,
+        "threshold": "100",
+        "severity": "warning",
+        "projected_total_usd": str(status.projected_total.quantize(Decimal("0.01"))),
+        "projected_crossing_at": crossing,
+        **scope_attributes(budget),
+    }
+    return Alert(
+        "finance",
+        "forecast",
+        subject,
+        alert_body(status, subject),
+        attributes,
+        alert_id=alert_id,
+        at=iso(now) or "",
+    )
