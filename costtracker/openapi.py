@@ -2,7 +2,7 @@
 local API at /openapi.json).
 
 Powertools generates the routes and their parameters; this adds what it cannot know:
-every 4xx a route answers, all in the one error shape of ``shared.api_errors`` (bad
+every 4xx a route answers, all in the one error shape of ``shared.api.errors`` (bad
 input is a 400, never a 422, so Powertools' 422 entries are replaced; every route may
 answer 403, as access fails closed).
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shared.api_errors import ERROR_SCHEMA
+from shared.api.errors import ERROR_SCHEMA
 
 TITLE = "costtracker job-cost API"
 VERSION = "0.1.0"

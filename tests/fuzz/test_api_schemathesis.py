@@ -53,7 +53,7 @@ CONFIG = LedgerConfig(
 
 
 def one_error_shape(ctx: Any, response: Any, case: Any) -> bool | None:
-    """Every 4xx: ``{"statusCode", "field", "message", "errors"}`` (shared.api_errors),
+    """Every 4xx: ``{"statusCode", "field", "message", "errors"}`` (shared.api.errors),
     bad input a 400 (never a 422), with a message that names the problem."""
     if not 400 <= response.status_code < 500:
         return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shared.access import AccessConfig, denial, resolve_caller
+from shared.api.access import AccessConfig, denial, resolve_caller
 from shared.config import LedgerConfig
 
 ARN = "arn:aws:sts::123456789012:assumed-role/PowerUserAccess/mallory"

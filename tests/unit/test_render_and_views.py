@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from costtracker import render
-from shared.api_errors import from_validation_errors
+from shared.api.errors import from_validation_errors
 from shared.tags import tokens_per_step
 from shared.views import _compare_notes
 

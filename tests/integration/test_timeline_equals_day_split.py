@@ -1,0 +1,60 @@
+"""The job timeline (each record priced once, kept past its end) gives, at every point,
+the very figures of ``job_between`` over (start - 1 s, point]: the reference it replaced,
+run here on every job of every scenario (spot series, stops, checkpoints, SageMaker,
+reservations)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from shared.domain.day_split import job_between
+from shared.domain.job import JobRecords
+from shared.domain.segments import SeriesReader
+from shared.formatting import iso, money
+from tests.golden.make_golden import SCENARIOS, scenario_names
+
+
+def reference(
+    records: JobRecords, start: datetime, now: datetime, points: int, series: SeriesReader | None
+) -> list[dict[str, Any]]:
+    before = start - timedelta(seconds=1)
+    out = []
+    for n in range(points):
+        at = start + (now - start) * n / (points - 1) if points > 1 else now
+        inside, _ = job_between(records, before, at, now, series)
+        out.append({"at": iso(at), "total_usd": money(inside["total"]),
+                    "instance_usd": money(inside["instance"]), "ebs_usd": money(inside["ebs"]),
+                    "checkpoint_storage_usd": money(inside["checkpoint_storage"])})  # fmt: skip
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n in scenario_names() if "shuffled" not in n])
+def test_timeline_equals_the_day_split_at_every_point(name: str) -> None:
+    from costtracker.progress import Progress
+    from costtracker.replay import replay_session
+    from costtracker.scenario import Scenario
+    from shared import runtime
+    from shared.services.job_view import all_rollups, load_job, load_sealed
+    from shared.services.timeline import cumulative_points
+
+    scenario = Scenario.model_validate(json.loads((SCENARIOS / name).read_text()))
+    checked = 0
+    with replay_session(scenario) as replayer:
+        replayer.run(Progress(len(scenario.events), "replay", enabled=False))
+        deps, now = runtime.ledger_deps(), replayer.clock.now()
+        for job_id in sorted(all_rollups(deps.rollups)):
+            records = load_job(deps.table, deps.rollups, job_id)
+            assert records is not None
+            starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
+            start = datetime.fromisoformat(min(starts)) if starts else now
+            load_sealed(deps.table, records, start)
+            for points in (2, 9, 100):
+                expected = reference(records, start, now, points, deps.prices.series)
+                got = cumulative_points(records, start, now, points, deps.prices.series)
+                assert got == expected, f"{job_id}, {points} points"
+                checked += 1
+    assert checked
