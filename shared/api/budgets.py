@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -17,8 +17,9 @@ from shared.api.caller import access, new_router
 from shared.api.errors import ApiProblem, bad_input, from_validation_errors, not_found
 from shared.api.models.budgets import BudgetDeleted, BudgetHistory, Budgets, BudgetSet, BudgetState
 from shared.budgets import BUDGET_ID, Budget, BudgetScope
-from shared.services.budget_admin import budget_sources, budget_state, record_change
-from shared.services.budgets import JobCache, effective_budgets
+
+if TYPE_CHECKING:
+    from shared.services.budgets import JobCache
 
 router = new_router()
 BudgetId = Annotated[str, Path(pattern=BUDGET_ID)]
@@ -38,6 +39,8 @@ class BudgetBody(BaseModel):
 
 
 def _state(budget: Budget, source: str, cache: JobCache | None = None) -> BudgetState:
+    from shared.services.budget_admin import budget_state
+
     config = runtime.current_settings().config
     now = runtime.clock().now()
     return BudgetState.model_validate(
@@ -46,6 +49,8 @@ def _state(budget: Budget, source: str, cache: JobCache | None = None) -> Budget
 
 
 def _sources() -> dict[str, str]:
+    from shared.services.budget_admin import budget_sources
+
     return budget_sources(runtime.current_settings().config, runtime.ledger().stored_budgets())
 
 
@@ -53,6 +58,9 @@ def _sources() -> dict[str, str]:
 def list_budgets() -> Budgets:
     """Every budget with its spend so far in the current period (a team member: the
     budgets scoped to their team)."""
+    from shared.services.budget_admin import budget_sources
+    from shared.services.budgets import JobCache, effective_budgets
+
     policy = access(router)
     config = runtime.current_settings().config
     stored = runtime.ledger().stored_budgets()  # one Query, used twice
@@ -66,6 +74,8 @@ def list_budgets() -> Budgets:
 
 @router.get("/budgets/<budget_id>")
 def get_budget(budget_id: BudgetId) -> BudgetState:
+    from shared.services.budgets import effective_budgets
+
     access(router).finance_or_admin("a single budget")
     for budget in effective_budgets(runtime.ledger(), runtime.current_settings().config):
         if budget.budget_id == budget_id:
@@ -137,6 +147,8 @@ def _change_budget(
     from botocore.exceptions import BotoCoreError, ClientError
 
     from shared.adapters.subscriptions import RecipientSubscriptions
+    from shared.services.budget_admin import record_change
+    from shared.services.budgets import effective_budgets
     from shared.services.recipients import change_budget
 
     topic = runtime.current_settings().finance_topic_arn

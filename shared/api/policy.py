@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shared.api.access import AccessConfig, Caller, denial, resolve_caller
 from shared.api.errors import ApiProblem, forbidden
-from shared.budgets import Budget
+
+if TYPE_CHECKING:
+    from shared.budgets import Budget
 
 
 def policy_for(arn: str | None, access: AccessConfig) -> AccessPolicy:

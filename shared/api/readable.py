@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shared import runtime
 from shared.api.errors import not_found
 from shared.api.policy import AccessPolicy
-from shared.domain.job import JobCost, JobRecords
+
+if TYPE_CHECKING:
+    from shared.domain.job import JobCost, JobRecords
 
 
 def readable_job(policy: AccessPolicy, job_id: str) -> tuple[JobCost, JobRecords]:
