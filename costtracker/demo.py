@@ -30,7 +30,7 @@ def local_identity(spec: str | None, account: str = LOCAL_ACCOUNT) -> tuple[Any,
     ``arn:...`` is a caller resolved by the scenario's own ``access`` rules (an unmatched
     ARN is denied: the API fails closed)."""
     from costtracker.local_api import LOCAL_CALLER_ARN, LocalIdentity
-    from shared.access import AccessConfig, AccessRule
+    from shared.api.access import AccessConfig, AccessRule
 
     if spec is None:
         return LocalIdentity(), None
@@ -58,7 +58,7 @@ def _scenario_access(scenario: Any) -> Any:
     """The scenario's optional ``access`` section (CDK context's shape)."""
     from pydantic import ValidationError
 
-    from shared.access import AccessConfig
+    from shared.api.access import AccessConfig
 
     raw = (scenario.model_extra or {}).get("access")
     if raw is None:

@@ -147,7 +147,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
 
     def _forward(self, method: str) -> None:
         from functions.job_cost_api.handler import handler
-        from shared.api_errors import bad_input
+        from shared.api.errors import bad_input
 
         try:
             length = int(self.headers.get("Content-Length") or 0)

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from shared.access import AccessConfig
+from shared.api.access import AccessConfig
 from shared.domain.budgets import Budget
 
 DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")

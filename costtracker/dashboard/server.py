@@ -43,7 +43,7 @@ class ProxyHandler(BaseHTTPRequestHandler):
     def _json(self, status: int, message: str) -> None:
         import json
 
-        from shared.api_errors import ApiProblem
+        from shared.api.errors import ApiProblem
 
         body = json.dumps(ApiProblem(status, message).body()).encode()  # the API's shape
         self.send_response(status)

@@ -1,15 +1,14 @@
-"""The API's questions about jobs: the list (filtered and sorted on the rollups alone,
-one Query, then one Query per job on the page) and a job's timeline."""
+"""The API's list of jobs: filtered and sorted on the rollups alone (one Query), then
+one Query per job on the page."""
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
 from shared.domain import accrual as acc
-from shared.domain.day_split import job_between
-from shared.domain.job import JobCost, JobRecords, _parse, _tags, status_of
+from shared.domain.job import JobCost, _tags, status_of
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, cost_of, load_job
 
@@ -55,27 +54,3 @@ def list_jobs(
         if records is not None:
             page.append(cost_of(deps, records, now))
     return page, len(candidates)
-
-
-def readable_records(deps: LedgerDeps, job_id: str) -> JobRecords | None:
-    return load_job(deps.table, deps.rollups, job_id)
-
-
-def timeline(
-    deps: LedgerDeps, records: JobRecords, start: datetime, now: datetime, points: int
-) -> list[tuple[datetime, Decimal]]:
-    """Cumulative cost from the job's start to now at evenly spaced moments."""
-    from shared.services.job_view import load_sealed
-
-    load_sealed(deps.table, records, start)
-    series = []
-    for n in range(points):
-        at = start + (now - start) * n / (points - 1)
-        inside, _ = job_between(records, start - timedelta(seconds=1), at, now, deps.prices.series)
-        series.append((at, inside["total"]))
-    return series
-
-
-def started(records: JobRecords) -> datetime | None:
-    starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
-    return _parse(min(starts)) if starts else None

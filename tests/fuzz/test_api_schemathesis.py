@@ -4,9 +4,10 @@ schemathesis generates requests (valid and invalid) for every operation in the
 document; each is turned into an API Gateway REST proxy event by
 ``costtracker.local_api.proxy_event`` (the local adapter's own conversion) and
 answered in-process by ``functions.job_cost_api.handler.handler`` over a moto
-DynamoDB ledger seeded through the instance-state handler. Checks: never a 5xx, no
-status the document does not declare, every response matches its schema, and every 4xx
-has the one error shape. Nothing is excluded.
+DynamoDB ledger seeded through the instance-state handler, as an admin and as a member
+of one team. Checks: never a 5xx, no status the document does not declare, every
+response matches its schema (4xx bodies too: the one error shape the document declares),
+and every 4xx has that shape. Nothing is excluded.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ import boto3  # noqa: E402
 from hypothesis import HealthCheck, settings  # noqa: E402
 from moto import mock_aws  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
+from schemathesis.core.failures import FailureGroup  # noqa: E402
 from schemathesis.specs.openapi.checks import (  # noqa: E402
     response_schema_conformance,
     status_code_conformance,
@@ -39,6 +41,7 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 
 from costtracker.local_api import proxy_event, with_local_admin  # noqa: E402
 from shared import ledger_schema, runtime  # noqa: E402
+from shared.api.access import AccessConfig, AccessRule  # noqa: E402
 from shared.clock import FixedClock  # noqa: E402
 from shared.config import LedgerConfig, PriceOverrides  # noqa: E402
 
@@ -47,13 +50,19 @@ EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "50"))
 OPENAPI = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-fuzz"
+# A member of team vision (the local identity is the admin: costtracker.local_api).
+VISION = "arn:aws:sts::123456789012:assumed-role/ml-vision/fuzz"
 CONFIG = LedgerConfig(
-    live_prices=False, prices=PriceOverrides(ec2={"trn1.32xlarge": Decimal("21.50")})
+    live_prices=False,
+    prices=PriceOverrides(ec2={"trn1.32xlarge": Decimal("21.50")}),
+    access=AccessConfig(rules=(AccessRule(arn_pattern=VISION, role="team", team="vision"),)),
 )
+# Who calls (tests only): the ARN API Gateway would put in the request context.
+CALLER_HEADER = "X-Fuzz-Caller"
 
 
 def one_error_shape(ctx: Any, response: Any, case: Any) -> bool | None:
-    """Every 4xx: ``{"statusCode", "field", "message", "errors"}`` (shared.api_errors),
+    """Every 4xx: ``{"statusCode", "field", "message", "errors"}`` (shared.api.errors),
     bad input a 400 (never a 422), with a message that names the problem."""
     if not 400 <= response.status_code < 500:
         return None
@@ -113,7 +122,9 @@ def lambda_wsgi_app(environ: dict[str, Any], start_response: Callable[..., Any])
     payload = environ["wsgi.input"].read(length) if length else b""
     # API Gateway hands a non-binary body to Lambda as text.
     body = payload.decode("utf-8", errors="replace") if payload else None
-    event = proxy_event(environ["REQUEST_METHOD"], _raw_target(environ), headers, body)
+    caller = headers.pop(CALLER_HEADER.title(), None)
+    event = proxy_event(environ["REQUEST_METHOD"], _raw_target(environ), headers, body,
+                        **({"user_arn": caller} if caller else {}))  # fmt: skip
     try:
         response = handler(event, _Context())
     except Exception as exc:  # the function failed: API Gateway answers 502 to the caller
@@ -206,6 +217,50 @@ def test_api_never_5xx_and_matches_its_openapi_document(
 ) -> None:
     response = case.call(app=lambda_wsgi_app)
     case.validate_response(response, checks=CHECKS)
+
+
+@schema.parametrize()
+@settings(max_examples=max(10, EXAMPLES // 5), deadline=None,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+def test_api_as_a_team_member_never_5xx_and_matches_its_openapi_document(
+    case: Any, ledger_with_jobs: dict[str, str]
+) -> None:
+    """A team member meets the 403s (another team's job, finance-only routes)."""
+    response = case.call(app=lambda_wsgi_app, headers={CALLER_HEADER: VISION})
+    case.validate_response(response, checks=CHECKS)
+
+
+@pytest.mark.parametrize(
+    ("path", "parameters", "status"),
+    [
+        ("/jobs/{job_id}", {"job_id": "vit"}, 200),
+        ("/jobs/{job_id}", {"job_id": "llama"}, 403),  # team nlp's
+        ("/budgets", {}, 200),
+        ("/budgets/{budget_id}", {"budget_id": "b1"}, 403),
+        ("/summaries/{day}", {"day": "2026-11-01"}, 403),
+    ],
+)
+def test_a_team_members_answers_match_the_document(
+    ledger_with_jobs: dict[str, str], path: str, parameters: dict[str, str], status: int
+) -> None:
+    case = schema[path]["GET"].Case(path_parameters=parameters)
+    response = case.call(app=lambda_wsgi_app, headers={CALLER_HEADER: VISION})
+    assert response.status_code == status, response.text
+    case.validate_response(response, checks=CHECKS)
+
+
+def test_the_schema_check_reads_4xx_bodies(ledger_with_jobs: dict[str, str]) -> None:
+    """The check above can fail: a 400 whose body is not the documented shape fails it."""
+
+    def wrong_shape(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        start_response("400 Bad Request", [("Content-Type", "application/json")])
+        return [json.dumps({"statusCode": 400, "field": 7}).encode()]
+
+    case = schema["/jobs"]["GET"].Case(query={"limit": 0})
+    response = case.call(app=wrong_shape)
+    with pytest.raises(FailureGroup) as failed:
+        case.validate_response(response, checks=[response_schema_conformance])
+    assert failed.group_contains(Exception, match=r'"message" is a required property')
 
 
 @pytest.mark.parametrize(

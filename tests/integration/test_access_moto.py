@@ -163,7 +163,7 @@ def test_every_route_refuses_callers_without_a_rule_naming_the_setting(
     for arn in (POWER_USER, ADMIN):
         status, answer = call(method, path, arn, body)
         assert status == 403, answer
-        # The API's one error shape (shared.api_errors), declared for the route.
+        # The API's one error shape (shared.api.errors), declared for the route.
         assert answer["statusCode"] == 403 and answer["field"] is None
         assert answer["errors"] == [{"field": None, "message": answer["message"]}]
         message = answer["message"]

@@ -381,3 +381,46 @@ def test_each_endpoint_reads_dynamodb_a_bounded_number_of_times(
     assert status < 500
     assert call_counter.count("dynamodb", "Scan") == 0
     assert call_counter.count("dynamodb") <= most, call_counter.calls
+
+
+def _ordered(value: Any) -> Any:
+    """A document with each object's keys in order (dict equality ignores the order)."""
+    if isinstance(value, dict):
+        return [(k, _ordered(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [_ordered(v) for v in value]
+    return value
+
+
+def test_typed_responses_keep_the_views_documents_key_for_key(aws: dict[str, Any]) -> None:
+    """The response models (shared.api.models) change no body: the same keys, in the same
+    order, with the same values as the views' documents."""
+    from shared.services.job_view import get_job_cost, load_job
+    from shared.reports.views import job_detail, job_line_items, job_summary
+
+    send(aws, "e1", 0, "running")
+    send(aws, "e2", 5400, "stopped")
+    send(aws, "e3", 60, "running", job="vit")
+    aws["clock"].advance_to(T0 + timedelta(hours=3))
+    now = aws["clock"].now()
+    deps = runtime.ledger_deps()
+    llama = get_job_cost(deps, "llama", now)
+    records = load_job(deps.table, deps.rollups, "llama")
+    assert records is not None
+    expected = {
+        "/jobs/llama": job_detail(llama),
+        "/jobs/llama/items": {
+            "job_id": "llama",
+            "items": job_line_items(llama, records, now),
+            "next_token": None,
+        },
+    }
+    for path, document in expected.items():
+        status, body = api(path)
+        assert status == 200, body
+        assert _ordered(body) == _ordered(json.loads(json.dumps(document))), path
+    status, body = api("/jobs", {"sort": "start"})
+    assert status == 200
+    jobs = [job_summary(get_job_cost(deps, j, now)) for j in ("llama", "vit")]
+    assert _ordered(body["jobs"]) == _ordered(json.loads(json.dumps(jobs)))
+    assert list(body) == ["jobs", "next_token", "from", "to"]

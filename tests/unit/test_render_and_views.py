@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from costtracker.render import analysis, jobs, text
-from shared.api_errors import from_validation_errors
+from shared.api.errors import from_validation_errors
 from shared.domain.tags import tokens_per_step
 from shared.reports.compare import _compare_notes
 

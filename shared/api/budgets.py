@@ -1,0 +1,167 @@
+"""Budgets: each one's spend in its current period (a team member: their team's), and
+their administration by finance and admins (every change recorded, recipients'
+subscriptions following it). A budget defined in CDK context is not changed here (409)."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from shared import runtime
+from shared.api.access import Caller
+from shared.api.caller import access, new_router
+from shared.api.errors import ApiProblem, bad_input, from_validation_errors, not_found
+from shared.api.models.budgets import BudgetDeleted, BudgetHistory, Budgets, BudgetSet, BudgetState
+from shared.domain.budgets import BUDGET_ID, Budget, BudgetScope
+
+if TYPE_CHECKING:
+    from shared.services.budgets import JobCache
+
+router = new_router()
+BudgetId = Annotated[str, Path(pattern=BUDGET_ID)]
+
+
+class BudgetBody(BaseModel):
+    """A budget as PUT by a caller; the id comes from the path."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    scope: BudgetScope
+    amount_usd: Decimal = Field(gt=0, max_digits=16, decimal_places=6)
+    period: Literal["total", "month", "day"] = "total"
+    thresholds: list[int] = Field(default=[50, 80, 100], min_length=1, max_length=20)
+    recipients: list[str] = Field(default_factory=list, max_length=20)
+    since: date | None = None
+
+
+def _state(budget: Budget, source: str, cache: JobCache | None = None) -> BudgetState:
+    from shared.services.budget_admin import budget_state
+
+    config = runtime.current_settings().config
+    now = runtime.clock().now()
+    return BudgetState.model_validate(
+        budget_state(runtime.ledger_deps(), config, budget, source, now, cache)
+    )
+
+
+def _sources() -> dict[str, str]:
+    from shared.services.budget_admin import budget_sources
+
+    return budget_sources(runtime.current_settings().config, runtime.ledger().stored_budgets())
+
+
+@router.get("/budgets")
+def list_budgets() -> Budgets:
+    """Every budget with its spend so far in the current period (a team member: the
+    budgets scoped to their team)."""
+    from shared.services.budget_admin import budget_sources
+    from shared.services.budgets import JobCache, effective_budgets
+
+    policy = access(router)
+    config = runtime.current_settings().config
+    stored = runtime.ledger().stored_budgets()  # one Query, used twice
+    sources = budget_sources(config, stored)
+    budgets = [
+        b for b in effective_budgets(runtime.ledger(), config, stored) if policy.may_see_budget(b)
+    ]
+    cache = JobCache(runtime.ledger_deps())  # every job's rollups are read once
+    return Budgets(budgets=[_state(b, sources.get(b.budget_id, "api"), cache) for b in budgets])
+
+
+@router.get("/budgets/<budget_id>")
+def get_budget(budget_id: BudgetId) -> BudgetState:
+    from shared.services.budgets import effective_budgets
+
+    access(router).finance_or_admin("a single budget")
+    for budget in effective_budgets(runtime.ledger(), runtime.current_settings().config):
+        if budget.budget_id == budget_id:
+            return _state(budget, _sources().get(budget_id, "api"))
+    raise not_found("budget_id", f"no budget {budget_id!r}")
+
+
+@router.put("/budgets/<budget_id>")
+def put_budget(budget_id: BudgetId, body: Annotated[BudgetBody, Body()]) -> BudgetSet:
+    """Create or replace a budget; it is validated like a budget in CDK context. The
+    change is recorded (GET /budgets/{budget_id}/history)."""
+    caller = access(router).finance_or_admin("setting budgets")
+    _refuse_context_budget(budget_id, "changed")
+    try:
+        budget = Budget.model_validate({"budget_id": budget_id, **body.model_dump()})
+        budget.check_tag_keys(runtime.current_settings().config.known_tag_keys())
+    except ValidationError as exc:
+        raise from_validation_errors(exc.errors()) from exc
+    except ValueError as exc:  # "scope.tag.<key>: unknown tag key (known: ...)"
+        field, _, message = str(exc).partition(": ")
+        raise bad_input(field, message) from exc
+    before = runtime.ledger().stored_budgets().get(budget_id)
+    changes = _change_budget(caller, budget_id, before, budget)
+    return BudgetSet.model_validate(
+        {**_state(budget, "api").model_dump(mode="json"), "subscriptions": changes}
+    )
+
+
+@router.delete("/budgets/<budget_id>")
+def delete_budget(budget_id: BudgetId) -> BudgetDeleted:
+    """Delete a budget set through the API; the deletion is recorded in its history."""
+    caller = access(router).finance_or_admin("deleting budgets")
+    _refuse_context_budget(budget_id, "deleted")
+    before = runtime.ledger().stored_budgets().get(budget_id)
+    if before is None:
+        raise not_found("budget_id", f"no budget {budget_id!r}")
+    changes = _change_budget(caller, budget_id, before, None)
+    return BudgetDeleted.model_validate(
+        {"budget_id": budget_id, "deleted": True, "subscriptions": changes}
+    )
+
+
+@router.get("/budgets/<budget_id>/history")
+def budget_history(budget_id: BudgetId) -> BudgetHistory:
+    """Every change made to a budget through the API: who (the caller's ARN), when,
+    and the budget before and after (null: absent / deleted)."""
+    access(router).finance_or_admin("a budget's history")
+    changes = runtime.ledger().budget_history(budget_id)
+    if not changes and budget_id not in _sources():
+        raise not_found("budget_id", f"no budget {budget_id!r}")
+    return BudgetHistory.model_validate({"budget_id": budget_id, "changes": changes})
+
+
+def _refuse_context_budget(budget_id: str, verb: str) -> None:
+    """Budgets from CDK context are managed where they are defined, not by the API."""
+    if any(b.budget_id == budget_id for b in runtime.current_settings().config.budgets):
+        raise ApiProblem(
+            409,
+            f"budget {budget_id!r} is defined in CDK context (ledger.budgets) and cannot be "
+            f"{verb} through the API; change it there and deploy",
+            "budget_id",
+        )
+
+
+def _change_budget(
+    caller: Caller, budget_id: str, before: Budget | None, after: Budget | None
+) -> dict[str, list[str]]:
+    """Record the change; the recipients' email subscriptions follow it."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from shared.adapters.subscriptions import RecipientSubscriptions
+    from shared.services.budget_admin import record_change
+    from shared.services.budgets import effective_budgets
+    from shared.services.recipients import change_budget
+
+    topic = runtime.current_settings().finance_topic_arn
+    subscriptions = RecipientSubscriptions(runtime.client("sns"), topic) if topic else None
+
+    def record() -> list[Budget]:
+        now = runtime.clock().now()
+        record_change(runtime.ledger(), caller.arn, caller.role, budget_id, before, after, now)
+        return effective_budgets(runtime.ledger(), runtime.current_settings().config)
+
+    try:
+        return change_budget(subscriptions, before, after, record)
+    except (ClientError, BotoCoreError) as exc:
+        raise ApiProblem(
+            503, f"the recipients' email subscriptions could not be changed ({exc}); try again"
+        ) from exc

@@ -1,0 +1,101 @@
+"""Responses of the budget routes and of the daily summaries and reconciliations."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import MISSING, Field
+
+from shared.api.models.base import Day, Instant, Money, Reply
+
+
+class Scope(Reply):
+    """Exactly one of: a job, a tag match (keys ANDed), the whole account."""
+
+    job: str | None
+    tag: dict[str, str] | None
+    account: bool
+
+
+class BudgetState(Reply):
+    """A budget as defined, where it comes from, and its spend in the current period."""
+
+    budget_id: str
+    scope: Scope
+    amount_usd: Money
+    period: Literal["total", "month", "day"]
+    thresholds: list[int]
+    recipients: list[str]
+    since: Day | None
+    source: Literal["context", "api"] = Field(
+        description="context: defined in CDK context (ledger.budgets); api: set through the API"
+    )
+    period_key: str
+    period_start: Instant
+    period_end: Instant | None
+    spend_usd: Money
+    percent: str
+    burn_rate_usd_per_hour: Money
+    projected_total_usd: Money
+    projected_until: Instant
+    crossing_100_at: Instant | None
+    spend_by_job: dict[str, Money]
+
+
+class Budgets(Reply):
+    budgets: list[BudgetState]
+
+
+class Subscriptions(Reply):
+    """What became of the recipients' email subscriptions."""
+
+    subscribed: list[str] = Field(description="a confirmation email was sent")
+    already: list[str]
+    unsubscribed: list[str]
+    left_unconfirmed: list[str] = Field(
+        description="removed before confirming: they receive nothing and SNS deletes them"
+    )
+
+
+class BudgetSet(BudgetState):
+    subscriptions: Subscriptions
+
+
+class BudgetDeleted(Reply):
+    budget_id: str
+    deleted: bool
+    subscriptions: Subscriptions
+
+
+class BudgetChange(Reply):
+    at: Instant
+    who: str = Field(description="the caller's IAM ARN")
+    role: str
+    action: Literal["create", "update", "delete"]
+    before: dict[str, Any] | None = Field(description="the budget before (null: absent)")
+    after: dict[str, Any] | None = Field(description="the budget after (null: deleted)")
+
+
+class BudgetHistory(Reply):
+    budget_id: str
+    changes: list[BudgetChange]
+
+
+class SummaryDay(Reply):
+    """One day of GET /summaries: its totals when a summary is stored (``available``),
+    split by the ``group_by`` tag's values when asked."""
+
+    date: Day
+    available: bool
+    total_usd: Money | MISSING = MISSING
+    untagged_usd: Money | MISSING = MISSING
+    by_tag: dict[str, Money] | MISSING = MISSING
+
+
+class SummaryDays(Reply):
+    model_config = Reply.model_config | {"populate_by_name": True}
+
+    from_: Day = Field(alias="from")
+    to: Day
+    group_by: str | None
+    days: list[SummaryDay]

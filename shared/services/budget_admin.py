@@ -1,0 +1,77 @@
+"""Budget administration for the API: where each budget comes from, a budget's state in
+its current period, and a change recorded with who made it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from shared.domain.budgets import Budget, period_bounds
+from shared.reports.formatting import iso, money
+from shared.services.budgets import JobCache, budget_status
+
+if TYPE_CHECKING:
+    from shared.config import LedgerConfig
+    from shared.ledger import Ledger
+    from shared.services.instances import LedgerDeps
+
+
+def budget_sources(config: LedgerConfig, stored: dict[str, Budget | None]) -> dict[str, str]:
+    """Where each budget in effect comes from: CDK context or the API (which overrides
+    or deletes a context budget of the same id)."""
+    sources = {b.budget_id: "context" for b in config.budgets}
+    for budget_id, budget in stored.items():
+        if budget is None:
+            sources.pop(budget_id, None)
+        else:
+            sources[budget_id] = "api"
+    return sources
+
+
+def budget_state(
+    deps: LedgerDeps,
+    config: LedgerConfig,
+    budget: Budget,
+    source: str,
+    now: datetime,
+    cache: JobCache | None = None,
+) -> dict[str, Any]:
+    """The budget as defined, its source, and its spend and projection in the period
+    containing ``now`` (``cache``: every job's rollups read once for many budgets)."""
+    status = budget_status(deps, config, budget, now, cache or JobCache(deps))
+    period_start, period_end, _ = period_bounds(budget, now)
+    return {
+        **budget.model_dump(mode="json"),
+        "source": source,
+        "period_key": status.period_key,
+        "period_start": iso(period_start),
+        "period_end": iso(period_end),
+        "spend_usd": money(status.spend),
+        "percent": f"{status.percent:.2f}",
+        "burn_rate_usd_per_hour": money(status.burn_per_hour),
+        "projected_total_usd": money(status.projected_total),
+        "projected_until": iso(status.projected_until),
+        "crossing_100_at": iso(status.crossing_100_at),
+        "spend_by_job": {k: money(v) for k, v in sorted(status.spend_by_job.items())},
+    }
+
+
+def record_change(
+    ledger: Ledger,
+    who: str,
+    role: str,
+    budget_id: str,
+    before: Budget | None,
+    after: Budget | None,
+    now: datetime,
+) -> None:
+    """Set (``after``) or delete (None) a stored budget, recording the change."""
+    change = {
+        "at": iso(now),
+        "who": who,
+        "role": role,
+        "action": "delete" if after is None else ("create" if before is None else "update"),
+        "before": before.model_dump(mode="json") if before is not None else None,
+        "after": after.model_dump(mode="json") if after is not None else None,
+    }
+    ledger.put_budget_change(budget_id, after, change)
