@@ -24,11 +24,11 @@ from costtracker.emulator import Emulator, function_environment, launch_instance
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.progress import Progress
 from costtracker.scenario import Scenario
-from shared import runtime
+from shared.app import runtime
+from shared.app.edge import MalformedEvent
 from shared.budgets import Budget
 from shared.clock import FixedClock, utc
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
-from shared.edge import MalformedEvent
 from shared.event_patterns import (
     EVENT_RULES,
     SCHEDULES,
@@ -417,25 +417,21 @@ def replay_session(
         with mock.patch.dict(os.environ, env):
             runtime.reset()
             replayer = Replayer(scenario, emulator, skip_quiet)
-            runtime.use_clock(replayer.clock)
             # moto cannot answer these: the scenario's fakes behind the same interfaces.
             from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
 
-            runtime.use_managed_sources(
+            sources = runtime.Sources(
                 ScenarioTrainingJobs(scenario, replayer.clock),
                 ScenarioCapacityReservations(scenario, replayer.clock),
             )
-            for function in {*EVENT_RULES, *(s.function for s in SCHEDULES if s.in_replay)}:
-                replayer.handler(function)  # import now, so logs can be redirected
             try:
-                with _logs_to_stderr(verbose):
-                    yield replayer
+                with runtime.override(replayer.clock, sources):
+                    for function in {*EVENT_RULES, *(s.function for s in SCHEDULES if s.in_replay)}:
+                        replayer.handler(function)  # import now, so logs can be redirected
+                    with _logs_to_stderr(verbose):
+                        yield replayer
             finally:
-                runtime.reset()
-                runtime.use_managed_sources()
-                from shared.clock import SystemClock
-
-                runtime.use_clock(SystemClock())
+                runtime.reset()  # the environment goes back: settings and clients with it
 
 
 def replay(

@@ -25,7 +25,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shared import runtime
 from shared.access import Caller, denial, resolve_caller
 from shared.api_errors import (
     ApiProblem,
@@ -34,6 +33,7 @@ from shared.api_errors import (
     from_validation_errors,
     not_found,
 )
+from shared.app import runtime
 from shared.budgets import BUDGET_ID, Budget, BudgetScope, period_bounds
 from shared.domain.job import JobCost, JobRecords, _tags
 from shared.services.budgets import JobCache, budget_status, effective_budgets

@@ -25,6 +25,7 @@ from shared.domain.job import _tags
 from shared.formatting import cents, iso
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
+from shared.services.deps import LedgerDeps
 from shared.services.forecasts import (
     Forecast,
     forecast,
@@ -33,7 +34,6 @@ from shared.services.forecasts import (
     revision_possible,
     sent_forecasts,
 )
-from shared.services.instances import LedgerDeps
 from shared.services.job_view import all_rollups, load_job
 
 HOUR = timedelta(hours=1)

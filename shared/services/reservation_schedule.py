@@ -25,7 +25,7 @@ from shared.managed_costs import daily_utilization, reservation_usage
 from shared.managed_models import CapacityReservation
 from shared.notify import Alert, Notifier
 from shared.services.alerts import AlertPoster
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 
 logger = logging.getLogger("costtracker.reservations")
 

@@ -22,7 +22,7 @@ from shared.focus_charges import focus_rows
 from shared.formatting import cents, iso, money
 from shared.notify import Alert, Notifier
 from shared.reports import ReportStore
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
 
 

@@ -14,7 +14,8 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
-from shared import ledger_schema, runtime
+from shared import ledger_schema
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
 from shared.ledger import DynamoDbLedger
@@ -57,11 +58,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             ids[job] = reservation["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
-        runtime.reset()
         clock = FixedClock(T0)
-        runtime.use_clock(clock)
-        yield {"ids": ids, "clock": clock, "client": dynamodb}
-        runtime.reset()
+        with runtime.override(clock):
+            yield {"ids": ids, "clock": clock, "client": dynamodb}
 
 
 def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "llama") -> str:
