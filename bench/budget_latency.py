@@ -15,7 +15,7 @@ from typing import Any
 
 from costtracker.replay import collect_alerts, replay_session
 from costtracker.scenario import load_scenario
-from shared import runtime
+from shared.app import runtime
 from shared.domain.budgets import Budget, period_bounds
 from shared.services.budgets import JobCache, effective_budgets, in_scope
 

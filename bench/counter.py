@@ -1,7 +1,7 @@
 """AWS calls counted with botocore event hooks; DynamoDB items and capacity from the emulator.
 
 ``before-call.*.*`` counts every call of every client made from boto3's default
-session (the handlers' ``shared.runtime.client`` uses it). For DynamoDB the
+session (the handlers' ``shared.app.runtime.Runtime.client`` uses it). For DynamoDB the
 request parameters (``before-parameter-build``) name the items a write touches:
 one for PutItem / UpdateItem / DeleteItem, one per entry of ``TransactItems``
 (a ConditionCheck entry is counted apart: it writes nothing) and of

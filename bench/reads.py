@@ -103,7 +103,8 @@ def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
     from shared.domain.ebs import Volume
     from shared.domain.instance import InstanceProfile
     from shared.services.checkpoints import record_object_event
-    from shared.services.instances import LedgerDeps, record_state_change
+    from shared.services.deps import LedgerDeps
+    from shared.services.instances import record_state_change
     from tests.fakes import InMemoryLedger
 
     rng = random.Random(seed)
@@ -212,8 +213,8 @@ def load_into(client: Any, table_name: str, memory_table: Any) -> int:
 def _container(emulator: Any) -> Iterator[None]:
     """The functions' environment pointed at the emulator, a cold container, NOW."""
     from costtracker.emulator import function_environment
-    from shared import runtime
-    from shared.clock import FixedClock, SystemClock
+    from shared.app import runtime
+    from shared.clock import FixedClock
 
     env = function_environment(emulator, config().model_dump_json())
 
@@ -231,18 +232,17 @@ def _container(emulator: Any) -> Iterator[None]:
         )
 
     patient = functools.cache(patient_client)
+
+    class PatientRuntime(runtime.Runtime):
+        def client(self, service: str, region: str | None = None) -> Any:
+            return patient(service, region)
+
     with (
         mock.patch.dict(os.environ, env),
         redirect_stdout(sys.stderr),
-        mock.patch.object(runtime, "client", patient),
+        runtime.using(PatientRuntime(FixedClock(NOW))),
     ):
-        runtime.reset()
-        runtime.use_clock(FixedClock(NOW))
-        try:
-            yield
-        finally:
-            runtime.reset()
-            runtime.use_clock(SystemClock())
+        yield
 
 
 def measure_one(jobs: int) -> dict[str, Any]:
@@ -301,10 +301,9 @@ def measure_one(jobs: int) -> dict[str, Any]:
                 out["ticks"] = []
                 for minute in range(3):  # the first tick of a container, then warm ones
                     at = NOW + timedelta(minutes=minute)
-                    from shared import runtime
-                    from shared.clock import FixedClock
+                    from shared.app import runtime
 
-                    runtime.use_clock(FixedClock(at))
+                    runtime.clock().advance_to(at)  # type: ignore[attr-defined]  # a FixedClock
                     mark = len(counter.calls)
                     tick(
                         {

@@ -208,7 +208,7 @@ def run_replay(
 
 def _alarms_and_open(replayer: Any) -> tuple[int, int]:
     """CloudWatch alarms left in the emulator, and instances with an open segment, at the end."""
-    from shared import runtime
+    from shared.app import runtime
 
     alarms = 0
     try:
@@ -314,8 +314,8 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     from costtracker.replay import ledger_config_for
     from costtracker.routing import load_handler, matches
     from costtracker.scenario import Scenario
-    from shared import runtime
     from shared.adapters.ledger_store import CheckpointStore
+    from shared.app import runtime
     from shared.app.functions import EVENT_RULES, checkpoint_rule
     from shared.services.checkpoints import record_object_event
     from shared.services.instances import record_spot_notice, record_state_change
@@ -396,6 +396,17 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     d = memory_deps(config, profiles, first)
     store = CheckpointStore(d.table)
     notifier = RecordingNotifier()
+
+    class Twins(runtime.Runtime):
+        """The container's dependencies: the in-memory twins."""
+
+        def ledger_deps(self) -> Any:
+            return d
+
+        checkpoints = property(lambda self: store)  # type: ignore[assignment]
+        notifier = property(lambda self: notifier)  # type: ignore[assignment]
+        stopper = property(lambda self: None)  # type: ignore[assignment]
+
     handler_us: dict[str, list[float]] = {}
     failures: dict[str, str] = {}
     sink = _CountingSink()
@@ -408,13 +419,7 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
             h.setStream(sink)
         try:
             # Powertools Metrics print EMF to stdout: CloudWatch Logs bytes too, counted.
-            with (
-                mock.patch.object(runtime, "ledger_deps", lambda: d),
-                mock.patch.object(runtime, "checkpoint_store", lambda: store),
-                mock.patch.object(runtime, "notifier", lambda: notifier),
-                mock.patch.object(runtime, "stopper", lambda: None),
-                redirect_stdout(sink),
-            ):
+            with runtime.using(Twins(d.clock)), redirect_stdout(sink):
                 for event in scenario.events:
                     routed = [n for n, p in rules.items() if matches(p, event)]
                     d.clock.advance_to(_event_time(event))

@@ -31,7 +31,7 @@ def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
     from shared.adapters.pricing_snapshot import bundled_snapshot
     from shared.adapters.table import MemoryTable
     from shared.clock import FixedClock
-    from shared.services.instances import LedgerDeps
+    from shared.services.deps import LedgerDeps
     from tests.fakes import InMemoryLedger
 
     table = MemoryTable(keys.INDEXES)

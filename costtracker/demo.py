@@ -76,7 +76,7 @@ def store_reported_summaries(document: dict[str, Any]) -> None:
     summary time falls after ``until``: the replay reports it, the ledger lacked it)."""
     from datetime import date
 
-    from shared import runtime
+    from shared.app import runtime
 
     ledger = runtime.ledger()
     days = [date.fromisoformat(s["date"]) for s in document["daily_summaries"]]
@@ -186,7 +186,7 @@ def run_demo(
         with replay_session(scenario, base_config=base, verbose=verbose) as replayer:
             replayer.run()
             if budgets:
-                from shared import runtime
+                from shared.app import runtime
 
                 for budget in budgets:  # as PUT /budgets/{id} stores them
                     runtime.ledger().put_budget(budget)

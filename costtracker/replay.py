@@ -24,8 +24,8 @@ from costtracker.emulator import Emulator, function_environment, launch_instance
 from costtracker.progress import Progress
 from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
-from shared import runtime
 from shared.adapters.report_store import DirectoryReportStore
+from shared.app import runtime
 from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.domain.budgets import Budget
 from shared.reports.views import iso, job_summary
@@ -227,25 +227,21 @@ def replay_session(
         with mock.patch.dict(os.environ, env):
             runtime.reset()
             replayer = Replayer(scenario, emulator, skip_quiet)
-            runtime.use_clock(replayer.clock)
             # moto cannot answer these: the scenario's fakes behind the same interfaces.
             from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
 
-            runtime.use_managed_sources(
+            sources = runtime.Sources(
                 ScenarioTrainingJobs(scenario, replayer.clock),
                 ScenarioCapacityReservations(scenario, replayer.clock),
             )
-            for function in (*replayer.rules, *(s.function for s in replayer.schedules)):
-                replayer.handler(function)  # import now, so logs can be redirected
             try:
-                with _logs_to_stderr(verbose):
-                    yield replayer
+                with runtime.override(replayer.clock, sources):
+                    for function in (*replayer.rules, *(s.function for s in replayer.schedules)):
+                        replayer.handler(function)  # import now, so logs can be redirected
+                    with _logs_to_stderr(verbose):
+                        yield replayer
             finally:
-                runtime.reset()
-                runtime.use_managed_sources()
-                from shared.clock import SystemClock
-
-                runtime.use_clock(SystemClock())
+                runtime.reset()  # the environment goes back: settings and clients with it
 
 
 def replay(

@@ -17,13 +17,13 @@ from costtracker.emulator import Emulator
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.progress import Progress
 from costtracker.scenario import Scenario
-from shared import runtime
+from shared.app import runtime
+from shared.app.edge import MalformedEvent
 from shared.app.functions import BY_NAME, event_rules, schedules
 from shared.app.triggers import Schedule
 from shared.clock import FixedClock, utc
-from shared.edge import MalformedEvent
-from shared.services.alerts import refusals
 from shared.reports.views import iso
+from shared.services.alerts import refusals
 
 Handler = Callable[[Any, Any], Any]
 LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries

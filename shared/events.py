@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field, field_validator
+from pydantic import AwareDatetime, ConfigDict, Field, TypeAdapter, field_validator
 
 from shared.domain.lifecycle import InstanceStateName
 from shared.event_envelope import INSTANCE_ID_PATTERN as INSTANCE_ID_PATTERN
@@ -21,6 +21,8 @@ from shared.event_envelope import ScheduledEvent as ScheduledEvent
 from shared.event_envelope import _Detail
 from shared.event_envelope import event_id_of as event_id_of
 from shared.event_envelope import to_utc as to_utc
+
+_DEFERRED = ConfigDict(defer_build=True)  # a union's validator is built on first use
 
 
 class InstanceStateDetail(_Detail):
@@ -53,6 +55,14 @@ class RebalanceRecommendationEvent(AwsEvent):
     source: Literal["aws.ec2"]
     detail_type: Literal["EC2 Instance Rebalance Recommendation"] = Field(alias="detail-type")
     detail: RebalanceDetail
+
+
+# What the spot function takes: an interruption warning or a rebalance recommendation, told
+# apart by ``detail-type`` (validated on first use: nothing is built at import).
+SpotNotice = SpotInterruptionEvent | RebalanceRecommendationEvent
+SPOT_NOTICE: TypeAdapter[SpotNotice] = TypeAdapter(
+    Annotated[SpotNotice, Field(discriminator="detail_type")], config=_DEFERRED
+)
 
 
 class S3Bucket(_Detail):
@@ -90,6 +100,13 @@ class ObjectDeletedEvent(AwsEvent):
     source: Literal["aws.s3"]
     detail_type: Literal["Object Deleted"] = Field(alias="detail-type")
     detail: ObjectDeletedDetail
+
+
+# What the checkpoint function takes: Object Created or Object Deleted.
+ObjectEvent = ObjectCreatedEvent | ObjectDeletedEvent
+OBJECT_EVENT: TypeAdapter[ObjectEvent] = TypeAdapter(
+    Annotated[ObjectEvent, Field(discriminator="detail_type")], config=_DEFERRED
+)
 
 
 class MetricId(_Detail):

@@ -17,9 +17,17 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, Any, Literal, NoReturn
+from typing import Annotated, Any, ClassVar, Literal, NoReturn
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
 
 from shared.domain.managed.models import (
     TERMINAL_TRAINING_STATUSES,
@@ -200,24 +208,37 @@ class CapacityBlockDetail(_Detail):
         return None if value is None else to_utc(value)
 
 
-class CapacityBlockEvent(AwsEvent):
-    """``Capacity Block Delivered`` (the block started) and ``Capacity Block Expiration
-    Warning`` (40 minutes before its end). The user guide's samples write "Capacity Block
-    Reservation ..." in places; both spellings are accepted. Noted on the reservation; they
-    carry no money."""
-
+class _CapacityBlockEvent(AwsEvent):
     source: Literal["aws.ec2"]
-    detail_type: Literal[
-        "Capacity Block Delivered",
-        "Capacity Block Expiration Warning",
-        "Capacity Block Reservation Delivered",
-        "Capacity Block Reservation Expiration Warning",
-    ] = Field(alias="detail-type")
     detail: CapacityBlockDetail
 
-    @property
-    def kind(self) -> Literal["delivered", "expiration_warning"]:
-        return "delivered" if self.detail_type.endswith("Delivered") else "expiration_warning"
+
+class CapacityBlockDeliveredEvent(_CapacityBlockEvent):
+    """The block started."""
+
+    detail_type: Literal["Capacity Block Delivered", "Capacity Block Reservation Delivered"] = (
+        Field(alias="detail-type")
+    )
+    kind: ClassVar[Literal["delivered"]] = "delivered"
+
+
+class CapacityBlockExpirationWarningEvent(_CapacityBlockEvent):
+    """40 minutes before the block's end."""
+
+    detail_type: Literal[
+        "Capacity Block Expiration Warning", "Capacity Block Reservation Expiration Warning"
+    ] = Field(alias="detail-type")
+    kind: ClassVar[Literal["expiration_warning"]] = "expiration_warning"
+
+
+# ``Capacity Block Delivered`` and ``Capacity Block Expiration Warning``. The user guide's
+# samples write "Capacity Block Reservation ..." in places; both spellings are accepted.
+# Noted on the reservation; they carry no money. Validated on first use.
+CapacityBlockEvent = CapacityBlockDeliveredEvent | CapacityBlockExpirationWarningEvent
+CAPACITY_BLOCK_EVENT: TypeAdapter[CapacityBlockEvent] = TypeAdapter(
+    Annotated[CapacityBlockEvent, Field(discriminator="detail_type")],
+    config=ConfigDict(defer_build=True),
+)
 
 
 def parse_sagemaker_event(raw: Any) -> TrainingJobStateChangeEvent:

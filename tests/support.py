@@ -18,7 +18,7 @@ from shared.clock import FixedClock
 from shared.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.instance import InstanceProfile
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost
 from tests.fakes import FakeInventory, InMemoryLedger, RecordingNotifier
 
@@ -114,15 +114,6 @@ class TransactionLog:
         return self.sizes[mark:]
 
 
-def use_legacy_records(monkeypatch: Any, ledger: Ledger) -> None:
-    """Services that still reach ``shared.runtime`` for claims, the price cache or the
-    checkpoint store get the in-memory ones of ``ledger`` (never a boto3 client)."""
-    from shared import runtime
-
-    monkeypatch.setattr(runtime, "legacy_ledger", lambda: ledger.records)
-    monkeypatch.setattr(runtime, "checkpoint_store", lambda: ledger.checkpoints)
-
-
 def with_prices(ledger: Ledger, config: LedgerConfig) -> None:
     """Swap the ledger's configuration and price book (an admin configured a price)."""
     import dataclasses
@@ -207,13 +198,9 @@ class Timeline:
             account=ACCOUNT, bucket=bucket, raw_key=key, size_bytes=size_bytes))  # fmt: skip
 
     def apply(self, ledger: Ledger) -> None:
-        import pytest
-
-        with pytest.MonkeyPatch.context() as patch:
-            use_legacy_records(patch, ledger)  # alert claims
-            for at, _, apply in sorted(self._events, key=lambda e: (e[0], e[1])):
-                ledger.clock.advance_to(at)
-                apply(ledger)
+        for at, _, apply in sorted(self._events, key=lambda e: (e[0], e[1])):
+            ledger.clock.advance_to(at)
+            apply(ledger)
 
 
 def job_records(ledger: Ledger, job_id: str, since: datetime) -> Any:

@@ -25,7 +25,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
 
     from costtracker.errors import validation_summary
     from costtracker.progress import Progress
-    from shared import runtime
+    from shared.app import runtime
     from shared.services.summaries import publish_summary, summarize_day
 
     if args.to < args.from_:

@@ -3,34 +3,25 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from shared import runtime
+from shared.app.event_function import Answer, event_function, logger
+from shared.app.runtime import Runtime
 from shared.clock import utc
-from shared.edge import parse_event
 from shared.event_envelope import ScheduledEvent
 from shared.reports.formatting import iso
 from shared.services.budget_anomalies import check_anomalies
 from shared.services.budgets import evaluate_budgets
-from shared.telemetry import count, metrics, seconds
-
-logger = Logger(service="costtracker")
+from shared.telemetry import count, seconds
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(raise_on_empty_metrics=False)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    parsed = parse_event(event, ScheduledEvent, logger)
-    now = utc(parsed.time)
-    config = runtime.current_settings().config
-    deps = runtime.ledger_deps()
-    evaluation = evaluate_budgets(deps, runtime.ledger(), config, runtime.notifier(), now)
+@event_function(ScheduledEvent)
+def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
+    now = utc(event.time)
+    config, deps = rt.settings.config, rt.ledger_deps()
+    evaluation = evaluate_budgets(deps, rt.records, config, rt.notifier, now)
     sent = list(evaluation.sent)
     if now.hour == 0 and now.minute == 0:
-        sent += check_anomalies(deps, runtime.ledger(), config, runtime.notifier(), now)
+        sent += check_anomalies(deps, rt.records, config, rt.notifier, now)
     if sent:
         logger.info("budget alerts", extra={"alerts": sent})
         count("AlertsSent", len(sent))

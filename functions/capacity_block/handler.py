@@ -2,33 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from shared import runtime
-from shared.edge import parse_event
-from shared.sagemaker_events import CapacityBlockEvent
+from shared.app.event_function import Answer, event_function, logger
+from shared.app.runtime import Runtime
+from shared.sagemaker_events import CAPACITY_BLOCK_EVENT, CapacityBlockEvent
 from shared.services.reservation_schedule import note_block_event
-from shared.telemetry import count, metrics
-
-logger = Logger(service="costtracker")
+from shared.telemetry import count
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(raise_on_empty_metrics=False)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    parsed = parse_event(event, CapacityBlockEvent, logger)
-    reservation_id = parsed.detail.capacity_reservation_id
-    logger.append_keys(event_id=parsed.id, reservation_id=reservation_id)
+@event_function(CAPACITY_BLOCK_EVENT)
+def handler(event: CapacityBlockEvent, rt: Runtime) -> Answer:
+    reservation_id = event.detail.capacity_reservation_id
+    logger.append_keys(reservation_id=reservation_id)
     result = note_block_event(
-        runtime.ledger_deps(),
-        parsed.account,
-        parsed.region,
-        reservation_id,
-        parsed.kind,
-        parsed.time,
+        rt.ledger_deps(), event.account, event.region, reservation_id, event.kind, event.time
     )
     count("EventsProcessed")
-    return {"result": result, "reservation_id": reservation_id, "kind": parsed.kind}
+    return {"result": result, "reservation_id": reservation_id, "kind": event.kind}

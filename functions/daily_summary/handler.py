@@ -5,37 +5,30 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
-from typing import Any
 
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from shared import runtime, telemetry
+from shared import telemetry
+from shared.app.event_function import Answer, event_function, logger
+from shared.app.runtime import Runtime
 from shared.clock import utc
-from shared.edge import parse_event
 from shared.event_envelope import ScheduledEvent
 from shared.services.summaries import publish_summary, summarize_day
-from shared.telemetry import metrics, spend
-
-logger = Logger(service="costtracker")
+from shared.telemetry import spend
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(raise_on_empty_metrics=False)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    parsed = parse_event(event, ScheduledEvent, logger)
-    now = utc(parsed.time)
+@event_function(ScheduledEvent)
+def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
+    now = utc(event.time)
     day = now.date() - timedelta(days=1)
-    ledger = runtime.ledger()
+    ledger = rt.records
     history = {
         d: Decimal(s["total_usd"])
         for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
     }
-    deps = runtime.ledger_deps()
+    deps = rt.ledger_deps()
     summary, rows = summarize_day(deps, day, now, history)
     ledger.put_summary(day, summary)
-    version = runtime.current_settings().config.summary.focus_version
-    keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier(), version)
+    version = rt.settings.config.summary.focus_version
+    keys = publish_summary(summary, rows, rt.report_store, rt.notifier, version)
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})
     for key in ("project", "team"):
         for value, usd in summary["by_tag"].get(key, {}).items():

@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from shared import runtime
+from shared.app.event_function import Answer, event_function, logger
+from shared.app.runtime import Runtime
 from shared.clock import utc
-from shared.edge import parse_event
 from shared.event_envelope import ScheduledEvent
 from shared.services.reservation_schedule import refresh_reservations
-from shared.telemetry import count, metrics
-
-logger = Logger(service="costtracker")
+from shared.telemetry import count
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(raise_on_empty_metrics=False)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    parsed = parse_event(event, ScheduledEvent, logger)
+@event_function(ScheduledEvent)
+def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
     result = refresh_reservations(
-        runtime.ledger_deps(),
-        runtime.capacity_reservations(),
-        runtime.notifier(),
-        utc(parsed.time),
-        account=parsed.account,
-        region=parsed.region,
+        rt.ledger_deps(),
+        rt.capacity_reservations(),
+        rt.notifier,
+        utc(event.time),
+        account=event.account,
+        region=event.region,
     )
     if result.gone:
         logger.warning("reservations EC2 no longer knows", extra={"gone": result.gone})

@@ -2,32 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from shared import runtime
-from shared.edge import parse_event
+from shared.app.event_function import Answer, event_function, logger
+from shared.app.runtime import Runtime
 from shared.sagemaker_events import TrainingJobStateChangeEvent
 from shared.services.training_jobs import record_training_event
-from shared.telemetry import count, metrics
-
-logger = Logger(service="costtracker")
+from shared.telemetry import count
 
 
-@logger.inject_lambda_context(clear_state=True)
-@metrics.log_metrics(raise_on_empty_metrics=False)
-def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    parsed = parse_event(event, TrainingJobStateChangeEvent, logger)
-    logger.append_keys(event_id=parsed.id, training_job=parsed.detail.training_job_name)
+@event_function(TrainingJobStateChangeEvent)
+def handler(event: TrainingJobStateChangeEvent, rt: Runtime) -> Answer:
+    logger.append_keys(training_job=event.detail.training_job_name)
     outcome = record_training_event(
-        runtime.ledger_deps(),
-        runtime.managed_stores()[0],
-        runtime.training_jobs(),
-        event_id=parsed.id,
-        at=parsed.time,
-        described=parsed.description(),
+        rt.ledger_deps(),
+        rt.trainings,
+        rt.training_jobs(),
+        event_id=event.id,
+        at=event.time,
+        described=event.description(),
     )
     logger.info("training job state change", extra={"result": outcome.result})
     count("EventsProcessed")

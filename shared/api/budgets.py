@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from shared import runtime
 from shared.api.access import Caller
 from shared.api.caller import access, new_router
 from shared.api.errors import ApiProblem, bad_input, from_validation_errors, not_found
 from shared.api.models.budgets import BudgetDeleted, BudgetHistory, Budgets, BudgetSet, BudgetState
+from shared.app import runtime
 from shared.domain.budgets import BUDGET_ID, Budget, BudgetScope
 
 if TYPE_CHECKING:

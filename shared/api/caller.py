@@ -12,8 +12,8 @@ from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response
 from aws_lambda_powertools.event_handler.api_gateway import BaseRouter, Router
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 
-from shared import runtime
 from shared.api.policy import AccessPolicy, policy_for
+from shared.app import runtime
 
 _KEY = "access"
 

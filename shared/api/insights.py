@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shared import runtime
 from shared.api.caller import access, new_router
 from shared.api.errors import bad_input, not_found
 from shared.api.models.insights import Comparison, IdleNow, Price, SpendChange
 from shared.api.params import MAX_CHANGE_SPAN_DAYS, MAX_JOB_ID, MAX_RANGE_DAYS
 from shared.api.readable import readable_job
+from shared.app import runtime
 from shared.reports.formatting import iso, money
 
 if TYPE_CHECKING:

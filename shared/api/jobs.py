@@ -8,12 +8,12 @@ from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shared import runtime
 from shared.api.caller import access, new_router
 from shared.api.errors import bad_input
 from shared.api.models.jobs import Estimate, JobDetail, JobItems, JobsPage, Timeline
 from shared.api.params import JobIdInPath, check_range, decode_token, token_after, week_before
 from shared.api.readable import readable_job
+from shared.app import runtime
 
 router = new_router()
 
@@ -34,8 +34,8 @@ def list_jobs(
 ) -> JobsPage:
     """Jobs active between ``from`` and ``to`` (UTC days, default the last 7). A team
     member sees only their team's jobs."""
-    from shared.services.job_queries import list_jobs as query_jobs
     from shared.reports.views import job_summary
+    from shared.services.job_queries import list_jobs as query_jobs
 
     policy = access(router)
     team = policy.team_scope(team, "list", "jobs")

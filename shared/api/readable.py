@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shared import runtime
 from shared.api.errors import not_found
 from shared.api.policy import AccessPolicy
+from shared.app import runtime
 
 if TYPE_CHECKING:
     from shared.domain.job import JobCost, JobRecords

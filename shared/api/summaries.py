@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shared import runtime
 from shared.api.caller import access, new_router
 from shared.api.errors import bad_input, not_found
 from shared.api.models.budgets import SummaryDay, SummaryDays
 from shared.api.params import check_range
+from shared.app import runtime
 
 router = new_router()
 

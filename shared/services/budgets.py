@@ -24,6 +24,7 @@ from shared.domain.job import _tags
 from shared.notify import Notifier
 from shared.services.alerts import AlertPoster
 from shared.services.budget_alerts import budget_alert, forecast_alert, forecast_id
+from shared.services.deps import LedgerDeps
 from shared.services.forecasts import (
     Forecast,
     forecast,
@@ -31,7 +32,6 @@ from shared.services.forecasts import (
     revision_possible,
     sent_forecasts,
 )
-from shared.services.instances import LedgerDeps
 from shared.services.job_view import all_rollups, load_job
 
 HOUR = timedelta(hours=1)

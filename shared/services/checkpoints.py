@@ -15,7 +15,6 @@ from datetime import datetime
 from urllib.parse import unquote_plus
 
 from shared.adapters.ledger_store import PAST_CHANGES, CheckpointStore, RollupChange, UnitOfWork
-from shared.adapters.table import ConditionFailed
 from shared.clock import utc
 from shared.domain.checkpoint import (
     CheckpointHead,
@@ -26,7 +25,8 @@ from shared.domain.checkpoint import (
     seen,
 )
 from shared.domain.clocks import day_start
-from shared.services.instances import MAX_ATTEMPTS, ConcurrentUpdates, LedgerDeps
+from shared.services.deps import LedgerDeps
+from shared.services.versioned import commit, versioned_update
 
 logger = logging.getLogger("costtracker.checkpoints")
 
@@ -73,10 +73,11 @@ def record_object_event(
     marker = bool(config.completion_marker) and key.rsplit("/", 1)[-1] == config.completion_marker
     event = ObjectEvent(event_id=event_id, at=at, size_bytes=size_bytes, sequencer=sequencer)
     now = deps.clock.now()
+
     # A write most often creates a new object (a new shard, a new step): try that
     # without reading; the Absent conditions turn a wrong guess into one retry with reads.
-    optimistic = event.is_write
-    for _ in range(MAX_ATTEMPTS):
+    def attempt(n: int) -> CheckpointOutcome:
+        optimistic = event.is_write and n == 0
         current = store.head(job_id, account, bucket, key, read=not optimistic)
         if current is None:
             head = CheckpointHead(
@@ -142,13 +143,12 @@ def record_object_event(
             rollup.counters[PAST_CHANGES] = 1
         rollup_op = deps.rollups.update(rollup)
         uow.add(rollup_op)
-        try:
-            uow.commit()
-        except ConditionFailed:
-            optimistic = False
+
+        def forget() -> None:
             store.forget(job_id, account, bucket, key, step_key)
             deps.rollups.forget(job_id, account)
-            continue
+
+        commit(uow, forget)
         store.remember(head_op)
         if step_op is not None:
             store.remember_step(job_id, step_key, step_op)
@@ -161,4 +161,5 @@ def record_object_event(
                 extra={"event_id": event_id, "bucket": bucket, "key": key},
             )
         return CheckpointOutcome("applied", bucket, key, job_id, step, orphan)
-    raise ConcurrentUpdates(f"s3://{bucket}/{key}")
+
+    return versioned_update(attempt, f"s3://{bucket}/{key}")

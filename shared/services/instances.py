@@ -12,21 +12,19 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from shared.adapters.ledger_store import (
     PAST_CHANGES,
-    InstanceStore,
     Pointer,
     RollupChange,
-    RollupStore,
     UnitOfWork,
 )
-from shared.adapters.pricing import PriceBook
-from shared.adapters.table import ConditionFailed, Table
-from shared.clock import Clock, utc
+from shared.adapters.table import ConditionFailed
+from shared.clock import utc
 from shared.config import LedgerConfig
 from shared.domain.accrual import Accrual
 from shared.domain.clocks import day_start
@@ -42,30 +40,12 @@ from shared.domain.instance import (
 )
 from shared.domain.lifecycle import BILLING_STATES, Notice, Transition
 from shared.domain.tags import grouping_tags, tag_warnings
-from shared.inventory import InstanceNotFound, Inventory
+from shared.inventory import InstanceNotFound
+from shared.services.deps import LedgerDeps
+from shared.services.versioned import commit, versioned_update
 
 logger = logging.getLogger("costtracker.instances")
-MAX_ATTEMPTS = 5
 UNTRACKED_TTL_SECONDS = 30 * 86400
-
-
-class ConcurrentUpdates(Exception):
-    """The records kept changing under us; Lambda retries the event."""
-
-
-@dataclass(frozen=True)
-class LedgerDeps:
-    """What the ledger services need, built once per container."""
-
-    table: Table
-    instances: InstanceStore
-    rollups: RollupStore
-    inventory: Inventory
-    prices: PriceBook
-    clock: Clock
-    config: LedgerConfig
-    # Capacity reservations (Capacity Blocks, ODCRs): None where none are tracked.
-    reservations: Any = None
 
 
 @dataclass(frozen=True)
@@ -185,12 +165,13 @@ def _apply_to_instance(
     region: str,
     event_id: str,
     event_at: datetime,
-    change_head: object,
+    change_head: Callable[[InstanceHead], Change | None],
     create_inferred: bool = True,
 ) -> Outcome:
     """Read (or describe and create) the head, apply one change, write it all at once."""
     now = deps.clock.now()
-    for _ in range(MAX_ATTEMPTS):
+
+    def attempt(_attempt: int) -> Outcome:
         uow = UnitOfWork(deps.table)
         pointer = deps.instances.pointer(account, instance_id)
         new_pointer = None
@@ -222,7 +203,7 @@ def _apply_to_instance(
                 old, head, expected = found, found, found.version
         if seen(head, event_id):
             return Outcome("duplicate", instance_id, head.job_id, account)
-        result: Change | None = change_head(head)  # type: ignore[operator]
+        result = change_head(head)
         if result is None:
             return Outcome("ignored", instance_id, head.job_id, account, "nothing to change")
         head_op = deps.instances.put_head(result.head, expected)
@@ -244,16 +225,16 @@ def _apply_to_instance(
         reserved = _reservation_writes(deps, uow, result, main)
         rollup_op = deps.rollups.update(main)
         uow.add(rollup_op)
-        try:
-            uow.commit()
-        except ConditionFailed:
+
+        def forget() -> None:
             deps.instances.forget(head.job_id, account, instance_id)
             deps.rollups.forget(head.job_id, account)
-            if reserved is not None:
+            if reserved is not None and deps.reservations is not None:
                 deps.reservations.forget(reserved[0].head.account, reserved[0].head.reservation_id)
                 deps.rollups.forget(reserved[0].change.job_id, reserved[0].change.account)
-            continue
-        if reserved is not None:
+
+        commit(uow, forget)
+        if reserved is not None and deps.reservations is not None:
             deps.reservations.remember(reserved[0])
             if reserved[1] is not None:
                 deps.rollups.remember(reserved[1])
@@ -263,7 +244,8 @@ def _apply_to_instance(
         if rollup_op is not None:
             deps.rollups.remember(rollup_op)
         return Outcome("applied", instance_id, result.head.job_id, account, head=result.head)
-    raise ConcurrentUpdates(instance_id)
+
+    return versioned_update(attempt, instance_id)
 
 
 def _reservation_writes(

@@ -9,7 +9,7 @@ from typing import Any
 
 from shared.domain import accrual as acc
 from shared.domain.job import JobCost, _tags, status_of
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, cost_of, load_job
 
 

@@ -20,7 +20,7 @@ from shared.domain.lifecycle import Notice
 from shared.domain.segments import SegmentCost
 
 if TYPE_CHECKING:
-    from shared.services.instances import LedgerDeps
+    from shared.services.deps import LedgerDeps
 
 
 class JobNotFound(Exception):

@@ -22,7 +22,7 @@ from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords, _tags
 from shared.services.change import accelerator_figures, is_accelerator
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
 
 MAX_TEAMS = 20

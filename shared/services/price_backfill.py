@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from shared.adapters import keys
 from shared.adapters.ledger_store import (
     PAST_CHANGES,
+    CheckpointStore,
     RollupChange,
     UnitOfWork,
     checkpoint_of,
@@ -26,7 +27,7 @@ from shared.domain.segments import SegmentCost, price_span, segment_accrual
 from shared.notify import Alert, Notifier
 from shared.reports.formatting import iso
 from shared.services.alerts import AlertPoster
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 
 
 @dataclass(frozen=True)
@@ -113,7 +114,7 @@ def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
     return _commit(deps, head, new, [priced])
 
 
-def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
+def _backfill_checkpoint(deps: LedgerDeps, store: CheckpointStore, item: dict[str, object]) -> bool:
     head = checkpoint_of(item)
     rate = deps.prices.s3_rate(head.region)
     if rate is None:
@@ -132,7 +133,6 @@ def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
         if version.write_event_id not in in_head:
             sealed.add(version_accrual(priced, version))
     new = priced.model_copy(update={"sealed": acc.to_attributes(sealed)})
-    store = deps_checkpoints()
     uow = UnitOfWork(deps.table)
     op = store.put_head(new, head.version)
     uow.add(op)
@@ -153,13 +153,11 @@ def _backfill_checkpoint(deps: LedgerDeps, item: dict[str, object]) -> bool:
     return True
 
 
-def deps_checkpoints():
-    from shared import runtime
-
-    return runtime.checkpoint_store()
-
-
-def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
+def backfill_prices(
+    deps: LedgerDeps, notifier: Notifier, checkpoints: CheckpointStore
+) -> BackfillResult:
+    """Price what was unpriced (instances, sealed segments, checkpoint objects in
+    ``checkpoints``); one admin alert a day per price still missing."""
     now = deps.clock.now()
     repriced: list[str] = []
     missing: dict[str, list[str]] = {}
@@ -188,7 +186,7 @@ def backfill_prices(deps: LedgerDeps, notifier: Notifier) -> BackfillResult:
                 repriced.append(f"{item['instance_id']} (sealed)")
         elif kind == "checkpoint":
             head_c = checkpoint_of(item)
-            if _backfill_checkpoint(deps, item):
+            if _backfill_checkpoint(deps, checkpoints, item):
                 repriced.append(f"s3://{head_c.bucket}/{head_c.key}")
             else:
                 missing.setdefault(f"s3:standard:{head_c.region}", []).append(

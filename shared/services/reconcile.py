@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from shared.config import LedgerConfig
 from shared.domain.day_split import job_between
 from shared.reports.formatting import iso, money
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
 from shared.services.summaries import summarize_day
 
@@ -137,7 +137,7 @@ def reconcile_day(
 ) -> dict[str, Any]:
     """Compare one day's estimate with the bill; a final day is stored and never re-asked.
     With ``exports`` the day also gets ``by_resource`` (see ``reconcile_by_resource``)."""
-    cached = ledger.get_reconciliations([day]).get(day)
+    cached: dict[str, Any] | None = ledger.get_reconciliations([day]).get(day)
     if cached is not None and cached.get("final") and (exports is None or _settled(cached)):
         return cached
     billed = bills.billed_day(day, config.tracking.job_tag_keys[0])

@@ -13,7 +13,7 @@ from shared.domain.lifecycle import Transition
 from shared.domain.segments import SegmentCost, segment_accrual
 
 if TYPE_CHECKING:
-    from shared.services.instances import LedgerDeps
+    from shared.services.deps import LedgerDeps
 
 
 def _transitions_of(cost: SegmentCost) -> list[Transition]:

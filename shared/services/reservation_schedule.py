@@ -25,7 +25,7 @@ from shared.domain.managed.reservation_cost import daily_utilization, reservatio
 from shared.notify import Alert, Notifier
 from shared.reports.formatting import iso
 from shared.services.alerts import AlertPoster
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 
 logger = logging.getLogger("costtracker.reservations")
 

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,14 +22,14 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from shared.adapters.ledger_store import RollupChange, RollupStore, UnitOfWork, Update
+from shared.adapters.ledger_store import RollupChange, RollupStore, UnitOfWork
 from shared.adapters.managed_store import ReservationStore
 from shared.adapters.reservations import (
     CapacityReservations,
     ReservationNotFound,
     needs_refresh,
 )
-from shared.adapters.table import ConditionFailed, Put
+from shared.adapters.table import Put, Table, Update
 from shared.config import LedgerConfig
 from shared.domain.accrual import Accrual
 from shared.domain.base import Rate, RateSource
@@ -41,6 +42,7 @@ from shared.domain.managed.reservation_cost import block_fee, reservation_job_id
 from shared.domain.rates import RatePin
 from shared.domain.segments import SegmentCost
 from shared.domain.tags import grouping_tags
+from shared.services.versioned import ConcurrentUpdates, commit, versioned_update
 
 if TYPE_CHECKING:
     from shared.adapters.pricing import PriceBook
@@ -205,14 +207,15 @@ class ReservationLedger:
     def save(
         self,
         rollups: RollupStore,
-        table: object,
+        table: Table,
         new: ReservationHead,
         now: datetime | None = None,
     ) -> None:
         """Write a reservation head on its own (the daily refresh, a block event); at the
         refresh (``now``) one that no longer needs refreshing leaves the refresh's index."""
         indexed = True if now is None else needs_refresh(new.reservation, now)
-        for _ in range(5):
+
+        def attempt(_: int) -> None:
             old = self.store.head(new.account, new.reservation_id)
             merged = (
                 new
@@ -230,20 +233,23 @@ class ReservationLedger:
             if same and indexed:
                 return
             update = self._update(old, merged, old.version if old is not None else None, indexed)
-            uow = UnitOfWork(table)  # type: ignore[arg-type]
+            uow = UnitOfWork(table)
             uow.add(update.put)
             rollup_op = rollups.update(update.change)
             uow.add(rollup_op)
-            try:
-                uow.commit()
-            except ConditionFailed:
+
+            def forget() -> None:
                 self.forget(new.account, new.reservation_id)
                 rollups.forget(update.change.job_id, update.change.account)
-                continue
+
+            commit(uow, forget)
             self.remember(update)
             if rollup_op is not None:
                 rollups.remember(rollup_op)
-            return
+
+        # A head that keeps losing races is left as it is: the next refresh or event writes it.
+        with contextlib.suppress(ConcurrentUpdates):
+            versioned_update(attempt, new.reservation_id)
 
 
 def add_reservation_update(

@@ -22,7 +22,7 @@ from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
 from shared.reports.focus_charges import focus_rows
 from shared.reports.formatting import cents, iso, money
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 
 from shared.inventory import Ec2Inventory
 from shared.reports.formatting import iso
-from shared.services.instances import LedgerDeps, record_state_change
+from shared.services.deps import LedgerDeps
+from shared.services.instances import record_state_change
 
 logger = logging.getLogger("costtracker.sweep")
 CLOSED = {"stopping", "stopped", "shutting-down", "terminated"}

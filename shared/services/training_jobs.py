@@ -17,7 +17,6 @@ from datetime import datetime
 from shared.adapters.ledger_store import RollupChange, UnitOfWork
 from shared.adapters.managed_store import TrainingStore
 from shared.adapters.sagemaker import TrainingJobNotFound, TrainingJobs
-from shared.adapters.table import ConditionFailed
 from shared.clock import utc
 from shared.domain.accrual import Accrual
 from shared.domain.clocks import day_start
@@ -25,10 +24,10 @@ from shared.domain.managed.models import TrainingJobDescription
 from shared.domain.managed.training import TrainingHead, merge, training_accrual, with_billing
 from shared.domain.managed.training_cost import sagemaker_job_id
 from shared.domain.tags import grouping_tags
-from shared.services.instances import ConcurrentUpdates, LedgerDeps
+from shared.services.deps import LedgerDeps
+from shared.services.versioned import commit, versioned_update
 
 logger = logging.getLogger("costtracker.training")
-MAX_ATTEMPTS = 5
 
 
 @dataclass(frozen=True)
@@ -107,7 +106,8 @@ def record_training_event(
     """Fold one state change into the training head and the job's rollup."""
     at = utc(at)
     job_id = sagemaker_job_id(described.name, described.tags, deps.config.tracking.job_tag_keys)
-    for _ in range(MAX_ATTEMPTS):
+
+    def attempt(_: int) -> TrainingOutcome:
         old = store.head(job_id, described.account, described.name)
         if old is not None and event_id in old.seen:
             return TrainingOutcome("duplicate", described.name, job_id)
@@ -119,17 +119,18 @@ def record_training_event(
         uow.add(head_op)
         rollup_op = deps.rollups.update(rollup_change(deps, old, new, at))
         uow.add(rollup_op)
-        try:
-            uow.commit()
-        except ConditionFailed:
+
+        def forget() -> None:
             store.forget(job_id, described.account, described.name)
             deps.rollups.forget(job_id, described.account)
-            continue
+
+        commit(uow, forget)
         store.remember(head_op)
         if rollup_op is not None:
             deps.rollups.remember(rollup_op)
         return TrainingOutcome("applied", described.name, job_id, new.status)
-    raise ConcurrentUpdates(described.name)
+
+    return versioned_update(attempt, described.name)
 
 
 def accrual_of(heads: list[TrainingHead]) -> Accrual:

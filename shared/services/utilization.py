@@ -28,7 +28,8 @@ from shared.inventory import InstanceNotFound
 from shared.notify import Alert, Notifier
 from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster
-from shared.services.instances import LedgerDeps, _apply_to_instance
+from shared.services.deps import LedgerDeps
+from shared.services.instances import _apply_to_instance
 
 logger = Logger(service="costtracker", child=True)
 ALERT_KINDS = ("idle", "input_bound", "no_metrics")

@@ -40,8 +40,9 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 )
 
 from costtracker.local_api import proxy_event, with_local_admin  # noqa: E402
-from shared import ledger_schema, runtime  # noqa: E402
+from shared import ledger_schema  # noqa: E402
 from shared.api.access import AccessConfig, AccessRule  # noqa: E402
+from shared.app import runtime  # noqa: E402
 from shared.clock import FixedClock  # noqa: E402
 from shared.config import LedgerConfig, PriceOverrides  # noqa: E402
 
@@ -180,22 +181,21 @@ def ledger_with_jobs() -> Iterator[dict[str, str]]:
             ids[job] = reservation["Instances"][0]["InstanceId"]
         os.environ["TABLE_NAME"] = TABLE
         os.environ["LEDGER_CONFIG"] = with_local_admin(CONFIG.model_dump_json())
-        runtime.reset()
         clock = FixedClock(T0)
-        runtime.use_clock(clock)
-        _send_state(ids, clock, "e1", 0, "running", "llama")
-        _send_state(ids, clock, "e2", 60, "running", "vit")
-        _send_state(ids, clock, "e3", 5400, "stopped", "llama")
-        clock.advance_to(T0 + timedelta(hours=3))
-        try:
-            yield ids
-        finally:
-            runtime.reset()
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+        with runtime.override(clock):
+            _send_state(ids, clock, "e1", 0, "running", "llama")
+            _send_state(ids, clock, "e2", 60, "running", "vit")
+            _send_state(ids, clock, "e3", 5400, "stopped", "llama")
+            clock.advance_to(T0 + timedelta(hours=3))
+            try:
+                yield ids
+            finally:
+                runtime.reset()
+                for key, value in saved.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
 
 
 def test_the_seeded_ledger_answers(ledger_with_jobs: dict[str, str]) -> None:

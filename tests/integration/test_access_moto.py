@@ -19,7 +19,8 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
-from shared import ledger_schema, runtime
+from shared import ledger_schema
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 
@@ -74,9 +75,7 @@ def _config(rules: list[dict[str, Any]]) -> LedgerConfig:
 
 def use_config(monkeypatch: pytest.MonkeyPatch, config: LedgerConfig) -> None:
     monkeypatch.setenv("LEDGER_CONFIG", config.model_dump_json())
-    clock = runtime.clock()
-    runtime.reset()
-    runtime.use_clock(clock)
+    runtime.reset()  # the settings again, the same clock
 
 
 @pytest.fixture
@@ -98,19 +97,18 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         monkeypatch.setenv("TABLE_NAME", TABLE)
         use_config(monkeypatch, _config(RULES))
         clock = FixedClock(T0)
-        runtime.use_clock(clock)
-        from functions.instance_state.handler import handler
+        with runtime.override(clock):
+            from functions.instance_state.handler import handler
 
-        for n, job in enumerate(ids):
-            handler({"version": "0", "id": f"e{n}", "source": "aws.ec2",
-                     "detail-type": "EC2 Instance State-change Notification",
-                     "account": "123456789012", "time": "2026-11-01T10:00:00Z",
-                     "region": "us-east-1", "resources": [],
-                     "detail": {"instance-id": ids[job], "state": "running"}},
-                    FakeLambdaContext("test"))  # fmt: skip
-        clock.advance_to(T0 + timedelta(hours=1))
-        yield {"clock": clock}
-        runtime.reset()
+            for n, job in enumerate(ids):
+                handler({"version": "0", "id": f"e{n}", "source": "aws.ec2",
+                         "detail-type": "EC2 Instance State-change Notification",
+                         "account": "123456789012", "time": "2026-11-01T10:00:00Z",
+                         "region": "us-east-1", "resources": [],
+                         "detail": {"instance-id": ids[job], "state": "running"}},
+                        FakeLambdaContext("test"))  # fmt: skip
+            clock.advance_to(T0 + timedelta(hours=1))
+            yield {"clock": clock}
 
 
 def call(method: str, path: str, arn: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:

@@ -11,8 +11,9 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import ledger_schema
 from shared.alarms import CloudWatchAlarms, alarm_specs
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 
@@ -47,10 +48,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             )["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("LEDGER_CONFIG", LedgerConfig(live_prices=False).model_dump_json())
-        runtime.reset()
-        runtime.use_clock(FixedClock(T0))
-        yield {"ids": ids, "cw": boto3.client("cloudwatch", region_name="us-east-1")}
-        runtime.reset()
+        with runtime.override(FixedClock(T0)):
+            yield {"ids": ids, "cw": boto3.client("cloudwatch", region_name="us-east-1")}
 
 
 def state_event(eid: str, iid: str, state: str, minutes: int = 0) -> dict[str, Any]:

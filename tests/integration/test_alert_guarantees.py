@@ -24,8 +24,9 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import ledger_schema
 from shared.adapters.table import DynamoTable
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 from tests.support import alarm_name
@@ -72,13 +73,11 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("TEAM_TOPIC_ARN", topic)
         monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
-        runtime.reset()
         clock = FixedClock(T0)
-        runtime.use_clock(clock)
-        world = {"iid": iid, "clock": clock, "sqs": sqs, "queue": queue, "ec2": ec2}
-        deliver(world, "instance_state", state_event(iid, 0))
-        yield world
-        runtime.reset()
+        with runtime.override(clock):
+            world = {"iid": iid, "clock": clock, "sqs": sqs, "queue": queue, "ec2": ec2}
+            deliver(world, "instance_state", state_event(iid, 0))
+            yield world
 
 
 def stamp(at: datetime) -> str:
@@ -257,7 +256,6 @@ def _episodes_then_a_routine_event(
     assert len(received(world)) == 2 * episodes  # idle and resolved, once each
     monkeypatch.setattr("shared.adapters.table.DynamoTable", CountingTable)
     runtime.reset()
-    runtime.use_clock(world["clock"])
     CountingTable.written = []
     deliver(world, "alarm_state", ours(world, "cpu", "OK", 45 * day))
     return received(world), sum(CountingTable.written)

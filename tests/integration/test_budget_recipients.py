@@ -16,8 +16,9 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event, with_local_admin
-from shared import ledger_schema, runtime
+from shared import ledger_schema
 from shared.adapters.subscriptions import recipient_filter_policy
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 from shared.services.budgets import evaluate_budgets
@@ -56,27 +57,25 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("FINANCE_TOPIC_ARN", topic)
         monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
-        runtime.reset()
         clock = FixedClock(T0)
-        runtime.use_clock(clock)
-        from functions.instance_state.handler import handler
+        with runtime.override(clock):
+            from functions.instance_state.handler import handler
 
-        handler(
-            {
-                "version": "0",
-                "id": "e1",
-                "source": "aws.ec2",
-                "detail-type": "EC2 Instance State-change Notification",
-                "account": "123456789012",
-                "time": "2026-11-01T00:00:00Z",
-                "region": "us-east-1",
-                "resources": [],
-                "detail": {"instance-id": instance, "state": "running"},
-            },
-            FakeLambdaContext("test"),
-        )
-        yield {"sns": sns, "topic": topic, "clock": clock}
-        runtime.reset()
+            handler(
+                {
+                    "version": "0",
+                    "id": "e1",
+                    "source": "aws.ec2",
+                    "detail-type": "EC2 Instance State-change Notification",
+                    "account": "123456789012",
+                    "time": "2026-11-01T00:00:00Z",
+                    "region": "us-east-1",
+                    "resources": [],
+                    "detail": {"instance-id": instance, "state": "running"},
+                },
+                FakeLambdaContext("test"),
+            )
+            yield {"sns": sns, "topic": topic, "clock": clock}
 
 
 def api(method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, Any]:

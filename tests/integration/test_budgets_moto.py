@@ -13,7 +13,8 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import with_local_admin
-from shared import ledger_schema, runtime
+from shared import ledger_schema
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 from shared.services.budgets import evaluate_budgets
@@ -87,28 +88,26 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("FINANCE_TOPIC_ARN", topic)
         monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
-        runtime.reset()
         clock = FixedClock(T0)
-        runtime.use_clock(clock)
-        from functions.instance_state.handler import handler
+        with runtime.override(clock):
+            from functions.instance_state.handler import handler
 
-        for n, iid in enumerate(ids):
-            handler(
-                {
-                    "version": "0",
-                    "id": f"e{n}",
-                    "source": "aws.ec2",
-                    "detail-type": "EC2 Instance State-change Notification",
-                    "account": "123456789012",
-                    "time": "2026-11-01T00:00:00Z",
-                    "region": "us-east-1",
-                    "resources": [],
-                    "detail": {"instance-id": iid, "state": "running"},
-                },
-                FakeLambdaContext("test"),
-            )
-        yield {"sqs": sqs, "queue": queue, "clock": clock}
-        runtime.reset()
+            for n, iid in enumerate(ids):
+                handler(
+                    {
+                        "version": "0",
+                        "id": f"e{n}",
+                        "source": "aws.ec2",
+                        "detail-type": "EC2 Instance State-change Notification",
+                        "account": "123456789012",
+                        "time": "2026-11-01T00:00:00Z",
+                        "region": "us-east-1",
+                        "resources": [],
+                        "detail": {"instance-id": iid, "state": "running"},
+                    },
+                    FakeLambdaContext("test"),
+                )
+            yield {"sqs": sqs, "queue": queue, "clock": clock}
 
 
 def test_a_team_filter_policy_receives_only_that_teams_alerts(aws: dict[str, Any]) -> None:

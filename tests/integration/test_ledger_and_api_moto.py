@@ -14,7 +14,8 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
-from shared import ledger_schema, runtime
+from shared import ledger_schema
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
 from shared.ledger import DynamoDbLedger
@@ -57,11 +58,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             ids[job] = reservation["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
-        runtime.reset()
         clock = FixedClock(T0)
-        runtime.use_clock(clock)
-        yield {"ids": ids, "clock": clock, "client": dynamodb}
-        runtime.reset()
+        with runtime.override(clock):
+            yield {"ids": ids, "clock": clock, "client": dynamodb}
 
 
 def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "llama") -> str:
@@ -395,8 +394,8 @@ def _ordered(value: Any) -> Any:
 def test_typed_responses_keep_the_views_documents_key_for_key(aws: dict[str, Any]) -> None:
     """The response models (shared.api.models) change no body: the same keys, in the same
     order, with the same values as the views' documents."""
-    from shared.services.job_view import get_job_cost, load_job
     from shared.reports.views import job_detail, job_line_items, job_summary
+    from shared.services.job_view import get_job_cost, load_job
 
     send(aws, "e1", 0, "running")
     send(aws, "e2", 5400, "stopped")

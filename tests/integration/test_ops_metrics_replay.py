@@ -17,7 +17,7 @@ import pytest
 
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
-from shared import runtime
+from shared.app import runtime
 from shared.app.functions import SCHEDULES
 from shared.services.ops_metrics import accelerators_by_condition, day_figures
 from tests.integration.conftest import scenario_dict

@@ -23,7 +23,7 @@ import pytest
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
-from shared import runtime
+from shared.app import runtime
 from shared.config import LedgerConfig
 from shared.services.data_exports import S3DataExports
 from shared.services.reconcile import reconcile_by_resource

@@ -13,7 +13,8 @@ import requests
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import ledger_schema
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 from shared.ledger import DynamoDbLedger
@@ -71,30 +72,28 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
         )["Instances"][0]["InstanceId"]
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
-        runtime.reset()
-        runtime.use_clock(FixedClock(NOW))
-        from functions.instance_state.handler import handler
+        with runtime.override(FixedClock(NOW)):
+            from functions.instance_state.handler import handler
 
-        for eid, at, state in (
-            ("r", "2026-11-01T10:00:00Z", "running"),
-            ("s", "2026-11-01T20:00:00Z", "stopped"),
-        ):
-            handler(
-                {
-                    "version": "0",
-                    "id": eid,
-                    "source": "aws.ec2",
-                    "detail-type": "EC2 Instance State-change Notification",
-                    "account": "123456789012",
-                    "time": at,
-                    "region": "us-east-1",
-                    "resources": [],
-                    "detail": {"instance-id": iid, "state": state},
-                },
-                FakeLambdaContext("test"),
-            )
-        yield DynamoDbLedger(client, TABLE)
-        runtime.reset()
+            for eid, at, state in (
+                ("r", "2026-11-01T10:00:00Z", "running"),
+                ("s", "2026-11-01T20:00:00Z", "stopped"),
+            ):
+                handler(
+                    {
+                        "version": "0",
+                        "id": eid,
+                        "source": "aws.ec2",
+                        "detail-type": "EC2 Instance State-change Notification",
+                        "account": "123456789012",
+                        "time": at,
+                        "region": "us-east-1",
+                        "resources": [],
+                        "detail": {"instance-id": iid, "state": state},
+                    },
+                    FakeLambdaContext("test"),
+                )
+            yield DynamoDbLedger(client, TABLE)
 
 
 def queue_ce(*results: dict[str, Any]) -> None:

@@ -11,7 +11,8 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import ledger_schema
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 from shared.domain.instance import InstanceHead
@@ -54,11 +55,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
                 {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "10"}}}
             ).model_dump_json(),
         )
-        runtime.reset()
         clock = FixedClock(datetime.now(UTC))
-        runtime.use_clock(clock)
-        yield {"ec2": ec2, "launch": launch, "clock": clock}
-        runtime.reset()
+        with runtime.override(clock):
+            yield {"ec2": ec2, "launch": launch, "clock": clock}
 
 
 def record_of(instance_id: str, account: str = "123456789012") -> InstanceHead:

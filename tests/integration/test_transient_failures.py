@@ -15,7 +15,8 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import ledger_schema
+from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 
@@ -74,10 +75,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
                 {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "36"}}}
             ).model_dump_json(),
         )
-        runtime.reset()
-        runtime.use_clock(FixedClock(T0))
-        yield iid
-        runtime.reset()
+        with runtime.override(FixedClock(T0)):
+            yield iid
 
 
 def deliver(iid: str, eid: str, minutes: int, state: str) -> dict[str, Any]:

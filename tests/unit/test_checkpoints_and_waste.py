@@ -26,7 +26,6 @@ from tests.support import (
     Ledger,
     TransactionLog,
     memory_ledger,
-    use_legacy_records,
     with_prices,
 )
 
@@ -241,30 +240,30 @@ def test_checkpoints_of_a_job_with_no_instance_make_a_job_with_storage_only() ->
     assert cost.total_usd == cost.checkpoint_storage_usd
 
 
-def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once() -> None:
     ledger = memory_ledger(config=LedgerConfig(live_prices=False), now=at(0))
-    use_legacy_records(monkeypatch, ledger)
     checkpoint(ledger, "e1", 0, "runs/j/step-1/a.pt", size=2**30, region="eu-north-1")
     stored = ledger.checkpoints.head("j", ACCOUNT, "b", "runs/j/step-1/a.pt")
     assert stored is not None and stored.rate is None  # no snapshot price for eu-north-1
     assert ledger.job("j", at(86400)).unpriced == ("s3:standard:eu-north-1",)
     notifier = RecordingNotifier()
-    result = backfill_prices(ledger.deps, notifier)
+    result = backfill_prices(ledger.deps, notifier, ledger.checkpoints)
     assert result.missing == ("s3:standard:eu-north-1",)
     assert [a.subject for a in notifier.sent] == ["No s3 price for standard in eu-north-1"]
-    backfill_prices(ledger.deps, notifier)
+    backfill_prices(ledger.deps, notifier, ledger.checkpoints)
     assert len(notifier.sent) == 1  # once a day per missing price
     with_prices(
         ledger, LedgerConfig(live_prices=False, prices=PriceOverrides(s3_gb_month=Decimal("0.03")))
     )
-    assert backfill_prices(ledger.deps, notifier).repriced == ("s3://b/runs/j/step-1/a.pt",)
+    assert backfill_prices(ledger.deps, notifier, ledger.checkpoints).repriced == (
+        "s3://b/runs/j/step-1/a.pt",
+    )
     cost = ledger.job("j", at(86400))
     assert cost.checkpoint_storage_usd == Decimal("0.001") and cost.complete
 
 
-def test_backfill_prices_every_version_of_an_often_overwritten_object(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_backfill_prices_every_version_of_an_often_overwritten_object() -> None:
     ledger = memory_ledger(config=LedgerConfig(live_prices=False), now=at(0))
-    use_legacy_records(monkeypatch, ledger)
     key = "runs/j/step-1/a.pt"
     for n in range(12):  # 12 versions of 1 GiB, one an hour (more than the head's window)
         checkpoint(ledger, f"w{n}", 3600 * n, key, size=2**30, region="eu-north-1")
@@ -272,7 +271,7 @@ def test_backfill_prices_every_version_of_an_often_overwritten_object(monkeypatc
     with_prices(
         ledger, LedgerConfig(live_prices=False, prices=PriceOverrides(s3_gb_month=Decimal("0.03")))
     )
-    backfill_prices(ledger.deps, RecordingNotifier())
+    backfill_prices(ledger.deps, RecordingNotifier(), ledger.checkpoints)
     cost = ledger.job("j", at(86400))
     # 12 GiB-hours of November at $0.03/GB-month
     assert cost.checkpoint_storage_usd == Decimal("0.03") * 12 / 720

@@ -35,7 +35,7 @@ print(json.dumps({"built": built, "modules": sorted(sys.modules)}))
 """
 
 # Imported at load by no handler: boto3 (clients are made on first use, in
-# shared.runtime), Powertools' parser (shared.events has its own envelope), the local
+# shared.app.runtime), Powertools' parser (shared.events has its own envelope), the local
 # tooling.
 NEVER = ("boto3", "aws_lambda_powertools.utilities.parser", "costtracker", "moto")
 # Only where used. pydantic's plugin loader (and importlib.metadata with it) comes with

@@ -21,7 +21,6 @@ from tests.support import (
     Ledger,
     TransactionLog,
     memory_ledger,
-    use_legacy_records,
     with_prices,
 )
 
@@ -133,9 +132,8 @@ def test_discount_gives_an_effective_rate_beside_the_list_rate() -> None:
     assert (cost.instance_list_usd, cost.instance_usd) == (Decimal("21.50"), Decimal("16.125"))
 
 
-def test_unknown_price_is_kept_unpriced_reported_and_filled_in_later(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_price_is_kept_unpriced_reported_and_filled_in_later() -> None:
     ledger = make(now=T0 + timedelta(hours=3))
-    use_legacy_records(monkeypatch, ledger)
     send(ledger, "e1", 0, "running", NEW_TYPE.instance_id)
     send(ledger, "e2", 7200, "stopped", NEW_TYPE.instance_id)
     cost = ledger.job("trial")
@@ -144,16 +142,18 @@ def test_unknown_price_is_kept_unpriced_reported_and_filled_in_later(monkeypatch
     assert "unpriced:ec2:trn2.48xlarge:us-east-1" in cost.unconfirmed
 
     notifier = RecordingNotifier()
-    result = backfill_prices(ledger.deps, notifier)
+    result = backfill_prices(ledger.deps, notifier, ledger.checkpoints)
     assert result.missing == ("ec2:trn2.48xlarge:us-east-1",)
     assert [a.subject for a in notifier.sent] == ["No ec2 price for trn2.48xlarge in us-east-1"]
-    backfill_prices(ledger.deps, notifier)
+    backfill_prices(ledger.deps, notifier, ledger.checkpoints)
     assert len(notifier.sent) == 1  # once a day per missing price
 
     # An admin configures the price: the next run fills it in.
     priced = PriceOverrides(ec2={"trn2.48xlarge": Decimal("40")})
     with_prices(ledger, LedgerConfig(live_prices=False, prices=priced))
-    assert backfill_prices(ledger.deps, notifier).repriced == (NEW_TYPE.instance_id,)
+    assert backfill_prices(ledger.deps, notifier, ledger.checkpoints).repriced == (
+        NEW_TYPE.instance_id,
+    )
     cost = ledger.job("trial")
     assert cost.instance_usd == Decimal(80) and not cost.unpriced and cost.complete
     assert ledger.rollup_value("trial", "instance") == Decimal(80)
@@ -279,7 +279,6 @@ def test_instance_ec2_cannot_describe_is_tracked_untagged_and_unpriced(hours: in
 
 def _unpriced_cycles(monkeypatch, cycles: int = 30) -> Ledger:  # type: ignore[no-untyped-def]
     ledger = make(now=T0 + timedelta(hours=cycles))
-    use_legacy_records(monkeypatch, ledger)
     for n in range(cycles):  # more cycles than the head keeps: most segments are sealed
         send(ledger, f"r{n}", 3600 * n, "running", NEW_TYPE.instance_id)
         send(ledger, f"s{n}", 3600 * n + 600, "stopped", NEW_TYPE.instance_id)
@@ -291,7 +290,7 @@ def test_backfill_prices_sealed_segments_too(monkeypatch) -> None:  # type: igno
     assert ledger.job("trial").unpriced == ("ec2:trn2.48xlarge:us-east-1",)
     priced = PriceOverrides(ec2={"trn2.48xlarge": Decimal("36")})
     with_prices(ledger, LedgerConfig(live_prices=False, prices=priced))
-    backfill_prices(ledger.deps, RecordingNotifier())
+    backfill_prices(ledger.deps, RecordingNotifier(), ledger.checkpoints)
     cost = ledger.job("trial")
     # 30 segments of 600 s at $36/h
     assert cost.instance_usd == Decimal(180) and cost.billed_seconds == 18000 and cost.complete
@@ -303,5 +302,5 @@ def test_backfill_does_not_alert_a_price_it_has_just_found(monkeypatch) -> None:
     priced = PriceOverrides(ec2={"trn2.48xlarge": Decimal("36")})
     with_prices(ledger, LedgerConfig(live_prices=False, prices=priced))
     notifier = RecordingNotifier()
-    result = backfill_prices(ledger.deps, notifier)
+    result = backfill_prices(ledger.deps, notifier, ledger.checkpoints)
     assert result.missing == () and notifier.sent == []

@@ -69,9 +69,10 @@ def test_spark_int96_timestamps() -> None:
 
 def test_our_focus_files_read_back_as_written() -> None:
     rows = [focus_row(c) for c in every_kind()]
-    assert read_columns(to_parquet(rows), COLUMN_NAMES) == pq.read_table(
-        io.BytesIO(to_parquet(rows))
-    ).to_pylist()
+    assert (
+        read_columns(to_parquet(rows), COLUMN_NAMES)
+        == pq.read_table(io.BytesIO(to_parquet(rows))).to_pylist()
+    )
 
 
 def test_snappy_copies_that_overlap_what_they_write() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from shared.edge import parse_event
+from shared.app.edge import parse_event
 from shared.events import (
     AlarmStateChangeEvent,
     ObjectCreatedEvent,

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from shared.domain.managed.training_cost import training_job_cost
 from shared.sagemaker_events import (
-    CapacityBlockEvent,
+    CAPACITY_BLOCK_EVENT,
     TrainingJobStateChangeEvent,
     epoch_millis,
     parse_sagemaker_event,
@@ -187,7 +187,7 @@ def capacity_block_event(detail_type: str) -> dict[str, Any]:
     ],
 )
 def test_capacity_block_events(detail_type: str, kind: str) -> None:
-    event = CapacityBlockEvent.model_validate(capacity_block_event(detail_type))
+    event = CAPACITY_BLOCK_EVENT.validate_python(capacity_block_event(detail_type))
     assert event.kind == kind
     assert event.detail.capacity_reservation_id == "cr-0b1c000000000000b"
     assert event.detail.end_date == datetime(2026, 11, 12, 11, 30, tzinfo=UTC)
@@ -197,10 +197,10 @@ def test_capacity_block_event_needs_a_zone_and_an_id() -> None:
     bad = capacity_block_event("Capacity Block Delivered")
     bad["detail"]["end-date"] = "2026-11-12T11:30:00"
     with pytest.raises(ValidationError, match="end-date needs a zone"):
-        CapacityBlockEvent.model_validate(bad)
+        CAPACITY_BLOCK_EVENT.validate_python(bad)
     bad["detail"] = {"end-date": "2026-11-12T11:30:00Z"}
     with pytest.raises(ValidationError, match="capacity-reservation-id"):
-        CapacityBlockEvent.model_validate(bad)
+        CAPACITY_BLOCK_EVENT.validate_python(bad)
 
 
 def test_scenario_events_parse() -> None:

@@ -1,14 +1,15 @@
 """Per-function settings from the environment, validated once, on first use.
 
 Nothing is read at import time, so a module imports cleanly in tests and the
-local emulator can set the environment before the first event.
+local emulator can set the environment before the first event. The runtime
+(``shared.app.runtime``) loads them once per cold start, and again after
+``runtime.reset()``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from functools import cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,9 +28,8 @@ class FunctionSettings(BaseModel):
     config: LedgerConfig = Field(default_factory=LedgerConfig)
 
 
-@cache
-def settings() -> FunctionSettings:
-    """The validated settings; raises with the offending variable named."""
+def load_settings() -> FunctionSettings:
+    """The validated settings of this environment; raises with the offending variable named."""
     raw_config = os.environ.get("LEDGER_CONFIG", "{}")
     return FunctionSettings(
         table_name=os.environ.get("TABLE_NAME", ""),

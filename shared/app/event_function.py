@@ -1,0 +1,61 @@
+"""``@event_function(Model)``: the boilerplate of every event and scheduled function.
+
+The decorated function takes the parsed event and the container's runtime and returns
+the function's answer (a JSON object); the decorator adds, in this order:
+
+- Powertools' logger context (Lambda context keys, state cleared per invocation) and
+  the event's id as a log key;
+- the parse at the edge (``shared.app.edge.parse_event``): a malformed event is logged
+  with its id and raised, so Lambda's retries end in the function's dead-letter queue;
+- the metrics flush at the end of the invocation, whatever happened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Generic, TypeVar
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, TypeAdapter
+
+from shared.app import runtime
+from shared.app.edge import parse_event
+from shared.telemetry import metrics
+
+logger = Logger(service="costtracker")
+
+M = TypeVar("M", bound=BaseModel)
+Answer = Mapping[str, object]
+Work = Callable[[M, runtime.Runtime], Answer]
+
+
+class EventFunction(Generic[M]):
+    """A Lambda handler: ``handler(event, context)`` parses ``event`` into ``model`` and
+    calls ``work(parsed, runtime.current())``."""
+
+    def __init__(self, model: type[M] | TypeAdapter[M], work: Work[M]) -> None:
+        self.model = model
+        self.work = work
+        self.__doc__ = work.__doc__
+        self._handler = logger.inject_lambda_context(clear_state=True)(
+            metrics.log_metrics(raise_on_empty_metrics=False)(self._handle)
+        )
+
+    def _handle(self, event: object, context: LambdaContext) -> Answer:
+        parsed = parse_event(event, self.model, logger)
+        logger.append_keys(event_id=getattr(parsed, "id", None))
+        return self.work(parsed, runtime.current())
+
+    def __call__(self, event: object, context: LambdaContext) -> Answer:
+        answer: Answer = self._handler(event, context)
+        return answer
+
+
+def event_function(model: type[M] | TypeAdapter[M]) -> Callable[[Work[M]], EventFunction[M]]:
+    """The decorator (see the module's docstring)."""
+
+    def wrap(work: Work[M]) -> EventFunction[M]:
+        return EventFunction(model, work)
+
+    return wrap

@@ -1,0 +1,320 @@
+"""The functions' dependencies, typed, built once per cold start (never at import).
+
+A ``Runtime`` is frozen: its clock, the sources replay hands in, and the settings
+of the function (``FunctionSettings``, read from the environment on first use).
+Everything else (boto3 clients, the table, one store per kind of record, the
+adapters) is built from them on first use and kept for the container's life.
+``ledger_deps()`` is built per call: the price book's check date is the day of the
+call (a warm container outlives midnight, replay's clock crosses days).
+
+``current()`` is the container's runtime. Replay and tests hand in their own clock
+and sources with ``override(...)`` (or a whole runtime, e.g. a subclass over in-memory
+twins, with ``using(...)``), which restores the previous runtime on exit;
+``reset()`` rebuilds the current one from the environment (it changed), keeping
+its clock and sources.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import date
+from functools import cached_property
+from typing import TYPE_CHECKING
+
+from shared.app.settings import FunctionSettings, load_settings
+from shared.clock import Clock, SystemClock
+
+if TYPE_CHECKING:
+    from botocore.client import BaseClient
+
+    from shared.adapters.accounts import AccountClients, Credentials
+    from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+    from shared.adapters.managed_store import ReservationStore, TrainingStore
+    from shared.adapters.pricing import PriceBook
+    from shared.adapters.report_store import S3ReportStore
+    from shared.adapters.reservations import CapacityReservations
+    from shared.adapters.sagemaker import TrainingJobs
+    from shared.adapters.table import DynamoTable
+    from shared.alarms import CloudWatchAlarms
+    from shared.ledger import DynamoDbLedger
+    from shared.notify import SnsNotifier
+    from shared.services.deps import LedgerDeps
+    from shared.services.reservations import ReservationLedger
+    from shared.services.utilization import Ec2Stopper
+
+# Price List API endpoints exist in us-east-1, eu-central-1 and ap-south-1 only.
+PRICING_ENDPOINT_REGION = "us-east-1"
+
+
+@dataclass(frozen=True)
+class Sources:
+    """What replay answers from its scenario where moto cannot (DescribeTrainingJob,
+    DescribeCapacityReservations); the deployed functions never set them."""
+
+    training_jobs: TrainingJobs | None = None
+    reservations: CapacityReservations | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Runtime:
+    """The dependency set of a container (see the module's docstring)."""
+
+    clock: Clock = field(default_factory=SystemClock)
+    sources: Sources = field(default_factory=Sources)
+    # None: read from the environment on first use.
+    given_settings: FunctionSettings | None = None
+    _clients: dict[tuple[str, str], BaseClient] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def settings(self) -> FunctionSettings:
+        """The validated settings; raises with the offending variable named."""
+        return self.given_settings or load_settings()
+
+    @property
+    def region(self) -> str:
+        return os.environ.get("AWS_REGION", "us-east-1")
+
+    def client(self, service: str, region: str | None = None) -> BaseClient:
+        """A boto3 client with standard retries (throttling and 5xx back off and retry)."""
+        key = (service, region or self.region)
+        if key not in self._clients:
+            import boto3
+            from botocore.config import Config
+
+            config = Config(
+                retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=20
+            )
+            self._clients[key] = boto3.client(service, region_name=key[1], config=config)
+        return self._clients[key]
+
+    @cached_property
+    def accounts(self) -> AccountClients:
+        """Clients per (account, region): a member account's through its read-only role."""
+        from shared.adapters.accounts import AccountClients, boto3_client, caller_account
+
+        region = self.region
+
+        def make(service: str, in_region: str, credentials: Credentials | None) -> BaseClient:
+            if credentials is None:  # the function's own: the very clients ``client`` gives
+                return self.client(service, in_region)
+            client: BaseClient = boto3_client(service, in_region, credentials)
+            return client
+
+        return AccountClients(
+            make,
+            home_account=lambda: os.environ.get("TRACKER_ACCOUNT") or caller_account(make, region),
+            role_name=self.settings.config.accounts.member_role_name,
+            default_region=region,
+        )
+
+    # -- the table and one store per kind of record (they remember what they wrote) ----------
+    @cached_property
+    def table(self) -> DynamoTable:
+        from shared.adapters.keys import INDEXES
+        from shared.adapters.table import DynamoTable
+
+        return DynamoTable(self.client("dynamodb"), self.settings.table_name, INDEXES)
+
+    @cached_property
+    def instances(self) -> InstanceStore:
+        from shared.adapters.ledger_store import InstanceStore
+
+        return InstanceStore(self.table)
+
+    @cached_property
+    def rollups(self) -> RollupStore:
+        from shared.adapters.ledger_store import RollupStore
+
+        return RollupStore(self.table)
+
+    @cached_property
+    def checkpoints(self) -> CheckpointStore:
+        from shared.adapters.ledger_store import CheckpointStore
+
+        return CheckpointStore(self.table)
+
+    @cached_property
+    def trainings(self) -> TrainingStore:
+        from shared.adapters.managed_store import TrainingStore
+
+        return TrainingStore(self.table)
+
+    @cached_property
+    def reservation_store(self) -> ReservationStore:
+        from shared.adapters.managed_store import ReservationStore
+
+        return ReservationStore(self.table)
+
+    @cached_property
+    def records(self) -> DynamoDbLedger:
+        """Budgets, prices cache, summaries and reconciliations (records of their own)."""
+        from shared.ledger import DynamoDbLedger
+
+        return DynamoDbLedger(self.client("dynamodb"), self.settings.table_name)
+
+    # -- the other adapters -------------------------------------------------------------------
+    @cached_property
+    def notifier(self) -> SnsNotifier:
+        from shared.notify import SnsNotifier
+
+        s = self.settings
+        return SnsNotifier(
+            self.client("sns"),
+            {"finance": s.finance_topic_arn, "team": s.team_topic_arn, "admin": s.admin_topic_arn},
+            chat_topics=s.team_chat_topics,
+        )
+
+    @cached_property
+    def report_store(self) -> S3ReportStore:
+        from shared.adapters.report_store import S3ReportStore
+
+        bucket = os.environ.get("REPORT_BUCKET", "")
+        if not bucket:
+            raise RuntimeError("REPORT_BUCKET is not set: the daily reports have nowhere to go")
+        return S3ReportStore(self.client("s3"), bucket)
+
+    @cached_property
+    def alarms(self) -> CloudWatchAlarms:
+        from shared.alarms import CloudWatchAlarms
+
+        return CloudWatchAlarms(self.client("cloudwatch"))
+
+    @cached_property
+    def stopper(self) -> Ec2Stopper:
+        """Stops instances for auto-stop (the IAM policy allows only opted-in instances)."""
+        from shared.services.utilization import Ec2Stopper
+
+        return Ec2Stopper(self.client("ec2"))
+
+    def training_jobs(self) -> TrainingJobs:
+        """``TrainingJobs`` (DescribeTrainingJob)."""
+        if self.sources.training_jobs is not None:
+            return self.sources.training_jobs
+        from shared.adapters.sagemaker import SageMakerTrainingJobs
+
+        return SageMakerTrainingJobs(self.client("sagemaker"))
+
+    def capacity_reservations(self) -> CapacityReservations:
+        """``CapacityReservations`` (DescribeCapacityReservations)."""
+        if self.sources.reservations is not None:
+            return self.sources.reservations
+        from shared.adapters.reservations import Ec2CapacityReservations
+
+        return Ec2CapacityReservations(self.client("ec2"))
+
+    # -- the ledger services' dependencies ----------------------------------------------------
+    def price_book(self, today: date) -> PriceBook:
+        from shared.adapters.pricing import PriceBook
+        from shared.adapters.pricing_live import AwsLivePrices
+        from shared.adapters.pricing_snapshot import bundled_snapshot
+
+        live = AwsLivePrices(self.client("pricing", PRICING_ENDPOINT_REGION), self.accounts)
+        return PriceBook(self.settings.config, self.records, live, bundled_snapshot(), today)
+
+    def reservation_ledger(self, prices: PriceBook) -> ReservationLedger:
+        from shared.services.reservations import ReservationLedger
+
+        ledger = ReservationLedger(
+            self.reservation_store, self.capacity_reservations, self.settings.config, prices
+        )
+        prices.block_pin = ledger.pin_for
+        return ledger
+
+    def ledger_deps(self) -> LedgerDeps:
+        """Dependencies of the ledger services; the price book's check date is today's."""
+        from shared.inventory import Ec2Inventory
+        from shared.services.deps import LedgerDeps
+
+        prices = self.price_book(self.clock.now().date())
+        return LedgerDeps(
+            table=self.table,
+            instances=self.instances,
+            rollups=self.rollups,
+            inventory=Ec2Inventory(self.accounts),
+            prices=prices,
+            clock=self.clock,
+            config=self.settings.config,
+            reservations=self.reservation_ledger(prices),
+        )
+
+
+_current: Runtime | None = None
+
+
+def current() -> Runtime:
+    """The container's runtime, created on first use (from the environment, system clock)."""
+    global _current
+    if _current is None:
+        _current = Runtime()
+    return _current
+
+
+def reset() -> None:
+    """The environment changed: settings and clients are built again on next use (the
+    clock and sources of the current runtime stay)."""
+    global _current
+    if _current is not None:
+        _current = replace(_current, _clients={})
+
+
+@contextmanager
+def using(runtime: Runtime) -> Iterator[Runtime]:
+    """``runtime`` is the current one until the block ends; then the previous one again."""
+    global _current
+    previous = _current
+    _current = runtime
+    try:
+        yield runtime
+    finally:
+        _current = previous
+
+
+def override(
+    clock: Clock | None = None,
+    sources: Sources | None = None,
+    settings: FunctionSettings | None = None,
+) -> AbstractContextManager[Runtime]:
+    """``using`` a fresh runtime with the given clock, sources and settings (None: the
+    system clock, no sources, the environment's settings)."""
+    return using(Runtime(clock or SystemClock(), sources or Sources(), settings))
+
+
+# -- the current runtime's parts, for code that is not an event function (the API, the CLI,
+# the benchmarks, tests): each is ``current().<part>``.
+def clock() -> Clock:
+    return current().clock
+
+
+def client(service: str, region: str | None = None) -> BaseClient:
+    return current().client(service, region)
+
+
+def current_settings() -> FunctionSettings:
+    return current().settings
+
+
+def ledger() -> DynamoDbLedger:
+    return current().records
+
+
+def ledger_deps() -> LedgerDeps:
+    return current().ledger_deps()
+
+
+def notifier() -> SnsNotifier:
+    return current().notifier
+
+
+def report_store() -> S3ReportStore:
+    return current().report_store
+
+
+def alarms() -> CloudWatchAlarms:
+    return current().alarms
+
+
+def checkpoint_store() -> CheckpointStore:
+    return current().checkpoints
