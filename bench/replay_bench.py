@@ -266,7 +266,7 @@ def _get(handler: Any, proxy_event: Any, context_type: Any, path: str) -> dict[s
 def floor_rate(n_calls: int, blocks: int) -> dict[str, Any]:
     """One bare UpdateItem per event against a fresh emulator: block rates (calls/s)."""
     from costtracker.emulator import running_emulator
-    from shared.ledger_schema import create_table_request
+    from shared.adapters.ledger_schema import create_table_request
 
     rates = []
     per_call = []
@@ -312,7 +312,7 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     from costtracker.replay import FakeLambdaContext, ledger_config_for, load_handler
     from costtracker.scenario import Scenario
     from shared import runtime
-    from shared.adapters.ledger_store import CheckpointStore
+    from shared.adapters.checkpoint_store import CheckpointStore
     from shared.event_patterns import EVENT_RULES, checkpoint_rule, matches
     from shared.services.checkpoints import record_object_event
     from shared.services.instances import record_spot_notice, record_state_change

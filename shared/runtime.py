@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import os
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.clock import Clock, SystemClock
 from shared.settings import FunctionSettings, settings
+
+if TYPE_CHECKING:
+    from shared.adapters.budget_store import BudgetStore
+    from shared.adapters.daily_store import ReconciliationStore, SummaryStore
+    from shared.adapters.price_cache_store import PriceCacheStore
 
 _clock: Clock = SystemClock()
 # Price List API endpoints exist in us-east-1, eu-central-1 and ap-south-1 only.
@@ -68,31 +73,45 @@ def current_settings() -> FunctionSettings:
 
 @cache
 def table() -> Any:
-    from shared.adapters.keys import INDEXES
     from shared.adapters.table import DynamoTable
 
-    return DynamoTable(client("dynamodb"), settings().table_name, INDEXES)
+    return DynamoTable(client("dynamodb"), settings().table_name)
 
 
 @cache
 def stores() -> Any:
     """The record stores, kept for the container's life (they remember what they wrote)."""
-    from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+    from shared.adapters.checkpoint_store import CheckpointStore
+    from shared.adapters.instance_store import InstanceStore
+    from shared.adapters.rollup_store import RollupStore
 
     t = table()
     return InstanceStore(t), RollupStore(t), CheckpointStore(t)
 
 
-@cache
-def legacy_ledger() -> Any:
-    """Budgets, prices cache, summaries and reconciliations (records of their own)."""
-    from shared.ledger import DynamoDbLedger
+def budget_store() -> BudgetStore:
+    """Budgets set through the API and their history."""
+    from shared.adapters.budget_store import BudgetStore
 
-    return DynamoDbLedger(client("dynamodb"), settings().table_name)
+    return BudgetStore(table())
 
 
-def ledger() -> Any:
-    return legacy_ledger()
+def price_cache() -> PriceCacheStore:
+    from shared.adapters.price_cache_store import PriceCacheStore
+
+    return PriceCacheStore(table())
+
+
+def summary_store() -> SummaryStore:
+    from shared.adapters.daily_store import SummaryStore
+
+    return SummaryStore(table())
+
+
+def reconciliation_store() -> ReconciliationStore:
+    from shared.adapters.daily_store import ReconciliationStore
+
+    return ReconciliationStore(table())
 
 
 @cache
@@ -144,7 +163,7 @@ def ledger_deps() -> Any:
     instances, rollups, _ = stores()
     from shared.services.reservations import ReservationLedger
 
-    prices = PriceBook(config, legacy_ledger(), live, bundled_snapshot(), now.date())
+    prices = PriceBook(config, price_cache(), live, bundled_snapshot(), now.date())
     reservations = ReservationLedger(managed_stores()[1], capacity_reservations, config, prices)
     prices.block_pin = reservations.pin_for
     return LedgerDeps(
@@ -208,7 +227,6 @@ def reset() -> None:
     settings.cache_clear()
     client.cache_clear()
     accounts.cache_clear()
-    legacy_ledger.cache_clear()
     table.cache_clear()
     stores.cache_clear()
     notifier.cache_clear()

@@ -1,5 +1,6 @@
 """Unit-test wiring of the ledger services: the real stores over the in-memory table
-(the twin of the DynamoDB table), a fake EC2 inventory and a fixed clock."""
+(the twin of the DynamoDB table: every record kind, budgets and price cache included), a
+fake EC2 inventory and a fixed clock."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from shared.adapters import keys
-from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+from shared.adapters.budget_store import BudgetStore
+from shared.adapters.checkpoint_store import CheckpointStore
+from shared.adapters.instance_store import InstanceStore
+from shared.adapters.price_cache_store import PriceCacheStore
+from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import MemoryTable
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -19,7 +23,7 @@ from shared.domain.instance import InstanceProfile
 from shared.pricing import PriceBook, bundled_snapshot
 from shared.services.instances import LedgerDeps
 from shared.services.job_view import get_job_cost
-from tests.fakes import FakeInventory, InMemoryLedger, RecordingNotifier
+from tests.fakes import FakeInventory, RecordingNotifier
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -32,7 +36,8 @@ class Ledger:
     deps: LedgerDeps
     table: MemoryTable
     checkpoints: CheckpointStore
-    records: InMemoryLedger  # budgets, price cache, claims, summaries
+    budgets: BudgetStore
+    price_cache: PriceCacheStore
     notifier: RecordingNotifier
     clock: FixedClock
 
@@ -52,24 +57,43 @@ def memory_ledger(
     live: Any = None,
 ) -> Ledger:
     config = config or LedgerConfig(live_prices=False)
-    table = MemoryTable(keys.INDEXES)
-    records = InMemoryLedger()
+    table = MemoryTable()
+    price_cache = PriceCacheStore(table)
     clock = FixedClock(now)
     deps = LedgerDeps(
         table=table,
         instances=InstanceStore(table),
         rollups=RollupStore(table),
         inventory=FakeInventory(*profiles),
-        prices=PriceBook(config, records, live, bundled_snapshot(), now.date()),
+        prices=PriceBook(config, price_cache, live, bundled_snapshot(), now.date()),
         clock=clock,
         config=config,
     )
-    return Ledger(deps, table, CheckpointStore(table), records, RecordingNotifier(), clock)
+    return Ledger(
+        deps,
+        table,
+        CheckpointStore(table),
+        BudgetStore(table),
+        price_cache,
+        RecordingNotifier(),
+        clock,
+    )
+
+
+def memory_price_cache() -> PriceCacheStore:
+    """A price cache over a table of its own."""
+    return PriceCacheStore(MemoryTable())
+
+
+def cached_price_keys(cache: PriceCacheStore) -> list[str]:
+    table = cache.table
+    assert isinstance(table, MemoryTable)
+    return [pk.removeprefix("PRICE#") for pk, _ in table.items if pk.startswith("PRICE#")]
 
 
 def largest_item(table: MemoryTable) -> tuple[int, str]:
     """The largest item's size in bytes (as stored: JSON of its attributes) and its key."""
-    from shared.adapters.ledger_store import dump
+    from shared.adapters.unit_of_work import dump
 
     return max((len(dump(item).encode()), f"{pk} {sk}") for (pk, sk), item in table.items.items())
 
@@ -113,12 +137,12 @@ class TransactionLog:
         return self.sizes[mark:]
 
 
-def use_legacy_records(monkeypatch: Any, ledger: Ledger) -> None:
-    """Services that still reach ``shared.runtime`` for claims, the price cache or the
-    checkpoint store get the in-memory ones of ``ledger`` (never a boto3 client)."""
+def use_memory_stores(monkeypatch: Any, ledger: Ledger) -> None:
+    """Services that still reach ``shared.runtime`` for a store get the ones over
+    ``ledger``'s in-memory table (never a boto3 client)."""
     from shared import runtime
 
-    monkeypatch.setattr(runtime, "legacy_ledger", lambda: ledger.records)
+    monkeypatch.setattr(runtime, "table", lambda: ledger.table)
     monkeypatch.setattr(runtime, "checkpoint_store", lambda: ledger.checkpoints)
 
 
@@ -126,7 +150,9 @@ def with_prices(ledger: Ledger, config: LedgerConfig) -> None:
     """Swap the ledger's configuration and price book (an admin configured a price)."""
     import dataclasses
 
-    prices = PriceBook(config, ledger.records, None, bundled_snapshot(), ledger.clock.now().date())
+    prices = PriceBook(
+        config, ledger.price_cache, None, bundled_snapshot(), ledger.clock.now().date()
+    )
     ledger.deps = dataclasses.replace(ledger.deps, prices=prices, config=config)
 
 
@@ -209,7 +235,7 @@ class Timeline:
         import pytest
 
         with pytest.MonkeyPatch.context() as patch:
-            use_legacy_records(patch, ledger)  # alert claims
+            use_memory_stores(patch, ledger)
             for at, _, apply in sorted(self._events, key=lambda e: (e[0], e[1])):
                 ledger.clock.advance_to(at)
                 apply(ledger)

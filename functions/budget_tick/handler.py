@@ -26,10 +26,10 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     now = utc(parsed.time)
     config = runtime.current_settings().config
     deps = runtime.ledger_deps()
-    evaluation = evaluate_budgets(deps, runtime.ledger(), config, runtime.notifier(), now)
+    evaluation = evaluate_budgets(deps, runtime.budget_store(), config, runtime.notifier(), now)
     sent = list(evaluation.sent)
     if now.hour == 0 and now.minute == 0:
-        sent += check_anomalies(deps, runtime.ledger(), config, runtime.notifier(), now)
+        sent += check_anomalies(deps, runtime.budget_store(), config, runtime.notifier(), now)
     if sent:
         logger.info("budget alerts", extra={"alerts": sent})
         count("AlertsSent", len(sent))

@@ -26,14 +26,14 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     parsed = parse_event(event, ScheduledEvent, logger)
     now = utc(parsed.time)
     day = now.date() - timedelta(days=1)
-    ledger = runtime.ledger()
+    summaries = runtime.summary_store()
     history = {
         d: Decimal(s["total_usd"])
-        for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
+        for d, s in summaries.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
     }
     deps = runtime.ledger_deps()
     summary, rows = summarize_day(deps, day, now, history)
-    ledger.put_summary(day, summary)
+    summaries.put_summary(day, summary)
     version = runtime.current_settings().config.summary.focus_version
     keys = publish_summary(summary, rows, runtime.report_store(), runtime.notifier(), version)
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})

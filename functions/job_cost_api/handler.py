@@ -204,7 +204,7 @@ def _budget_view(budget: Budget, source: str, cache: JobCache | None = None) -> 
 def _sources(stored: dict[str, Budget | None] | None = None) -> dict[str, str]:
     """Where each budget comes from (CDK context or the API)."""
     if stored is None:
-        stored = runtime.ledger().stored_budgets()
+        stored = runtime.budget_store().stored_budgets()
     config = runtime.current_settings().config
     sources = {b.budget_id: "context" for b in config.budgets}
     for budget_id, budget in stored.items():
@@ -417,11 +417,11 @@ def list_budgets() -> dict[str, Any]:
     budgets scoped to their team)."""
     caller = _caller()
     config = runtime.current_settings().config
-    stored = runtime.ledger().stored_budgets()  # one Query, used twice
+    stored = runtime.budget_store().stored_budgets()  # one Query, used twice
     sources = _sources(stored)
     budgets = [
         b
-        for b in effective_budgets(runtime.ledger(), config, stored)
+        for b in effective_budgets(runtime.budget_store(), config, stored)
         if caller.sees_everything
         or (b.scope.tag or {}).get(config.access.team_tag_key) == caller.team
     ]
@@ -433,7 +433,7 @@ def list_budgets() -> dict[str, Any]:
 def get_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[str, Any]:
     _finance_or_admin("a single budget")
     config = runtime.current_settings().config
-    for budget in effective_budgets(runtime.ledger(), config):
+    for budget in effective_budgets(runtime.budget_store(), config):
         if budget.budget_id == budget_id:
             return _budget_view(budget, _sources().get(budget_id, "api"))
     raise not_found("budget_id", f"no budget {budget_id!r}")
@@ -469,7 +469,7 @@ def put_budget(
     except ValueError as exc:  # "scope.tag.<key>: unknown tag key (known: ...)"
         field, _, message = str(exc).partition(": ")
         raise bad_input(field, message) from exc
-    before = runtime.ledger().stored_budgets().get(budget_id)
+    before = runtime.budget_store().stored_budgets().get(budget_id)
     changes = _change_budget(caller, budget_id, before, budget)
     return {**_budget_view(budget, "api"), "subscriptions": changes}
 
@@ -479,7 +479,7 @@ def delete_budget(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[st
     """Delete a budget set through the API; the deletion is recorded in its history."""
     caller = _finance_or_admin("deleting budgets")
     _refuse_context_budget(budget_id, "deleted")
-    before = runtime.ledger().stored_budgets().get(budget_id)
+    before = runtime.budget_store().stored_budgets().get(budget_id)
     if before is None:
         raise not_found("budget_id", f"no budget {budget_id!r}")
     changes = _change_budget(caller, budget_id, before, None)
@@ -491,7 +491,7 @@ def budget_history(budget_id: Annotated[str, Path(pattern=BUDGET_ID)]) -> dict[s
     """Every change made to a budget through the API: who (the caller's ARN), when,
     and the budget before and after (null: absent / deleted)."""
     _finance_or_admin("a budget's history")
-    changes = runtime.ledger().budget_history(budget_id)
+    changes = runtime.budget_store().budget_history(budget_id)
     if not changes and budget_id not in _sources():
         raise not_found("budget_id", f"no budget {budget_id!r}")
     return {"budget_id": budget_id, "changes": changes}
@@ -522,7 +522,7 @@ def _change_budget(
 
     def record() -> list[Budget]:
         _record_change(caller, budget_id, before, after)
-        return effective_budgets(runtime.ledger(), runtime.current_settings().config)
+        return effective_budgets(runtime.budget_store(), runtime.current_settings().config)
 
     try:
         return change_budget(subscriptions, before, after, record)
@@ -543,14 +543,14 @@ def _record_change(
         "before": before.model_dump(mode="json") if before is not None else None,
         "after": after.model_dump(mode="json") if after is not None else None,
     }
-    runtime.ledger().put_budget_change(budget_id, after, change)
+    runtime.budget_store().put_budget_change(budget_id, after, change)
 
 
 @app.get("/summaries/<day>")
 def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
     """The stored daily summary of one UTC day (written by the daily run or a backfill)."""
     _finance_or_admin("the daily summary")
-    found = runtime.ledger().get_summaries([day])
+    found = runtime.summary_store().get_summaries([day])
     if day not in found:
         raise not_found("day", f"no summary for {day.isoformat()} (yet)")
     return found[day]
@@ -560,7 +560,7 @@ def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
 def get_reconciliation(day: Annotated[date, Path()]) -> dict[str, Any]:
     """A day's estimate against the bill (per job, with the accuracy), once reconciled."""
     _finance_or_admin("reconciliation")
-    found = runtime.ledger().get_reconciliations([day])
+    found = runtime.reconciliation_store().get_reconciliations([day])
     if day not in found:
         raise not_found("day", f"{day.isoformat()} is not reconciled (yet, or not enabled)")
     return found[day]
@@ -583,7 +583,7 @@ def list_summaries(
     if group_by is not None and group_by not in keys:
         raise bad_input("group_by", f"not a grouping tag key (one of {', '.join(keys)})")
     days = [from_ + timedelta(days=n) for n in range((to - from_).days + 1)]
-    found = runtime.ledger().get_summaries(days)
+    found = runtime.summary_store().get_summaries(days)
     out = []
     for day in days:
         summary = found.get(day)

@@ -35,7 +35,12 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
             runtime.client("s3"), settings.data_exports_bucket, settings.data_exports_prefix
         )
     results = reconcile_recent(
-        runtime.ledger_deps(), runtime.ledger(), config, bills, utc(parsed.time), exports
+        runtime.ledger_deps(),
+        runtime.reconciliation_store(),
+        config,
+        bills,
+        utc(parsed.time),
+        exports,
     )
     days = {r["date"]: r["status"] for r in results}
     logger.info("reconciliation", extra={"days": days})

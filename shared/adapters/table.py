@@ -141,11 +141,15 @@ def apply_update(current: Item | None, op: Update) -> Item:
 
 
 class MemoryTable:
-    """``Table`` in a dict, with the same conditions and index rules (the twin)."""
+    """``Table`` in a dict, with the same conditions and index rules (the twin): its
+    indexes are the table's GSIs (``ledger_schema.INDEXES``: an item is in an index when
+    it has both of the index's key attributes, as in a sparse GSI)."""
 
-    def __init__(self, indexes: Mapping[str, tuple[str, str]] | None = None) -> None:
+    def __init__(self) -> None:
+        from shared.adapters.ledger_schema import INDEX_KEYS
+
         self.items: dict[Key, Item] = {}
-        self.indexes = dict(indexes or {})
+        self.indexes = dict(INDEX_KEYS)
         self.calls: dict[str, int] = {}
 
     def _count(self, name: str) -> None:
@@ -210,14 +214,14 @@ class DynamoTable:
     """``Table`` over one DynamoDB table (low-level client, so boto3's resource layer
     is never imported)."""
 
-    def __init__(
-        self, client: Any, table_name: str, indexes: Mapping[str, tuple[str, str]]
-    ) -> None:
+    def __init__(self, client: Any, table_name: str) -> None:
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+        from shared.adapters.ledger_schema import INDEX_KEYS
 
         self._client = client
         self._table = table_name
-        self._indexes = dict(indexes)
+        self._indexes = dict(INDEX_KEYS)
         self._ser = TypeSerializer()
         self._de = TypeDeserializer()
 

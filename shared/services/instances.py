@@ -16,15 +16,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from shared.adapters.ledger_store import (
-    PAST_CHANGES,
-    InstanceStore,
-    Pointer,
-    RollupChange,
-    RollupStore,
-    UnitOfWork,
-)
+from shared.adapters.instance_store import InstanceStore, Pointer
+from shared.adapters.rollup_store import PAST_CHANGES, RollupChange, RollupStore
 from shared.adapters.table import ConditionFailed, Table
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.clock import Clock, utc
 from shared.config import LedgerConfig
 from shared.domain.accrual import Accrual

@@ -11,7 +11,7 @@ from aws_cdk.assertions import Match, Template
 from conftest import Synthesized
 
 from cdk.constructs.lambda_factory import _pascal
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 from shared.config import LedgerConfig
 from shared.event_patterns import EVENT_RULES, SCHEDULES
 

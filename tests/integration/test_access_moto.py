@@ -19,7 +19,8 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
-from shared import ledger_schema, runtime
+from shared import runtime
+from shared.adapters import ledger_schema
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 

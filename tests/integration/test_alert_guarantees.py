@@ -24,7 +24,8 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import runtime
+from shared.adapters import ledger_schema
 from shared.adapters.table import DynamoTable
 from shared.clock import FixedClock
 from shared.config import LedgerConfig

@@ -20,7 +20,7 @@ import pytest
 from moto import mock_aws
 
 from costtracker import emulator_queries, emulator_updates
-from shared.adapters.keys import INDEXES
+from shared.adapters.ledger_schema import create_table_request
 from shared.adapters.table import (
     Above,
     Absent,
@@ -31,7 +31,6 @@ from shared.adapters.table import (
     Update,
     VersionIs,
 )
-from shared.ledger_schema import create_table_request
 
 NAMES = ("n1", "n2", "total", "version", "last_at", "first_at", "sources", "kind")
 
@@ -44,7 +43,7 @@ def tables() -> Iterator[tuple[Any, DynamoTable, DynamoTable]]:
         client = boto3.client("dynamodb", region_name="us-east-1")
         for name in ("fast", "moto"):
             client.create_table(**create_table_request(name))
-        yield client, DynamoTable(client, "fast", INDEXES), DynamoTable(client, "moto", INDEXES)
+        yield client, DynamoTable(client, "fast"), DynamoTable(client, "moto")
 
 
 def _random_update(rng: random.Random, pk: str, sk: str) -> Update:

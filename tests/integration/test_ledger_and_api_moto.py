@@ -11,13 +11,14 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from shared.ledger import DynamoDbLedger
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
-from shared import ledger_schema, runtime
+from shared import runtime
+from shared.adapters import ledger_schema
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
-from shared.ledger import DynamoDbLedger
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -186,8 +187,9 @@ def test_bad_requests_get_a_4xx_naming_the_problem(
 def test_a_stale_writer_is_refused_and_nothing_of_its_transaction_lands(
     aws: dict[str, Any],
 ) -> None:
-    from shared.adapters.ledger_store import RollupChange, UnitOfWork
+    from shared.adapters.rollup_store import RollupChange
     from shared.adapters.table import ConditionFailed
+    from shared.adapters.unit_of_work import UnitOfWork
     from shared.domain import accrual as acc
 
     send(aws, "e1", 0, "running")

@@ -11,12 +11,13 @@ import boto3
 import pytest
 import requests
 from moto import mock_aws
+from shared.ledger import DynamoDbLedger
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import runtime
+from shared.adapters import ledger_schema
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
-from shared.ledger import DynamoDbLedger
 from shared.services.reconcile import CostExplorerBills, reconcile_day
 
 TABLE = "ledger-reconcile"

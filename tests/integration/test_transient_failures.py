@@ -15,7 +15,8 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema, runtime
+from shared import runtime
+from shared.adapters import ledger_schema
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
 

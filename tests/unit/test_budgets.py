@@ -53,7 +53,7 @@ def ledger_with(budgets: list[dict]) -> Ledger:  # type: ignore[type-arg]
 
 def evaluate(ledger: Ledger, notifier: RecordingNotifier, at: datetime) -> list[str]:
     ledger.clock.advance_to(at)
-    return evaluate_budgets(ledger.deps, ledger.records, ledger.deps.config, notifier, at).sent
+    return evaluate_budgets(ledger.deps, ledger.budgets, ledger.deps.config, notifier, at).sent
 
 
 def run_ticks(ledger: Ledger, until: datetime) -> list[tuple[str, str, str]]:
@@ -207,7 +207,7 @@ def test_anomaly_needs_history_and_a_spike(delay: timedelta) -> None:
             )
         ledger.clock.advance_to(midnight + delay)
         sent = check_anomalies(
-            ledger.deps, ledger.records, ledger.deps.config, notifier, midnight + delay
+            ledger.deps, ledger.budgets, ledger.deps.config, notifier, midnight + delay
         )
         # Nov 1..5: a flat $240 a day, no anomaly; Nov 6: $240 + $2,400.
         assert sent == (["acct:anomaly"] if day == 7 else []), day
@@ -242,15 +242,22 @@ def test_a_warm_tick_reuses_a_jobs_spend_at_the_period_start_until_its_past_chan
     """The day's spend needs each active job's spend at midnight: read from the job's
     records once per container, then kept, until a late event (or a price filled in
     later) changes the job's past; then read again, and right."""
-    from shared.adapters.ledger_store import RollupStore
+    from shared.adapters.rollup_store import RollupStore
     from shared.services.budgets import JobCache
 
     ledger = ledger_with([])
     midnight = datetime(2026, 11, 1, tzinfo=UTC)
     now = midnight + timedelta(hours=2)  # $10/h since 20:00: $40 by midnight
     ledger.clock.advance_to(now)
-    record_state_change(ledger.deps, event_id="stop", at=midnight + timedelta(hours=1),
-                        instance_id=IID, state="stopped", region=REGION, account=ACCOUNT)
+    record_state_change(
+        ledger.deps,
+        event_id="stop",
+        at=midnight + timedelta(hours=1),
+        instance_id=IID,
+        state="stopped",
+        region=REGION,
+        account=ACCOUNT,
+    )
     queries = lambda: ledger.table.calls.get("query", 0)  # noqa: E731
 
     before = queries()
@@ -261,14 +268,28 @@ def test_a_warm_tick_reuses_a_jobs_spend_at_the_period_start_until_its_past_chan
     assert first >= 2 and queries() - before == 1  # the rollups only
 
     # A second instance of the job ran 22:00-23:00 yesterday; its events arrive now.
-    other = InstanceProfile(instance_id="i-0000000000000dddd", instance_type="trn1.32xlarge",
-                            region=REGION, tags={"training-job": "sft"})
+    other = InstanceProfile(
+        instance_id="i-0000000000000dddd",
+        instance_type="trn1.32xlarge",
+        region=REGION,
+        tags={"training-job": "sft"},
+    )
     ledger.deps.inventory.profiles[other.instance_id] = other  # type: ignore[attr-defined]
-    for event_id, at, state in (("late-run", midnight - timedelta(hours=2), "running"),
-                                ("late-stop", midnight - timedelta(hours=1), "stopped")):
-        record_state_change(ledger.deps, event_id=event_id, at=at, instance_id=other.instance_id,
-                            state=state, region=REGION, account=ACCOUNT)
+    for event_id, at, state in (
+        ("late-run", midnight - timedelta(hours=2), "running"),
+        ("late-stop", midnight - timedelta(hours=1), "stopped"),
+    ):
+        record_state_change(
+            ledger.deps,
+            event_id=event_id,
+            at=at,
+            instance_id=other.instance_id,
+            state=state,
+            region=REGION,
+            account=ACCOUNT,
+        )
     warm = JobCache(ledger.deps).spend_at("sft", midnight, now)
-    cold_deps = ledger.deps.__class__(**{**ledger.deps.__dict__,
-                                         "rollups": RollupStore(ledger.table)})
+    cold_deps = ledger.deps.__class__(
+        **{**ledger.deps.__dict__, "rollups": RollupStore(ledger.table)}
+    )
     assert warm == JobCache(cold_deps).spend_at("sft", midnight, now) == Decimal(50)

@@ -27,7 +27,7 @@ from tests.support import (
     Ledger,
     TransactionLog,
     memory_ledger,
-    use_legacy_records,
+    use_memory_stores,
     with_prices,
 )
 
@@ -245,7 +245,7 @@ def test_checkpoints_of_a_job_with_no_instance_make_a_job_with_storage_only() ->
 
 def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     ledger = memory_ledger(config=LedgerConfig(live_prices=False), now=at(0))
-    use_legacy_records(monkeypatch, ledger)
+    use_memory_stores(monkeypatch, ledger)
     checkpoint(ledger, "e1", 0, "runs/j/step-1/a.pt", size=2**30, region="eu-north-1")
     stored = ledger.checkpoints.head("j", ACCOUNT, "b", "runs/j/step-1/a.pt")
     assert stored is not None and stored.rate is None  # no snapshot price for eu-north-1
@@ -266,7 +266,7 @@ def test_unknown_s3_price_is_filled_in_by_the_backfill_and_alerted_once(monkeypa
 
 def test_backfill_prices_every_version_of_an_often_overwritten_object(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     ledger = memory_ledger(config=LedgerConfig(live_prices=False), now=at(0))
-    use_legacy_records(monkeypatch, ledger)
+    use_memory_stores(monkeypatch, ledger)
     key = "runs/j/step-1/a.pt"
     for n in range(12):  # 12 versions of 1 GiB, one an hour (more than the head's window)
         checkpoint(ledger, f"w{n}", 3600 * n, key, size=2**30, region="eu-north-1")

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from shared.adapters.ledger_store import InstanceStore
+from shared.adapters.instance_store import InstanceStore
 from shared.config import LedgerConfig, PriceOverrides
 from shared.domain.instance import InstanceProfile, Volume
 from shared.pricing import bundled_snapshot
@@ -20,7 +20,7 @@ from tests.support import (
     Ledger,
     TransactionLog,
     memory_ledger,
-    use_legacy_records,
+    use_memory_stores,
     with_prices,
 )
 
@@ -134,7 +134,7 @@ def test_discount_gives_an_effective_rate_beside_the_list_rate() -> None:
 
 def test_unknown_price_is_kept_unpriced_reported_and_filled_in_later(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     ledger = make(now=T0 + timedelta(hours=3))
-    use_legacy_records(monkeypatch, ledger)
+    use_memory_stores(monkeypatch, ledger)
     send(ledger, "e1", 0, "running", NEW_TYPE.instance_id)
     send(ledger, "e2", 7200, "stopped", NEW_TYPE.instance_id)
     cost = ledger.job("trial")
@@ -278,7 +278,7 @@ def test_instance_ec2_cannot_describe_is_tracked_untagged_and_unpriced(hours: in
 
 def _unpriced_cycles(monkeypatch, cycles: int = 30) -> Ledger:  # type: ignore[no-untyped-def]
     ledger = make(now=T0 + timedelta(hours=cycles))
-    use_legacy_records(monkeypatch, ledger)
+    use_memory_stores(monkeypatch, ledger)
     for n in range(cycles):  # more cycles than the head keeps: most segments are sealed
         send(ledger, f"r{n}", 3600 * n, "running", NEW_TYPE.instance_id)
         send(ledger, f"s{n}", 3600 * n + 600, "stopped", NEW_TYPE.instance_id)

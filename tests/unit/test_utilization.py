@@ -17,7 +17,7 @@ from shared.services.checkpoints import record_object_event
 from shared.services.instances import record_state_change
 from shared.services.utilization import alarm_of_name, record_alarm_change, sweep_auto_stop
 from tests.fakes import RecordingNotifier
-from tests.support import ACCOUNT, REGION, Ledger, alarm_name, memory_ledger, use_legacy_records
+from tests.support import ACCOUNT, REGION, Ledger, alarm_name, memory_ledger, use_memory_stores
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 IID = "i-0000000000000aaaa"
@@ -139,7 +139,7 @@ def _ledger(monkeypatch, tags: dict[str, str], auto_stop: AutoStopConfig) -> Led
         prices=PriceOverrides(ec2={"trn1.32xlarge": Decimal("21.50")}),
     )
     ledger = memory_ledger(profile, config=config, now=at(0))
-    use_legacy_records(monkeypatch, ledger)  # alert claims
+    use_memory_stores(monkeypatch, ledger)
     record_state_change(
         ledger.deps,
         event_id="run",
