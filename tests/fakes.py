@@ -4,8 +4,11 @@ in-memory table (``tests.support.memory_ledger``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from datetime import datetime
+
 from shared.domain.instance import InstanceProfile
-from shared.inventory import InstanceNotFound
+from shared.inventory import Ec2State, InstanceNotFound
 from shared.notify import Alert
 
 
@@ -29,3 +32,31 @@ class RecordingNotifier:
 
     def send(self, alert: Alert) -> None:
         self.sent.append(alert)
+
+
+class FakeFleet(FakeInventory):
+    """EC2 for the sweep as well: what ``Ec2Inventory.states`` and ``running`` say now.
+    ``now_states`` maps an instance to (state, when it last changed); an instance with no
+    entry is unknown to EC2 (terminated long ago)."""
+
+    def __init__(self, *profiles: InstanceProfile) -> None:
+        super().__init__(*profiles)
+        self.now_states: dict[str, tuple[str, datetime | None]] = {}
+        self.launched: dict[str, datetime] = {}
+
+    def states(self, instance_ids: list[str]) -> dict[str, Ec2State]:
+        found: dict[str, Ec2State] = {}
+        for iid in instance_ids:
+            if iid in self.now_states:
+                state, changed_at = self.now_states[iid]
+                account = self.profiles[iid].account
+                found[iid] = Ec2State(iid, state, self.launched.get(iid), changed_at, account)
+        return found
+
+    def running(self, region: str) -> list[tuple[Ec2State, Callable[[], InstanceProfile]]]:
+        found = self.states(sorted(self.now_states))
+        return [
+            (state, lambda p=self.profiles[iid]: p)
+            for iid, state in found.items()
+            if state.state == "running" and self.profiles[iid].region == region
+        ]

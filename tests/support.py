@@ -93,7 +93,7 @@ def cached_price_keys(cache: PriceCacheStore) -> list[str]:
 
 def largest_item(table: MemoryTable) -> tuple[int, str]:
     """The largest item's size in bytes (as stored: JSON of its attributes) and its key."""
-    from shared.adapters.unit_of_work import dump
+    from shared.adapters.items import dump
 
     return max((len(dump(item).encode()), f"{pk} {sk}") for (pk, sk), item in table.items.items())
 

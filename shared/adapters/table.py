@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
 
+from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, item_size
+
 Item = dict[str, Any]
 Key = tuple[str, str]
 
@@ -170,11 +172,16 @@ class MemoryTable:
             for condition in op.conditions:
                 if not _holds(condition, current):
                     raise ConditionFailed(op.key)
-        for op in operations:
-            if isinstance(op, Put):
-                self.items[op.key] = _copy(op.item)
-            else:
-                self.items[op.key] = apply_update(self.items.get(op.key), op)
+        written = {
+            op.key: _copy(op.item)
+            if isinstance(op, Put)
+            else apply_update(self.items.get(op.key), op)
+            for op in operations
+        }
+        for key, item in written.items():
+            if item_size(item) > MAX_ITEM_BYTES:
+                raise ItemTooLarge(key)
+        self.items.update(written)
 
     def query(
         self,
@@ -317,6 +324,10 @@ class DynamoTable:
             for op, reason in zip(operations, reasons, strict=False):
                 if reason.get("Code") == "ConditionalCheckFailed":
                     raise ConditionFailed(op.key) from exc
+            raise
+        except client.exceptions.ClientError as exc:
+            if "maximum allowed size" in str(exc):  # ValidationException: the item limit
+                raise ItemTooLarge(operations[0].key) from exc
             raise
 
     def query(

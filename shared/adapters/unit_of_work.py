@@ -1,15 +1,11 @@
-"""The operations of one event, written together (one transaction); and an item as
-JSON (what tests measure item sizes with)."""
+"""The operations of one event, written together (one transaction), and remembered by
+the stores once written."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from datetime import datetime
-from decimal import Decimal
-from typing import Any
 
-from shared.adapters.table import Item, Operation, Table
+from shared.adapters.table import Operation, Table
 
 
 class UnitOfWork:
@@ -30,17 +26,3 @@ class UnitOfWork:
 
     def commit(self) -> None:
         self.table.transact(self.operations)
-
-
-def json_default(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, set):
-        return sorted(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    raise TypeError(type(value))
-
-
-def dump(item: Item) -> str:
-    return json.dumps(item, default=json_default, sort_keys=True)

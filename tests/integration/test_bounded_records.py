@@ -56,7 +56,7 @@ def moto_table() -> Iterator[DynamoTable]:
 
 def into_moto(memory: MemoryTable, moto: DynamoTable, largest: int = 5) -> None:
     """Write the largest items (and every head and rollup) to moto and read them back."""
-    from shared.adapters.unit_of_work import dump
+    from shared.adapters.items import dump
 
     items = sorted(memory.items.values(), key=lambda i: -len(dump(i)))
     chosen = items[:largest] + [i for i in items if str(i["sk"])[:2] in ("H#", "R#")]
