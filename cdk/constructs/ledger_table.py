@@ -25,7 +25,7 @@ from constructs import Construct, IConstruct
 from cdk.nag import acknowledge
 from shared.adapters import ledger_schema
 
-# What the ledger repository calls (shared/ledger.py): reads by key, Query, and the
+# What the stores call (shared/adapters/table.py): reads by key, Query, and the
 # condition checks of its transactions; writes by PutItem / UpdateItem only.
 READ_ACTIONS = (
     "dynamodb:GetItem",

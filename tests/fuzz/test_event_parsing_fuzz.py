@@ -440,8 +440,8 @@ class _Context:
 
 
 RUNTIME_ENTRY_POINTS = [
-    "client", "current_settings", "ledger", "notifier", "report_store", "alarms", "stopper",
-    "ledger_deps",
+    "client", "current_settings", "table", "budget_store", "price_cache", "summary_store",
+    "reconciliation_store", "notifier", "report_store", "alarms", "stopper", "ledger_deps",
 ]  # fmt: skip
 
 

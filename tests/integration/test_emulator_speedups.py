@@ -20,6 +20,7 @@ import pytest
 from moto import mock_aws
 
 from costtracker import emulator_queries, emulator_updates
+from shared.adapters.items import ItemTooLarge
 from shared.adapters.ledger_schema import create_table_request
 from shared.adapters.table import (
     Above,
@@ -119,8 +120,11 @@ def test_the_fast_path_keeps_the_item_size_limit(
 ) -> None:
     client, fast, _ = tables
     fast.transact([Update("JOB#a", "R#1", set={"blob": "x" * 300_000})])
-    with pytest.raises(client.exceptions.ClientError, match="Item size to update has exceeded"):
+    with pytest.raises(ItemTooLarge) as refused:
         fast.transact([Update("JOB#a", "R#1", set={"blob2": "y" * 150_000})])
+    cause = refused.value.__cause__
+    assert isinstance(cause, client.exceptions.ClientError)
+    assert "Item size to update has exceeded" in str(cause)
     assert "blob2" not in (fast.get("JOB#a", "R#1") or {})
 
 

@@ -11,12 +11,13 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
-from shared.ledger import DynamoDbLedger
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
 from shared import runtime
 from shared.adapters import ledger_schema
+from shared.adapters.daily_store import SummaryStore
+from shared.adapters.table import DynamoTable
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
 from tests.integration.conftest import CallCounter
@@ -245,7 +246,7 @@ def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, A
     from shared.services.summaries import summarize_day
 
     send(aws, "e1", 0, "running")
-    ledger = DynamoDbLedger(aws["client"], TABLE)
+    ledger = SummaryStore(DynamoTable(aws["client"], TABLE))
     summary, _ = summarize_day(runtime.ledger_deps(), date(2026, 11, 1), T0 + timedelta(days=1))
     ledger.put_summary(date(2026, 11, 1), summary)
     status, body = api("/summaries/2026-11-01")
