@@ -249,15 +249,8 @@ def test_a_warm_tick_reuses_a_jobs_spend_at_the_period_start_until_its_past_chan
     midnight = datetime(2026, 11, 1, tzinfo=UTC)
     now = midnight + timedelta(hours=2)  # $10/h since 20:00: $40 by midnight
     ledger.clock.advance_to(now)
-    record_state_change(
-        ledger.deps,
-        event_id="stop",
-        at=midnight + timedelta(hours=1),
-        instance_id=IID,
-        state="stopped",
-        region=REGION,
-        account=ACCOUNT,
-    )
+    record_state_change(ledger.deps, event_id="stop", at=midnight + timedelta(hours=1),
+                        instance_id=IID, state="stopped", region=REGION, account=ACCOUNT)
     queries = lambda: ledger.table.calls.get("query", 0)  # noqa: E731
 
     before = queries()
@@ -268,28 +261,14 @@ def test_a_warm_tick_reuses_a_jobs_spend_at_the_period_start_until_its_past_chan
     assert first >= 2 and queries() - before == 1  # the rollups only
 
     # A second instance of the job ran 22:00-23:00 yesterday; its events arrive now.
-    other = InstanceProfile(
-        instance_id="i-0000000000000dddd",
-        instance_type="trn1.32xlarge",
-        region=REGION,
-        tags={"training-job": "sft"},
-    )
+    other = InstanceProfile(instance_id="i-0000000000000dddd", instance_type="trn1.32xlarge",
+                            region=REGION, tags={"training-job": "sft"})
     ledger.deps.inventory.profiles[other.instance_id] = other  # type: ignore[attr-defined]
-    for event_id, at, state in (
-        ("late-run", midnight - timedelta(hours=2), "running"),
-        ("late-stop", midnight - timedelta(hours=1), "stopped"),
-    ):
-        record_state_change(
-            ledger.deps,
-            event_id=event_id,
-            at=at,
-            instance_id=other.instance_id,
-            state=state,
-            region=REGION,
-            account=ACCOUNT,
-        )
+    for event_id, at, state in (("late-run", midnight - timedelta(hours=2), "running"),
+                                ("late-stop", midnight - timedelta(hours=1), "stopped")):
+        record_state_change(ledger.deps, event_id=event_id, at=at, instance_id=other.instance_id,
+                            state=state, region=REGION, account=ACCOUNT)
     warm = JobCache(ledger.deps).spend_at("sft", midnight, now)
-    cold_deps = ledger.deps.__class__(
-        **{**ledger.deps.__dict__, "rollups": RollupStore(ledger.table)}
-    )
+    cold_deps = ledger.deps.__class__(**{**ledger.deps.__dict__,
+                                         "rollups": RollupStore(ledger.table)})
     assert warm == JobCache(cold_deps).spend_at("sft", midnight, now) == Decimal(50)
