@@ -79,7 +79,9 @@ def measure(paths: list[Path] | None = None) -> dict[str, Any]:
             alerts = collect_alerts(replayer.emulator)["alerts"]
             budgets = {
                 b.budget_id: b
-                for b in effective_budgets(runtime.ledger(), runtime.current_settings().config)
+                for b in effective_budgets(
+                    runtime.budget_store(), runtime.current_settings().config
+                )
             }
             for alert in alerts:
                 if alert["kind"] != "budget":

@@ -27,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared import ledger_schema as schema
+from shared.adapters import ledger_schema as schema
 
 DDB_READS = ("GetItem", "Query", "BatchGetItem")
 DDB_WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")

@@ -94,10 +94,12 @@ def config() -> Any:
 def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
     """A ledger of ``jobs`` jobs (1-3 instances each, runs over the last 10 days, a third
     still running now, a checkpoint every 12 hours of running) in the in-memory table."""
-    from shared.adapters import keys
-    from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+    from shared.adapters.checkpoint_store import CheckpointStore
+    from shared.adapters.instance_store import InstanceStore
+    from shared.adapters.price_cache_store import PriceCacheStore
     from shared.adapters.pricing import PriceBook
     from shared.adapters.pricing_snapshot import bundled_snapshot
+    from shared.adapters.rollup_store import RollupStore
     from shared.adapters.table import MemoryTable
     from shared.clock import FixedClock
     from shared.domain.ebs import Volume
@@ -105,7 +107,6 @@ def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
     from shared.services.checkpoints import record_object_event
     from shared.services.deps import LedgerDeps
     from shared.services.instances import record_state_change
-    from tests.fakes import InMemoryLedger
 
     rng = random.Random(seed)
     cfg = config()
@@ -154,14 +155,14 @@ def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
                 events.append((stop + timedelta(seconds=50), len(events), "stopped", {"iid": iid}))
                 t = stop + timedelta(hours=rng.randrange(1, 12))
     events.sort(key=lambda e: (e[0], e[1]))
-    table = MemoryTable(keys.INDEXES)
+    table = MemoryTable()
     clock = FixedClock(events[0][0])
     deps = LedgerDeps(
         table=table,
         instances=InstanceStore(table),
         rollups=RollupStore(table),
         inventory=StaticInventory(profiles),
-        prices=PriceBook(cfg, InMemoryLedger(), None, bundled_snapshot(), NOW.date()),
+        prices=PriceBook(cfg, PriceCacheStore(MemoryTable()), None, bundled_snapshot(), NOW.date()),
         clock=clock,
         config=cfg,
     )

@@ -35,7 +35,7 @@ def growth(cycles: tuple[int, ...] = (1, 10, 100, 1000)) -> dict[str, Any]:
     the job rollup's sizes after each count in ``cycles``."""
     from bench.twins import memory_deps
     from shared.adapters import keys
-    from shared.adapters.ledger_store import CheckpointStore
+    from shared.adapters.checkpoint_store import CheckpointStore
     from shared.config import LedgerConfig
     from shared.domain.ebs import Volume
     from shared.domain.instance import InstanceProfile

@@ -267,7 +267,7 @@ def _get(handler: Any, proxy_event: Any, context_type: Any, path: str) -> dict[s
 def floor_rate(n_calls: int, blocks: int) -> dict[str, Any]:
     """One bare UpdateItem per event against a fresh emulator: block rates (calls/s)."""
     from costtracker.emulator import running_emulator
-    from shared.ledger_schema import create_table_request
+    from shared.adapters.ledger_schema import create_table_request
 
     rates = []
     per_call = []
@@ -314,7 +314,7 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     from costtracker.replay import ledger_config_for
     from costtracker.routing import load_handler, matches
     from costtracker.scenario import Scenario
-    from shared.adapters.ledger_store import CheckpointStore
+    from shared.adapters.checkpoint_store import CheckpointStore
     from shared.app import runtime
     from shared.app.functions import EVENT_RULES, checkpoint_rule
     from shared.services.checkpoints import record_object_event

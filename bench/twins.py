@@ -25,22 +25,24 @@ class StaticInventory:
 
 def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
     """``LedgerDeps`` over a fresh in-memory table (``deps.table``), clock at ``now``."""
-    from shared.adapters import keys
-    from shared.adapters.ledger_store import InstanceStore, RollupStore
+    from shared.adapters.instance_store import InstanceStore
+    from shared.adapters.price_cache_store import PriceCacheStore
     from shared.adapters.pricing import PriceBook
     from shared.adapters.pricing_snapshot import bundled_snapshot
+    from shared.adapters.rollup_store import RollupStore
     from shared.adapters.table import MemoryTable
     from shared.clock import FixedClock
     from shared.services.deps import LedgerDeps
-    from tests.fakes import InMemoryLedger
 
-    table = MemoryTable(keys.INDEXES)
+    table = MemoryTable()
     return LedgerDeps(
         table=table,
         instances=InstanceStore(table),
         rollups=RollupStore(table),
         inventory=StaticInventory(profiles),
-        prices=PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), now.date()),
+        prices=PriceBook(
+            config, PriceCacheStore(MemoryTable()), None, bundled_snapshot(), now.date()
+        ),
         clock=FixedClock(now),
         config=config,
     )

@@ -78,13 +78,13 @@ def store_reported_summaries(document: dict[str, Any]) -> None:
 
     from shared.app import runtime
 
-    ledger = runtime.ledger()
+    summaries = runtime.summary_store()
     days = [date.fromisoformat(s["date"]) for s in document["daily_summaries"]]
-    stored = ledger.get_summaries(days)
+    stored = summaries.get_summaries(days)
     for summary in document["daily_summaries"]:
         day = date.fromisoformat(summary["date"])
         if day not in stored:
-            ledger.put_summary(day, summary)
+            summaries.put_summary(day, summary)
 
 
 def load_budgets(path: Path) -> list[Any]:
@@ -189,7 +189,7 @@ def run_demo(
                 from shared.app import runtime
 
                 for budget in budgets:  # as PUT /budgets/{id} stores them
-                    runtime.ledger().put_budget(budget)
+                    runtime.budget_store().put_budget(budget)
             document = report(replayer)
             print(job_table(document), flush=True)
             if server is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 
 TABLE_NAME = "costtracker-ledger"
 REPORT_BUCKET = "costtracker-reports"

@@ -1,5 +1,6 @@
 """Unit-test wiring of the ledger services: the real stores over the in-memory table
-(the twin of the DynamoDB table), a fake EC2 inventory and a fixed clock."""
+(the twin of the DynamoDB table: every record kind, budgets and price cache included), a
+fake EC2 inventory and a fixed clock."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from shared.adapters import keys
-from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+from shared.adapters.budget_store import BudgetStore
+from shared.adapters.checkpoint_store import CheckpointStore
+from shared.adapters.instance_store import InstanceStore
+from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
+from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import MemoryTable
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -20,7 +24,7 @@ from shared.domain import accrual as acc
 from shared.domain.instance import InstanceProfile
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost
-from tests.fakes import FakeInventory, InMemoryLedger, RecordingNotifier
+from tests.fakes import FakeInventory, RecordingNotifier
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -33,7 +37,8 @@ class Ledger:
     deps: LedgerDeps
     table: MemoryTable
     checkpoints: CheckpointStore
-    records: InMemoryLedger  # budgets, price cache, claims, summaries
+    budgets: BudgetStore
+    price_cache: PriceCacheStore
     notifier: RecordingNotifier
     clock: FixedClock
 
@@ -53,24 +58,43 @@ def memory_ledger(
     live: Any = None,
 ) -> Ledger:
     config = config or LedgerConfig(live_prices=False)
-    table = MemoryTable(keys.INDEXES)
-    records = InMemoryLedger()
+    table = MemoryTable()
+    price_cache = PriceCacheStore(table)
     clock = FixedClock(now)
     deps = LedgerDeps(
         table=table,
         instances=InstanceStore(table),
         rollups=RollupStore(table),
         inventory=FakeInventory(*profiles),
-        prices=PriceBook(config, records, live, bundled_snapshot(), now.date()),
+        prices=PriceBook(config, price_cache, live, bundled_snapshot(), now.date()),
         clock=clock,
         config=config,
     )
-    return Ledger(deps, table, CheckpointStore(table), records, RecordingNotifier(), clock)
+    return Ledger(
+        deps,
+        table,
+        CheckpointStore(table),
+        BudgetStore(table),
+        price_cache,
+        RecordingNotifier(),
+        clock,
+    )
+
+
+def memory_price_cache() -> PriceCacheStore:
+    """A price cache over a table of its own."""
+    return PriceCacheStore(MemoryTable())
+
+
+def cached_price_keys(cache: PriceCacheStore) -> list[str]:
+    table = cache.table
+    assert isinstance(table, MemoryTable)
+    return [pk.removeprefix("PRICE#") for pk, _ in table.items if pk.startswith("PRICE#")]
 
 
 def largest_item(table: MemoryTable) -> tuple[int, str]:
     """The largest item's size in bytes (as stored: JSON of its attributes) and its key."""
-    from shared.adapters.ledger_store import dump
+    from shared.adapters.items import dump
 
     return max((len(dump(item).encode()), f"{pk} {sk}") for (pk, sk), item in table.items.items())
 
@@ -118,7 +142,9 @@ def with_prices(ledger: Ledger, config: LedgerConfig) -> None:
     """Swap the ledger's configuration and price book (an admin configured a price)."""
     import dataclasses
 
-    prices = PriceBook(config, ledger.records, None, bundled_snapshot(), ledger.clock.now().date())
+    prices = PriceBook(
+        config, ledger.price_cache, None, bundled_snapshot(), ledger.clock.now().date()
+    )
     ledger.deps = dataclasses.replace(ledger.deps, prices=prices, config=config)
 
 

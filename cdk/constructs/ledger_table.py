@@ -1,6 +1,6 @@
-"""The ledger table, built from ``shared.ledger_schema`` (the single source of truth).
+"""The ledger table, built from ``shared.adapters.ledger_schema`` (the single source of truth).
 
-Access patterns (from the ``shared/ledger_schema.py`` docstring; all Query or
+Access patterns (from the ``shared/adapters/ledger_schema.py`` docstring; all Query or
 GetItem, never Scan):
 
 | # | question                                  | how                                              |
@@ -23,9 +23,9 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct, IConstruct
 
 from cdk.nag import acknowledge
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 
-# What the ledger repository calls (shared/ledger.py): reads by key, Query, and the
+# What the stores call (shared/adapters/table.py): reads by key, Query, and the
 # condition checks of its transactions; writes by PutItem / UpdateItem only.
 READ_ACTIONS = (
     "dynamodb:GetItem",
@@ -111,6 +111,7 @@ class LedgerTable(Construct):
             role,
             "IAM5",
             "Scoped to this table's own indexes (<table ARN>/index/*, added by the "
-            "table grant): the functions query all of its GSIs (shared.ledger_schema.INDEXES).",
+            "table grant): the functions query all of its GSIs "
+            "(shared.adapters.ledger_schema.INDEXES).",
             finding=f"Resource::<{logical_id}.Arn>/index/*",
         )

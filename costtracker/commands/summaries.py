@@ -43,17 +43,19 @@ def cmd_backfill(args: argparse.Namespace) -> int:
         runtime.current_settings()  # validated up front: a bad setting is one line
     except ValidationError as exc:
         raise CliError(validation_summary(exc, "the stack's settings: ")) from exc
-    ledger = runtime.ledger()
+    summaries = runtime.summary_store()
     now = datetime.now(UTC)
     day = args.from_
     progress = Progress((args.to - args.from_).days + 1, "backfill")
     while day <= args.to:
         history = {
             d: Decimal(s["total_usd"])
-            for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
+            for d, s in summaries.get_summaries(
+                [day - timedelta(days=n) for n in range(1, 8)]
+            ).items()
         }
         summary, rows = summarize_day(runtime.ledger_deps(), day, now, history)
-        ledger.put_summary(day, summary)
+        summaries.put_summary(day, summary)
         publish_summary(
             summary,
             rows,

@@ -18,10 +18,10 @@ from shared.telemetry import count, seconds
 def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
     now = utc(event.time)
     config, deps = rt.settings.config, rt.ledger_deps()
-    evaluation = evaluate_budgets(deps, rt.records, config, rt.notifier, now)
+    evaluation = evaluate_budgets(deps, rt.budget_store, config, rt.notifier, now)
     sent = list(evaluation.sent)
     if now.hour == 0 and now.minute == 0:
-        sent += check_anomalies(deps, rt.records, config, rt.notifier, now)
+        sent += check_anomalies(deps, rt.budget_store, config, rt.notifier, now)
     if sent:
         logger.info("budget alerts", extra={"alerts": sent})
         count("AlertsSent", len(sent))

@@ -19,14 +19,14 @@ from shared.telemetry import spend
 def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
     now = utc(event.time)
     day = now.date() - timedelta(days=1)
-    ledger = rt.records
+    summaries = rt.summary_store
     history = {
         d: Decimal(s["total_usd"])
-        for d, s in ledger.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
+        for d, s in summaries.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
     }
     deps = rt.ledger_deps()
     summary, rows = summarize_day(deps, day, now, history)
-    ledger.put_summary(day, summary)
+    summaries.put_summary(day, summary)
     version = rt.settings.config.summary.focus_version
     keys = publish_summary(summary, rows, rt.report_store, rt.notifier, version)
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})

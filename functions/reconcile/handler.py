@@ -30,7 +30,7 @@ def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
             rt.client("s3"), settings.data_exports_bucket, settings.data_exports_prefix
         )
     results = reconcile_recent(
-        rt.ledger_deps(), rt.records, config, bills, utc(event.time), exports
+        rt.ledger_deps(), rt.reconciliation_store, config, bills, utc(event.time), exports
     )
     days = {r["date"]: r["status"] for r in results}
     logger.info("reconciliation", extra={"days": days})

@@ -11,7 +11,9 @@
 | job rollup (one per job and account) | JOB#<job> | R#<account> |
 | cached price | PRICE#<kind>#<region>#<key> | PRICE |
 | spot price series point | SPOT#<series> | <time> |
-| budget / budget history | BUDGETS | <id> ; BUDGET#<id> | H#<time>#<n> |
+| budget (deleted: a marker) | BUDGETS | <id> |
+| budget history | BUDGETS_HISTORY#<id> | <time>#<n> |
+| once-only claim (TTL) | ONCE#<key> | ONCE |
 | alert outbox | OUTBOX | <alert_id> (pending-index while unsent) |
 | capacity reservation | RES#<account>#<id> | HEAD |
 | training job (SageMaker) | JOB#<job> | H#T#<account>#<name> |
@@ -19,7 +21,11 @@
 | reconciliation | RECONCILIATION#<date> | RECONCILIATION |
 | unmatched checkpoint object | UNMATCHED | <bucket>/<key> |
 
-Rollups are also in the rollups-index (ROLLUPS / <job>#<account>).
+Index entries (``ledger_schema.index_entries`` from ``shared.domain.index_facts``):
+rollups in the rollups-index (ROLLUPS / <job>#<account>); running, accruing instances and
+live reservations in the open-index (OPEN|ACCRUING|RESERVATIONS / <account>#<id>);
+records waiting for a price in the unpriced-index (UNPRICED / <kind>#<account>#...);
+unsent alerts in the pending-index (PENDING / <time>#<alert>).
 
 A job's records share its partition, so a job is one Query (heads, steps, notices and
 rollups sort after the sealed records, which are sorted by their end: a day's records
@@ -73,9 +79,6 @@ def step_sk(step: str) -> str:
     return f"K#{part(step)}"
 
 
-ROLLUPS = "ROLLUPS"
-
-
 def rollup_sk(account: str) -> str:
     return f"R#{account}"
 
@@ -84,25 +87,9 @@ def rollup_index_sk(job_id: str, account: str) -> str:
     return f"{part(job_id)}#{account}"
 
 
-OPEN_INDEX = "open-index"
-UNPRICED_INDEX = "unpriced-index"
-ROLLUPS_INDEX = "rollups-index"
-PENDING_INDEX = "pending-index"
-INDEXES: dict[str, tuple[str, str]] = {
-    PENDING_INDEX: ("gsi_pending_pk", "gsi_pending_sk"),
-    OPEN_INDEX: ("gsi_open_pk", "gsi_open_sk"),
-    UNPRICED_INDEX: ("gsi_unpriced_pk", "gsi_unpriced_sk"),
-    ROLLUPS_INDEX: ("gsi_rollups_pk", "gsi_rollups_sk"),
-}
-
-
 def training_head_sk(account: str, name: str) -> str:
     return f"H#T#{account}#{part(name)}"
 
 
 def reservation_key(account: str, reservation_id: str) -> tuple[str, str]:
     return (f"RES#{account}#{part(reservation_id)}", "HEAD")
-
-
-# Live reservations sit in the sparse open-index under this key (the daily refresh reads them).
-RESERVATIONS = "RESERVATIONS"

@@ -5,7 +5,9 @@ they wrote, every write is guarded by a version."""
 from __future__ import annotations
 
 from shared.adapters import keys
+from shared.adapters import ledger_schema as schema
 from shared.adapters.table import Absent, Condition, Item, Put, Table, VersionIs
+from shared.domain.index_facts import NOT_INDEXED, REFRESHED_RESERVATION, index_facts
 from shared.domain.managed.reservation import ReservationHead
 from shared.domain.managed.training import TrainingHead
 
@@ -36,9 +38,7 @@ class TrainingStore:
             "version": stored.version,
             "record": stored.model_dump_json(),
         }
-        if head.rate is None:
-            item["gsi_unpriced_pk"] = "UNPRICED"
-            item["gsi_unpriced_sk"] = f"training#{head.account}#{head.name}"
+        item |= schema.index_entries(index_facts(head), f"{head.account}#{head.name}", "training")
         return Put(item, [condition])
 
     def remember(self, op: Put) -> None:
@@ -84,10 +84,9 @@ class ReservationStore:
             "version": stored.version,
             "record": stored.model_dump_json(),
         }
-        if indexed:
-            # Refreshed daily while live and for a day after its end (the refresh drops it).
-            item["gsi_open_pk"] = keys.RESERVATIONS
-            item["gsi_open_sk"] = f"{head.account}#{head.reservation_id}"
+        # Refreshed daily while live and for a day after its end (the refresh drops it).
+        facts = REFRESHED_RESERVATION if indexed else NOT_INDEXED
+        item |= schema.index_entries(facts, f"{head.account}#{head.reservation_id}")
         return Put(item, [condition])
 
     def remember(self, op: Put) -> None:
@@ -101,7 +100,7 @@ class ReservationStore:
         """The reservations the daily refresh looks at (sparse index, one Query)."""
         return [
             reservation_of_item(i)
-            for i in self.table.query(keys.RESERVATIONS, index=keys.OPEN_INDEX)
+            for i in self.table.query("RESERVATIONS", index=schema.OPEN_INDEX.name)
             if i.get("kind") == "reservation"
         ]
 

@@ -9,7 +9,9 @@ from datetime import datetime
 from typing import Any
 
 from shared.adapters import keys
+from shared.adapters import ledger_schema as schema
 from shared.adapters.table import Absent, ConditionFailed, Put, Table, Update
+from shared.domain.index_facts import PENDING
 from shared.notify import Alert
 
 OUTBOX = "OUTBOX"
@@ -33,8 +35,7 @@ class OutboxStore:
             "alert": json.dumps(asdict(alert), sort_keys=True),
             "state": "pending",
             "recorded_at": keys.iso(now),
-            "gsi_pending_pk": "PENDING",
-            "gsi_pending_sk": f"{keys.iso(now)}#{alert.alert_id}",
+            **schema.index_entries(PENDING, f"{keys.iso(now)}#{alert.alert_id}"),
         }
         try:
             self.table.transact([Put(item, [Absent()])])
@@ -52,7 +53,7 @@ class OutboxStore:
                     OUTBOX,
                     alert_id,
                     set={"state": "sent", "sent_at": keys.iso(now)},
-                    remove=("gsi_pending_pk", "gsi_pending_sk"),
+                    remove=schema.index_attributes(schema.PENDING_INDEX),
                 )
             ]
         )
@@ -66,4 +67,4 @@ class OutboxStore:
         self.table.transact([update])
 
     def pending(self) -> list[dict[str, Any]]:
-        return list(self.table.query("PENDING", index=keys.PENDING_INDEX))
+        return list(self.table.query(schema.PENDING, index=schema.PENDING_INDEX.name))

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Protocol
 
+from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, item_size
+
 Item = dict[str, Any]
 Key = tuple[str, str]
 
@@ -141,11 +143,15 @@ def apply_update(current: Item | None, op: Update) -> Item:
 
 
 class MemoryTable:
-    """``Table`` in a dict, with the same conditions and index rules (the twin)."""
+    """``Table`` in a dict, with the same conditions and index rules (the twin): its
+    indexes are the table's GSIs (``ledger_schema.INDEXES``: an item is in an index when
+    it has both of the index's key attributes, as in a sparse GSI)."""
 
-    def __init__(self, indexes: Mapping[str, tuple[str, str]] | None = None) -> None:
+    def __init__(self) -> None:
+        from shared.adapters.ledger_schema import INDEX_KEYS
+
         self.items: dict[Key, Item] = {}
-        self.indexes = dict(indexes or {})
+        self.indexes = dict(INDEX_KEYS)
         self.calls: dict[str, int] = {}
 
     def _count(self, name: str) -> None:
@@ -166,11 +172,16 @@ class MemoryTable:
             for condition in op.conditions:
                 if not _holds(condition, current):
                     raise ConditionFailed(op.key)
-        for op in operations:
-            if isinstance(op, Put):
-                self.items[op.key] = _copy(op.item)
-            else:
-                self.items[op.key] = apply_update(self.items.get(op.key), op)
+        written = {
+            op.key: _copy(op.item)
+            if isinstance(op, Put)
+            else apply_update(self.items.get(op.key), op)
+            for op in operations
+        }
+        for key, item in written.items():
+            if item_size(item) > MAX_ITEM_BYTES:
+                raise ItemTooLarge(key)
+        self.items.update(written)
 
     def query(
         self,
@@ -210,14 +221,14 @@ class DynamoTable:
     """``Table`` over one DynamoDB table (low-level client, so boto3's resource layer
     is never imported)."""
 
-    def __init__(
-        self, client: Any, table_name: str, indexes: Mapping[str, tuple[str, str]]
-    ) -> None:
+    def __init__(self, client: Any, table_name: str) -> None:
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+
+        from shared.adapters.ledger_schema import INDEX_KEYS
 
         self._client = client
         self._table = table_name
-        self._indexes = dict(indexes)
+        self._indexes = dict(INDEX_KEYS)
         self._ser = TypeSerializer()
         self._de = TypeDeserializer()
 
@@ -313,6 +324,10 @@ class DynamoTable:
             for op, reason in zip(operations, reasons, strict=False):
                 if reason.get("Code") == "ConditionalCheckFailed":
                     raise ConditionFailed(op.key) from exc
+            raise
+        except client.exceptions.ClientError as exc:
+            if "maximum allowed size" in str(exc):  # ValidationException: the item limit
+                raise ItemTooLarge(operations[0].key) from exc
             raise
 
     def query(

@@ -51,7 +51,9 @@ def _state(budget: Budget, source: str, cache: JobCache | None = None) -> Budget
 def _sources() -> dict[str, str]:
     from shared.services.budget_admin import budget_sources
 
-    return budget_sources(runtime.current_settings().config, runtime.ledger().stored_budgets())
+    return budget_sources(
+        runtime.current_settings().config, runtime.budget_store().stored_budgets()
+    )
 
 
 @router.get("/budgets")
@@ -63,10 +65,12 @@ def list_budgets() -> Budgets:
 
     policy = access(router)
     config = runtime.current_settings().config
-    stored = runtime.ledger().stored_budgets()  # one Query, used twice
+    stored = runtime.budget_store().stored_budgets()  # one Query, used twice
     sources = budget_sources(config, stored)
     budgets = [
-        b for b in effective_budgets(runtime.ledger(), config, stored) if policy.may_see_budget(b)
+        b
+        for b in effective_budgets(runtime.budget_store(), config, stored)
+        if policy.may_see_budget(b)
     ]
     cache = JobCache(runtime.ledger_deps())  # every job's rollups are read once
     return Budgets(budgets=[_state(b, sources.get(b.budget_id, "api"), cache) for b in budgets])
@@ -77,7 +81,7 @@ def get_budget(budget_id: BudgetId) -> BudgetState:
     from shared.services.budgets import effective_budgets
 
     access(router).finance_or_admin("a single budget")
-    for budget in effective_budgets(runtime.ledger(), runtime.current_settings().config):
+    for budget in effective_budgets(runtime.budget_store(), runtime.current_settings().config):
         if budget.budget_id == budget_id:
             return _state(budget, _sources().get(budget_id, "api"))
     raise not_found("budget_id", f"no budget {budget_id!r}")
@@ -97,7 +101,7 @@ def put_budget(budget_id: BudgetId, body: Annotated[BudgetBody, Body()]) -> Budg
     except ValueError as exc:  # "scope.tag.<key>: unknown tag key (known: ...)"
         field, _, message = str(exc).partition(": ")
         raise bad_input(field, message) from exc
-    before = runtime.ledger().stored_budgets().get(budget_id)
+    before = runtime.budget_store().stored_budgets().get(budget_id)
     changes = _change_budget(caller, budget_id, before, budget)
     return BudgetSet.model_validate(
         {**_state(budget, "api").model_dump(mode="json"), "subscriptions": changes}
@@ -109,7 +113,7 @@ def delete_budget(budget_id: BudgetId) -> BudgetDeleted:
     """Delete a budget set through the API; the deletion is recorded in its history."""
     caller = access(router).finance_or_admin("deleting budgets")
     _refuse_context_budget(budget_id, "deleted")
-    before = runtime.ledger().stored_budgets().get(budget_id)
+    before = runtime.budget_store().stored_budgets().get(budget_id)
     if before is None:
         raise not_found("budget_id", f"no budget {budget_id!r}")
     changes = _change_budget(caller, budget_id, before, None)
@@ -123,7 +127,7 @@ def budget_history(budget_id: BudgetId) -> BudgetHistory:
     """Every change made to a budget through the API: who (the caller's ARN), when,
     and the budget before and after (null: absent / deleted)."""
     access(router).finance_or_admin("a budget's history")
-    changes = runtime.ledger().budget_history(budget_id)
+    changes = runtime.budget_store().budget_history(budget_id)
     if not changes and budget_id not in _sources():
         raise not_found("budget_id", f"no budget {budget_id!r}")
     return BudgetHistory.model_validate({"budget_id": budget_id, "changes": changes})
@@ -156,8 +160,10 @@ def _change_budget(
 
     def record() -> list[Budget]:
         now = runtime.clock().now()
-        record_change(runtime.ledger(), caller.arn, caller.role, budget_id, before, after, now)
-        return effective_budgets(runtime.ledger(), runtime.current_settings().config)
+        record_change(
+            runtime.budget_store(), caller.arn, caller.role, budget_id, before, after, now
+        )
+        return effective_budgets(runtime.budget_store(), runtime.current_settings().config)
 
     try:
         return change_budget(subscriptions, before, after, record)

@@ -21,7 +21,7 @@ def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
     """The stored daily summary of one UTC day (written by the daily run or a backfill):
     the document of the daily summary e-mail and S3 object."""
     access(router).finance_or_admin("the daily summary")
-    found: dict[date, dict[str, Any]] = runtime.ledger().get_summaries([day])
+    found: dict[date, dict[str, Any]] = runtime.summary_store().get_summaries([day])
     if day not in found:
         raise not_found("day", f"no summary for {day.isoformat()} (yet)")
     return found[day]
@@ -31,7 +31,7 @@ def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
 def get_reconciliation(day: Annotated[date, Path()]) -> dict[str, Any]:
     """A day's estimate against the bill (per job, with the accuracy), once reconciled."""
     access(router).finance_or_admin("reconciliation")
-    found: dict[date, dict[str, Any]] = runtime.ledger().get_reconciliations([day])
+    found: dict[date, dict[str, Any]] = runtime.reconciliation_store().get_reconciliations([day])
     if day not in found:
         raise not_found("day", f"{day.isoformat()} is not reconciled (yet, or not enabled)")
     return found[day]
@@ -65,7 +65,7 @@ def list_summaries(
     if group_by is not None and group_by not in keys:
         raise bad_input("group_by", f"not a grouping tag key (one of {', '.join(keys)})")
     days = [from_ + timedelta(days=n) for n in range((to - from_).days + 1)]
-    found = runtime.ledger().get_summaries(days)
+    found = runtime.summary_store().get_summaries(days)
     return SummaryDays.model_validate(
         {
             "from": from_.isoformat(),

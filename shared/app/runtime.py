@@ -31,15 +31,19 @@ if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from shared.adapters.accounts import AccountClients, Credentials
-    from shared.adapters.ledger_store import CheckpointStore, InstanceStore, RollupStore
+    from shared.adapters.budget_store import BudgetStore
+    from shared.adapters.checkpoint_store import CheckpointStore
+    from shared.adapters.daily_store import ReconciliationStore, SummaryStore
+    from shared.adapters.instance_store import InstanceStore
     from shared.adapters.managed_store import ReservationStore, TrainingStore
+    from shared.adapters.price_cache_store import PriceCacheStore
     from shared.adapters.pricing import PriceBook
     from shared.adapters.report_store import S3ReportStore
     from shared.adapters.reservations import CapacityReservations
+    from shared.adapters.rollup_store import RollupStore
     from shared.adapters.sagemaker import TrainingJobs
     from shared.adapters.table import DynamoTable
     from shared.alarms import CloudWatchAlarms
-    from shared.ledger import DynamoDbLedger
     from shared.notify import SnsNotifier
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger
@@ -113,26 +117,25 @@ class Runtime:
     # -- the table and one store per kind of record (they remember what they wrote) ----------
     @cached_property
     def table(self) -> DynamoTable:
-        from shared.adapters.keys import INDEXES
         from shared.adapters.table import DynamoTable
 
-        return DynamoTable(self.client("dynamodb"), self.settings.table_name, INDEXES)
+        return DynamoTable(self.client("dynamodb"), self.settings.table_name)
 
     @cached_property
     def instances(self) -> InstanceStore:
-        from shared.adapters.ledger_store import InstanceStore
+        from shared.adapters.instance_store import InstanceStore
 
         return InstanceStore(self.table)
 
     @cached_property
     def rollups(self) -> RollupStore:
-        from shared.adapters.ledger_store import RollupStore
+        from shared.adapters.rollup_store import RollupStore
 
         return RollupStore(self.table)
 
     @cached_property
     def checkpoints(self) -> CheckpointStore:
-        from shared.adapters.ledger_store import CheckpointStore
+        from shared.adapters.checkpoint_store import CheckpointStore
 
         return CheckpointStore(self.table)
 
@@ -149,11 +152,29 @@ class Runtime:
         return ReservationStore(self.table)
 
     @cached_property
-    def records(self) -> DynamoDbLedger:
-        """Budgets, prices cache, summaries and reconciliations (records of their own)."""
-        from shared.ledger import DynamoDbLedger
+    def budget_store(self) -> BudgetStore:
+        """Budgets set through the API and their history."""
+        from shared.adapters.budget_store import BudgetStore
 
-        return DynamoDbLedger(self.client("dynamodb"), self.settings.table_name)
+        return BudgetStore(self.table)
+
+    @cached_property
+    def price_cache(self) -> PriceCacheStore:
+        from shared.adapters.price_cache_store import PriceCacheStore
+
+        return PriceCacheStore(self.table)
+
+    @cached_property
+    def summary_store(self) -> SummaryStore:
+        from shared.adapters.daily_store import SummaryStore
+
+        return SummaryStore(self.table)
+
+    @cached_property
+    def reconciliation_store(self) -> ReconciliationStore:
+        from shared.adapters.daily_store import ReconciliationStore
+
+        return ReconciliationStore(self.table)
 
     # -- the other adapters -------------------------------------------------------------------
     @cached_property
@@ -212,7 +233,7 @@ class Runtime:
         from shared.adapters.pricing_snapshot import bundled_snapshot
 
         live = AwsLivePrices(self.client("pricing", PRICING_ENDPOINT_REGION), self.accounts)
-        return PriceBook(self.settings.config, self.records, live, bundled_snapshot(), today)
+        return PriceBook(self.settings.config, self.price_cache, live, bundled_snapshot(), today)
 
     def reservation_ledger(self, prices: PriceBook) -> ReservationLedger:
         from shared.services.reservations import ReservationLedger
@@ -296,8 +317,20 @@ def current_settings() -> FunctionSettings:
     return current().settings
 
 
-def ledger() -> DynamoDbLedger:
-    return current().records
+def budget_store() -> BudgetStore:
+    return current().budget_store
+
+
+def price_cache() -> PriceCacheStore:
+    return current().price_cache
+
+
+def summary_store() -> SummaryStore:
+    return current().summary_store
+
+
+def reconciliation_store() -> ReconciliationStore:
+    return current().reconciliation_store
 
 
 def ledger_deps() -> LedgerDeps:

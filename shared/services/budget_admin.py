@@ -11,9 +11,9 @@ from shared.reports.formatting import iso, money
 from shared.services.budgets import JobCache, budget_status
 
 if TYPE_CHECKING:
+    from shared.adapters.budget_store import BudgetStore
     from shared.config import LedgerConfig
-    from shared.ledger import Ledger
-    from shared.services.instances import LedgerDeps
+    from shared.services.deps import LedgerDeps
 
 
 def budget_sources(config: LedgerConfig, stored: dict[str, Budget | None]) -> dict[str, str]:
@@ -57,7 +57,7 @@ def budget_state(
 
 
 def record_change(
-    ledger: Ledger,
+    store: BudgetStore,
     who: str,
     role: str,
     budget_id: str,
@@ -74,4 +74,4 @@ def record_change(
         "before": before.model_dump(mode="json") if before is not None else None,
         "after": after.model_dump(mode="json") if after is not None else None,
     }
-    ledger.put_budget_change(budget_id, after, change)
+    store.put_budget_change(budget_id, after, change)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
-from typing import Any
 
+from shared.adapters.budget_store import BudgetStore
 from shared.adapters.outbox import OutboxStore
 from shared.config import LedgerConfig
 from shared.domain.budgets import Budget
@@ -15,7 +15,7 @@ from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster
 from shared.services.budget_alerts import scope_attributes
 from shared.services.budgets import JobCache, effective_budgets, in_scope
-from shared.services.instances import LedgerDeps
+from shared.services.deps import LedgerDeps
 
 
 def day_spend(
@@ -36,7 +36,7 @@ def day_spend(
 
 
 def check_anomalies(
-    deps: LedgerDeps, ledger: Any, config: LedgerConfig, notifier: Notifier, now: datetime
+    deps: LedgerDeps, store: BudgetStore, config: LedgerConfig, notifier: Notifier, now: datetime
 ) -> list[str]:
     """Once a day: yesterday's spend in each budget's scope against its trailing 7-day
     mean; above ``anomaly_multiple`` times it (with enough history) is an anomaly."""
@@ -45,7 +45,7 @@ def check_anomalies(
     sent = []
     poster = AlertPoster(OutboxStore(deps.table), notifier)
     settings = config.budgeting
-    for budget in effective_budgets(ledger, config):
+    for budget in effective_budgets(store, config):
         spend = day_spend(deps, config, budget, yesterday, now, cache)
         history = [
             day_spend(deps, config, budget, yesterday - timedelta(days=n), now, cache)

@@ -14,8 +14,9 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from shared.adapters.ledger_store import PAST_CHANGES
+from shared.adapters.budget_store import BudgetStore
 from shared.adapters.outbox import OutboxStore
+from shared.adapters.rollup_store import PAST_CHANGES
 from shared.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.budgets import Budget, period_bounds
@@ -38,12 +39,12 @@ HOUR = timedelta(hours=1)
 
 
 def effective_budgets(
-    ledger: Any, config: LedgerConfig, stored_budgets: dict[str, Budget | None] | None = None
+    store: BudgetStore, config: LedgerConfig, stored_budgets: dict[str, Budget | None] | None = None
 ) -> list[Budget]:
     """Context budgets, overridden (or removed) by the ones set through the API."""
     budgets = {b.budget_id: b for b in config.budgets}
     if stored_budgets is None:
-        stored_budgets = ledger.stored_budgets()
+        stored_budgets = store.stored_budgets()
     for budget_id, stored in stored_budgets.items():
         if stored is None:
             budgets.pop(budget_id, None)
@@ -246,7 +247,7 @@ def _next_change(
 
 
 def evaluate_budgets(
-    deps: LedgerDeps, ledger: Any, config: LedgerConfig, notifier: Notifier, now: datetime
+    deps: LedgerDeps, store: BudgetStore, config: LedgerConfig, notifier: Notifier, now: datetime
 ) -> Evaluation:
     """Alert every threshold crossed and every forecast over budget, once each; re-send
     alerts that SNS has not accepted yet (the outbox)."""
@@ -256,7 +257,7 @@ def evaluate_budgets(
     cache = JobCache(deps)
     next_midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
-    budgets = effective_budgets(ledger, config)
+    budgets = effective_budgets(store, config)
     if still_pending:  # try again at the next tick
         quiet_until = now + timedelta(minutes=1)
     if not budgets:

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import unquote_plus
 
-from shared.adapters.ledger_store import PAST_CHANGES, CheckpointStore, RollupChange, UnitOfWork
+from shared.adapters.checkpoint_store import CheckpointStore
+from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.clock import utc
 from shared.domain.checkpoint import (
     CheckpointHead,

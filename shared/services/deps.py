@@ -7,12 +7,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shared.adapters.ledger_store import InstanceStore, RollupStore
+    from shared.adapters.instance_store import InstanceStore
+    from shared.adapters.pricing import PriceBook
+    from shared.adapters.rollup_store import RollupStore
     from shared.adapters.table import Table
     from shared.clock import Clock
     from shared.config import LedgerConfig
     from shared.inventory import Inventory
-    from shared.pricing import PriceBook
     from shared.services.reservations import ReservationLedger
 
 

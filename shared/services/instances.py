@@ -17,13 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from shared.adapters.ledger_store import (
-    PAST_CHANGES,
-    Pointer,
-    RollupChange,
-    UnitOfWork,
-)
+from shared.adapters.instance_store import Pointer
+from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.clock import utc
 from shared.config import LedgerConfig
 from shared.domain.accrual import Accrual

@@ -9,8 +9,10 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from shared.adapters import keys
-from shared.adapters.ledger_store import RollupStore, checkpoint_of, head_of
+from shared.adapters.checkpoint_store import checkpoint_of
+from shared.adapters.instance_store import head_of
 from shared.adapters.managed_store import reservation_of_item, training_of
+from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import Table
 from shared.domain.checkpoint import Version
 from shared.domain.idle import IdleEpisode

@@ -10,16 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shared.adapters import keys
-from shared.adapters.ledger_store import (
-    PAST_CHANGES,
-    CheckpointStore,
-    RollupChange,
-    UnitOfWork,
-    checkpoint_of,
-    head_of,
-)
+from shared.adapters import ledger_schema as schema
+from shared.adapters.checkpoint_store import CheckpointStore, checkpoint_of
+from shared.adapters.instance_store import head_of
 from shared.adapters.outbox import OutboxStore
+from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain import accrual as acc
 from shared.domain.checkpoint import Version, object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
@@ -164,7 +161,7 @@ def backfill_prices(
     # Sealed segments first: a head's own check then sees what this run priced.
     order = {"segment": 0, "instance": 1, "checkpoint": 2}
     items = sorted(
-        deps.table.query("UNPRICED", index=keys.UNPRICED_INDEX),
+        deps.table.query(schema.UNPRICED, index=schema.UNPRICED_INDEX.name),
         key=lambda i: order.get(str(i.get("kind")), 3),
     )
     for item in items:

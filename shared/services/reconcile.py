@@ -20,6 +20,7 @@ from shared.services.job_view import active_between, all_rollups, load_job
 from shared.services.summaries import summarize_day
 
 if TYPE_CHECKING:  # the Data Exports reader is loaded only when exports are configured
+    from shared.adapters.daily_store import ReconciliationStore
     from shared.services.data_exports import BilledLine
 
 # Cost Explorer SERVICE values -> the part of our estimate they confirm.
@@ -128,7 +129,7 @@ def _settled(cached: dict[str, Any]) -> bool:
 
 def reconcile_day(
     deps: LedgerDeps,
-    ledger: Any,
+    store: ReconciliationStore,
     config: LedgerConfig,
     bills: BillSource,
     day: date,
@@ -137,7 +138,7 @@ def reconcile_day(
 ) -> dict[str, Any]:
     """Compare one day's estimate with the bill; a final day is stored and never re-asked.
     With ``exports`` the day also gets ``by_resource`` (see ``reconcile_by_resource``)."""
-    cached: dict[str, Any] | None = ledger.get_reconciliations([day]).get(day)
+    cached = store.get_reconciliations([day]).get(day)
     if cached is not None and cached.get("final") and (exports is None or _settled(cached)):
         return cached
     billed = bills.billed_day(day, config.tracking.job_tag_keys[0])
@@ -190,13 +191,13 @@ def reconcile_day(
             result["by_resource"] = reconcile_by_resource(deps, exports, day, now)
         except DataExportError as exc:  # a file it cannot read: said, and tried next run
             result["by_resource"] = {"error": str(exc), "jobs": [], "unallocated": []}
-    ledger.put_reconciliation(day, result)
+    store.put_reconciliation(day, result)
     return result
 
 
 def reconcile_recent(
     deps: LedgerDeps,
-    ledger: Any,
+    store: ReconciliationStore,
     config: LedgerConfig,
     bills: BillSource,
     now: datetime,
@@ -205,4 +206,4 @@ def reconcile_recent(
     """Every day from ``settle_days`` ago back a week that is not yet confirmed."""
     newest = now.date() - timedelta(days=config.reconcile.settle_days)
     days = [newest - timedelta(days=n) for n in range(7)]
-    return [reconcile_day(deps, ledger, config, bills, day, now, exports) for day in reversed(days)]
+    return [reconcile_day(deps, store, config, bills, day, now, exports) for day in reversed(days)]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shared.adapters import keys
-from shared.adapters.ledger_store import head_of  # noqa: F401  (kept for symmetry)
+from shared.adapters.instance_store import head_of  # noqa: F401  (kept for symmetry)
 from shared.domain import accrual as acc
 from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition

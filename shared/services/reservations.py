@@ -22,14 +22,15 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
-from shared.adapters.ledger_store import RollupChange, RollupStore, UnitOfWork
 from shared.adapters.managed_store import ReservationStore
 from shared.adapters.reservations import (
     CapacityReservations,
     ReservationNotFound,
     needs_refresh,
 )
+from shared.adapters.rollup_store import RollupChange, RollupStore
 from shared.adapters.table import Put, Table, Update
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.config import LedgerConfig
 from shared.domain.accrual import Accrual
 from shared.domain.base import Rate, RateSource

@@ -23,7 +23,7 @@ from shared.domain.segments import SegmentCost, SeriesReader, cost_inside, minim
 from shared.reports.formatting import iso, money
 
 if TYPE_CHECKING:
-    from shared.services.instances import LedgerDeps
+    from shared.services.deps import LedgerDeps
 
 ZERO = Decimal(0)
 

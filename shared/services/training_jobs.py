@@ -14,9 +14,10 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from shared.adapters.ledger_store import RollupChange, UnitOfWork
 from shared.adapters.managed_store import TrainingStore
+from shared.adapters.rollup_store import RollupChange
 from shared.adapters.sagemaker import TrainingJobNotFound, TrainingJobs
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.clock import utc
 from shared.domain.accrual import Accrual
 from shared.domain.clocks import day_start

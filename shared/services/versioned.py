@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 from shared.adapters.table import ConditionFailed
 
 if TYPE_CHECKING:
-    from shared.adapters.ledger_store import UnitOfWork
+    from shared.adapters.unit_of_work import UnitOfWork
 
 MAX_ATTEMPTS = 5
 T = TypeVar("T")

@@ -11,7 +11,7 @@ from aws_cdk.assertions import Match, Template
 from conftest import Synthesized
 
 from cdk.constructs.lambda_factory import _pascal
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 from shared.app.functions import BY_NAME, EVENT_RULES, FUNCTIONS, SCHEDULES
 from shared.config import LedgerConfig
 

@@ -19,7 +19,7 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig

@@ -24,7 +24,7 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.clock import FixedClock

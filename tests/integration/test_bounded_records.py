@@ -15,8 +15,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from shared import ledger_schema
-from shared.adapters import keys
+from shared.adapters import keys, ledger_schema
 from shared.adapters.table import DynamoTable, MemoryTable, Put
 from shared.config import LedgerConfig
 from shared.domain import accrual as acc
@@ -53,12 +52,12 @@ def moto_table() -> Iterator[DynamoTable]:
     with mock_aws():
         client = boto3.client("dynamodb", region_name=REGION)
         client.create_table(**ledger_schema.create_table_request("bounded"))
-        yield DynamoTable(client, "bounded", keys.INDEXES)
+        yield DynamoTable(client, "bounded")
 
 
 def into_moto(memory: MemoryTable, moto: DynamoTable, largest: int = 5) -> None:
     """Write the largest items (and every head and rollup) to moto and read them back."""
-    from shared.adapters.ledger_store import dump
+    from shared.adapters.items import dump
 
     items = sorted(memory.items.values(), key=lambda i: -len(dump(i)))
     chosen = items[:largest] + [i for i in items if str(i["sk"])[:2] in ("H#", "R#")]

@@ -16,7 +16,7 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event, with_local_admin
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 from shared.adapters.subscriptions import recipient_filter_policy
 from shared.app import runtime
 from shared.clock import FixedClock
@@ -138,7 +138,7 @@ def test_a_recipients_subscription_receives_only_the_budgets_that_name_it(
     )
     now = T0 + timedelta(hours=1)  # $20 of $10: both budgets alert
     sent = evaluate_budgets(
-        runtime.ledger_deps(), runtime.ledger(), CONFIG, runtime.notifier(), now
+        runtime.ledger_deps(), runtime.budget_store(), CONFIG, runtime.notifier(), now
     ).sent
     assert {"llama:100", "other:100"} <= set(sent)
     messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]

@@ -13,7 +13,7 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import with_local_admin
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
@@ -113,7 +113,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 def test_a_team_filter_policy_receives_only_that_teams_alerts(aws: dict[str, Any]) -> None:
     now = T0 + timedelta(hours=1)  # both teams at $20 of $10: both budgets alert
     sent = evaluate_budgets(
-        runtime.ledger_deps(), runtime.ledger(), CONFIG, runtime.notifier(), now
+        runtime.ledger_deps(), runtime.budget_store(), CONFIG, runtime.notifier(), now
     ).sent
     assert sorted(sent) == ["nlp:100", "vision:100"]
     messages = aws["sqs"].receive_message(

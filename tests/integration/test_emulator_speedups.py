@@ -22,7 +22,8 @@ import pytest
 from moto import mock_aws
 
 from costtracker import emulator_queries, emulator_transactions, emulator_updates
-from shared.adapters.keys import INDEXES
+from shared.adapters.items import ItemTooLarge
+from shared.adapters.ledger_schema import create_table_request
 from shared.adapters.table import (
     Above,
     Absent,
@@ -33,7 +34,6 @@ from shared.adapters.table import (
     Update,
     VersionIs,
 )
-from shared.ledger_schema import create_table_request
 
 NAMES = ("n1", "n2", "total", "version", "last_at", "first_at", "sources", "kind")
 
@@ -47,7 +47,7 @@ def tables() -> Iterator[tuple[Any, DynamoTable, DynamoTable]]:
         client = boto3.client("dynamodb", region_name="us-east-1")
         for name in ("fast", "moto"):
             client.create_table(**create_table_request(name))
-        yield client, DynamoTable(client, "fast", INDEXES), DynamoTable(client, "moto", INDEXES)
+        yield client, DynamoTable(client, "fast"), DynamoTable(client, "moto")
 
 
 def _random_update(rng: random.Random, pk: str, sk: str) -> Update:
@@ -123,8 +123,11 @@ def test_the_fast_path_keeps_the_item_size_limit(
 ) -> None:
     client, fast, _ = tables
     fast.transact([Update("JOB#a", "R#1", set={"blob": "x" * 300_000})])
-    with pytest.raises(client.exceptions.ClientError, match="Item size to update has exceeded"):
+    with pytest.raises(ItemTooLarge) as refused:
         fast.transact([Update("JOB#a", "R#1", set={"blob2": "y" * 150_000})])
+    cause = refused.value.__cause__
+    assert isinstance(cause, client.exceptions.ClientError)
+    assert "Item size to update has exceeded" in str(cause)
     assert "blob2" not in (fast.get("JOB#a", "R#1") or {})
 
 

@@ -14,11 +14,12 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
-from shared import ledger_schema
+from shared.adapters import ledger_schema
+from shared.adapters.daily_store import SummaryStore
+from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig, PriceOverrides
-from shared.ledger import DynamoDbLedger
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -185,8 +186,9 @@ def test_bad_requests_get_a_4xx_naming_the_problem(
 def test_a_stale_writer_is_refused_and_nothing_of_its_transaction_lands(
     aws: dict[str, Any],
 ) -> None:
-    from shared.adapters.ledger_store import RollupChange, UnitOfWork
+    from shared.adapters.rollup_store import RollupChange
     from shared.adapters.table import ConditionFailed
+    from shared.adapters.unit_of_work import UnitOfWork
     from shared.domain import accrual as acc
 
     send(aws, "e1", 0, "running")
@@ -242,7 +244,7 @@ def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, A
     from shared.services.summaries import summarize_day
 
     send(aws, "e1", 0, "running")
-    ledger = DynamoDbLedger(aws["client"], TABLE)
+    ledger = SummaryStore(DynamoTable(aws["client"], TABLE))
     summary, _ = summarize_day(runtime.ledger_deps(), date(2026, 11, 1), T0 + timedelta(days=1))
     ledger.put_summary(date(2026, 11, 1), summary)
     status, body = api("/summaries/2026-11-01")

@@ -104,7 +104,7 @@ def test_the_reconcile_function_reconciles_each_job_by_resource_with_the_export(
     }  # fmt: skip
     answer = handler(event, FakeLambdaContext("reconcile"))
     assert answer["enabled"] is True and "2026-11-02" in answer["days"]
-    stored = runtime.ledger().get_reconciliations([DAY.date()])[DAY.date()]
+    stored = runtime.reconciliation_store().get_reconciliations([DAY.date()])[DAY.date()]
     jobs = {j["job_id"]: j for j in stored["by_resource"]["jobs"]}
     alpha, beta = jobs["alpha-pretrain"], jobs["beta-sweep"]
     # Per-job differences equal the hand calculation.
@@ -151,7 +151,7 @@ def test_an_unreadable_export_is_said_in_one_line_and_read_again_next_run(replay
     s3 = replayed.emulator.client("s3")
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=b"PAR1 truncated")
     config = LedgerConfig.model_validate(CONFIG)
-    ledger, now = runtime.ledger(), runtime.clock().now()
+    ledger, now = runtime.reconciliation_store(), runtime.clock().now()
 
     def run() -> dict[str, Any]:
         exports = S3DataExports(runtime.client("s3"), BUCKET, PREFIX)

@@ -13,11 +13,12 @@ import requests
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema
+from shared.adapters import ledger_schema
+from shared.adapters.daily_store import ReconciliationStore
+from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig
-from shared.ledger import DynamoDbLedger
 from shared.services.reconcile import CostExplorerBills, reconcile_day
 
 TABLE = "ledger-reconcile"
@@ -56,7 +57,7 @@ def ce_result(estimated: bool, groups: list[tuple[str, str, str]]) -> dict[str, 
 
 
 @pytest.fixture
-def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReconciliationStore]:
     with mock_aws():
         client = boto3.client("dynamodb", region_name="us-east-1")
         client.create_table(**ledger_schema.create_table_request(TABLE))
@@ -93,7 +94,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[DynamoDbLedger]:
                     },
                     FakeLambdaContext("test"),
                 )
-            yield DynamoDbLedger(client, TABLE)
+            yield ReconciliationStore(DynamoTable(client, TABLE))
 
 
 def queue_ce(*results: dict[str, Any]) -> None:
@@ -106,7 +107,7 @@ def queue_ce(*results: dict[str, Any]) -> None:
 
 
 def test_final_day_is_confirmed_with_differences_and_billed_unconfirmed_items(
-    aws: DynamoDbLedger,
+    aws: ReconciliationStore,
 ) -> None:
     # Our estimate: 10 h x $20 = $200. The bill: $198 compute, $1.50 data transfer.
     queue_ce(
@@ -135,7 +136,7 @@ def test_final_day_is_confirmed_with_differences_and_billed_unconfirmed_items(
     assert calls == []
 
 
-def test_a_day_the_bill_does_not_have_yet_stays_estimated(aws: DynamoDbLedger) -> None:
+def test_a_day_the_bill_does_not_have_yet_stays_estimated(aws: ReconciliationStore) -> None:
     queue_ce(ce_result(True, [("llama", "Amazon Elastic Compute Cloud - Compute", "150")]))
     bills = CostExplorerBills(boto3.client("ce", region_name="us-east-1"))
     result = reconcile_day(runtime.ledger_deps(), aws, CONFIG, bills, DAY, NOW)

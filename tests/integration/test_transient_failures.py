@@ -15,7 +15,7 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared import ledger_schema
+from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.clock import FixedClock
 from shared.config import LedgerConfig

@@ -54,7 +54,7 @@ def ledger_with(budgets: list[dict]) -> Ledger:  # type: ignore[type-arg]
 
 def evaluate(ledger: Ledger, notifier: RecordingNotifier, at: datetime) -> list[str]:
     ledger.clock.advance_to(at)
-    return evaluate_budgets(ledger.deps, ledger.records, ledger.deps.config, notifier, at).sent
+    return evaluate_budgets(ledger.deps, ledger.budgets, ledger.deps.config, notifier, at).sent
 
 
 def run_ticks(ledger: Ledger, until: datetime) -> list[tuple[str, str, str]]:
@@ -208,7 +208,7 @@ def test_anomaly_needs_history_and_a_spike(delay: timedelta) -> None:
             )
         ledger.clock.advance_to(midnight + delay)
         sent = check_anomalies(
-            ledger.deps, ledger.records, ledger.deps.config, notifier, midnight + delay
+            ledger.deps, ledger.budgets, ledger.deps.config, notifier, midnight + delay
         )
         # Nov 1..5: a flat $240 a day, no anomaly; Nov 6: $240 + $2,400.
         assert sent == (["acct:anomaly"] if day == 7 else []), day
@@ -243,7 +243,7 @@ def test_a_warm_tick_reuses_a_jobs_spend_at_the_period_start_until_its_past_chan
     """The day's spend needs each active job's spend at midnight: read from the job's
     records once per container, then kept, until a late event (or a price filled in
     later) changes the job's past; then read again, and right."""
-    from shared.adapters.ledger_store import RollupStore
+    from shared.adapters.rollup_store import RollupStore
     from shared.services.budgets import JobCache
 
     ledger = ledger_with([])

@@ -40,8 +40,7 @@ from shared.domain.segments import (
     price_span,
     segment_accrual,
 )
-from tests.fakes import InMemoryLedger
-from tests.support import SeriesTable
+from tests.support import SeriesTable, memory_price_cache
 
 T0 = datetime(2026, 11, 1, 10, 0, tzinfo=UTC)
 REGION = "us-east-1"
@@ -453,7 +452,7 @@ def test_the_price_book_gives_configured_provisioned_performance_rates() -> None
             ebs_throughput_month={"gp3": Decimal("0.04")},
         ),
     )
-    book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), T0.date())
+    book = PriceBook(config, memory_price_cache(), None, bundled_snapshot(), T0.date())
     profile = InstanceProfile(
         instance_id="i-1",
         instance_type="trn1.32xlarge",

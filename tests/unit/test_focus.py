@@ -155,7 +155,7 @@ def ledger_of(config: LedgerConfig, *profiles: InstanceProfile, discounted_ebs: 
               ) -> Ledger:  # fmt: skip
     ledger = memory_ledger(*profiles, config=config, now=DAY)
     if discounted_ebs:
-        book = DiscountedEbs(config, ledger.records, None, bundled_snapshot(), DAY.date())
+        book = DiscountedEbs(config, ledger.price_cache, None, bundled_snapshot(), DAY.date())
         ledger.deps = dataclasses.replace(ledger.deps, prices=book)
     return ledger
 

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from shared.adapters.ledger_store import InstanceStore
+from shared.adapters.instance_store import InstanceStore
 from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.config import LedgerConfig, PriceOverrides
 from shared.domain.ebs import Volume

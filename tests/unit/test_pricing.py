@@ -16,7 +16,7 @@ from shared.domain.base import RateSource
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.rates import SpotSeries
-from tests.fakes import InMemoryLedger
+from tests.support import cached_price_keys, memory_price_cache
 
 EVENTS = Path(__file__).parent.parent / "events"
 TODAY = date(2026, 11, 1)
@@ -59,7 +59,7 @@ def test_live_price_is_cached_with_region_source_and_check_date() -> None:
     product = (EVENTS / "pricelist-c5xlarge-abridged.json").read_text()
     live, pricing_stub, _ = _stubbed_live()
     pricing_stub.add_response("get_products", {"PriceList": [product], "FormatVersion": "aws_v1"})
-    cache = InMemoryLedger()
+    cache = memory_price_cache()
     book = PriceBook(LedgerConfig(), cache, live, bundled_snapshot(), TODAY)
     with pricing_stub:
         rate = book.on_demand("us-east-1", "c5.xlarge", "Linux/UNIX")
@@ -72,12 +72,12 @@ def test_live_price_is_cached_with_region_source_and_check_date() -> None:
         TODAY,
         "us-east-1",
     )
-    assert list(cache.prices) == ["ec2#us-east-1#c5.xlarge#Linux"]
+    assert cached_price_keys(cache) == ["ec2#us-east-1#c5.xlarge#Linux"]
 
 
 def test_override_wins_and_unknown_is_none_never_zero() -> None:
     config = LedgerConfig(live_prices=False, prices=PriceOverrides(ec2={"p5.48xlarge": "50"}))
-    book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), TODAY)
+    book = PriceBook(config, memory_price_cache(), None, bundled_snapshot(), TODAY)
     rate = book.on_demand("us-east-1", "p5.48xlarge", "Linux/UNIX")
     assert rate is not None and rate.list_usd == 50 and rate.source.value == "override"
     assert book.on_demand("us-east-1", "trn2.48xlarge", "Linux/UNIX") is None
@@ -107,7 +107,7 @@ def test_spot_history_gives_a_series_pinned_at_the_span_start() -> None:
         availability_zone="us-west-1a",
         lifecycle="spot",
     )
-    book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
+    book = PriceBook(LedgerConfig(), memory_price_cache(), live, bundled_snapshot(), TODAY)
     start = datetime(2014, 1, 6, 7, 8, 9, tzinfo=UTC)
     end = datetime(2014, 1, 6, 8, 9, 10, tzinfo=UTC)
     with ec2_stub:
@@ -146,7 +146,7 @@ def test_spot_history_is_asked_once_per_market() -> None:
         availability_zone="us-east-1a",
         lifecycle="spot",
     )
-    book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
+    book = PriceBook(LedgerConfig(), memory_price_cache(), live, bundled_snapshot(), TODAY)
     with ec2_stub:  # a second call would find no stubbed response and fail
         for hour in range(3):
             start = datetime(2026, 11, 1, hour, tzinfo=UTC)
@@ -164,7 +164,7 @@ def test_a_failing_spot_history_leaves_the_span_unpriced_never_zero() -> None:
         availability_zone="us-east-1a",
         lifecycle="spot",
     )
-    book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
+    book = PriceBook(LedgerConfig(), memory_price_cache(), live, bundled_snapshot(), TODAY)
     with ec2_stub:
         start = datetime(2026, 11, 1, tzinfo=UTC)
         assert book.pin_for(profile, Span(start=start, end=None, start_event_id="r")) is None
@@ -182,7 +182,7 @@ def test_spot_price_unknown_at_the_start_gives_no_pin() -> None:
             {"spot": {"p5.48xlarge": [{"from": later.isoformat(), "usd": "1"}]}}
         ),
     )
-    book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), TODAY)
+    book = PriceBook(config, memory_price_cache(), None, bundled_snapshot(), TODAY)
     profile = InstanceProfile(
         instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1", lifecycle="spot"
     )
@@ -197,7 +197,7 @@ def test_a_constant_spot_override_is_a_plain_rate() -> None:
     config = LedgerConfig(
         live_prices=False, prices=PriceOverrides(spot={"p5.48xlarge": Decimal("20")})
     )
-    book = PriceBook(config, InMemoryLedger(), None, bundled_snapshot(), TODAY)
+    book = PriceBook(config, memory_price_cache(), None, bundled_snapshot(), TODAY)
     profile = InstanceProfile(
         instance_id="i-1", instance_type="p5.48xlarge", region="us-east-1", lifecycle="spot"
     )
@@ -212,7 +212,7 @@ def test_a_failing_price_list_falls_back_to_the_snapshot_or_unpriced() -> None:
     live, pricing_stub, _ = _stubbed_live()
     pricing_stub.add_client_error("get_products", "ThrottlingException")
     pricing_stub.add_client_error("get_products", "ThrottlingException")
-    book = PriceBook(LedgerConfig(), InMemoryLedger(), live, bundled_snapshot(), TODAY)
+    book = PriceBook(LedgerConfig(), memory_price_cache(), live, bundled_snapshot(), TODAY)
     with pricing_stub:
         rate = book.on_demand("us-east-1", "trn1.32xlarge", "Linux/UNIX")
         unknown = book.on_demand("us-east-1", "trn2.48xlarge", "Linux/UNIX")

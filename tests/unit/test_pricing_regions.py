@@ -18,7 +18,7 @@ from shared.domain.base import Rate, RateSource
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.price_rules import region_of_zone
-from tests.fakes import InMemoryLedger
+from tests.support import cached_price_keys, memory_price_cache
 
 TODAY = date(2026, 11, 1)
 REGIONAL = {
@@ -36,7 +36,7 @@ def book(prices: dict[str, Any] | None = None, live: Any = None) -> PriceBook:
     config = LedgerConfig(
         live_prices=live is not None, prices=PriceOverrides.model_validate(prices or {})
     )
-    return PriceBook(config, InMemoryLedger(), live, bundled_snapshot(), TODAY)
+    return PriceBook(config, memory_price_cache(), live, bundled_snapshot(), TODAY)
 
 
 def test_a_regions_own_price_wins_there_and_only_there() -> None:
@@ -67,7 +67,7 @@ def test_a_region_nobody_prices_is_unknown_not_us_east_1() -> None:
 
 
 def test_cached_prices_are_per_region() -> None:
-    cache = InMemoryLedger()
+    cache = memory_price_cache()
     cache.put_price(
         "ec2#us-east-1#p5.48xlarge#Linux",
         Rate(
@@ -93,7 +93,7 @@ def test_cached_prices_are_per_region() -> None:
     assert eu is not None and (eu.list_usd, eu.region) == (Decimal("61.2"), "eu-west-1")
     assert us is not None and us.list_usd == Decimal("55.04")
     assert live.asked == ["eu-west-1"]  # us-east-1 came from its cache
-    assert "ec2#eu-west-1#p5.48xlarge#Linux" in cache.prices
+    assert "ec2#eu-west-1#p5.48xlarge#Linux" in cached_price_keys(cache)
 
 
 def test_regional_spot_history_is_its_own_series() -> None:

@@ -1,0 +1,182 @@
+"""Instance pointers (which job an instance belongs to), instance heads and their
+sealed segments and notices (keys in ``shared.adapters.keys``).
+
+Writers keep what they wrote (a warm Lambda container or the replay reuses it without a
+read); every write is guarded by a version or a condition, so a stale copy only costs a
+retry, never a lost update. Index entries come from ``index_facts``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from shared.adapters import keys
+from shared.adapters import ledger_schema as schema
+from shared.adapters.table import Absent, Condition, Item, Put, Table, VersionIs
+from shared.domain.accrual import Accrual
+from shared.domain.index_facts import NOT_INDEXED, index_facts
+from shared.domain.instance import InstanceHead
+from shared.domain.lifecycle import Notice
+from shared.domain.segments import SegmentCost
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """Which job an instance belongs to (None: not tracked)."""
+
+    account: str
+    instance_id: str
+    job_id: str | None
+
+
+class InstanceStore:
+    """Instance pointers, heads and sealed segments."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._pointers: dict[tuple[str, str], Pointer] = {}
+        self._heads: dict[tuple[str, str, str], InstanceHead] = {}
+        self._accruals: dict[int, Accrual] = {}  # by id() of a cached head
+
+    # pointers
+    def pointer(self, account: str, instance_id: str) -> Pointer | None:
+        cached = self._pointers.get((account, instance_id))
+        if cached is not None:
+            return cached
+        item = self.table.get(*keys.pointer(account, instance_id))
+        if item is None:
+            return None
+        found = Pointer(account, instance_id, item.get("job_id") or None)
+        self._pointers[(account, instance_id)] = found
+        return found
+
+    def put_pointer(self, pointer: Pointer, expires_at: int | None = None) -> Put:
+        pk, sk = keys.pointer(pointer.account, pointer.instance_id)
+        item: Item = {"pk": pk, "sk": sk, "kind": "pointer", "job_id": pointer.job_id or ""}
+        if expires_at is not None:
+            item["expires_at"] = expires_at
+        return Put(item, [Absent()])
+
+    def remember_pointer(self, pointer: Pointer) -> None:
+        self._pointers[(pointer.account, pointer.instance_id)] = pointer
+
+    # heads
+    def head(self, job_id: str, account: str, instance_id: str) -> InstanceHead | None:
+        key = (job_id, account, instance_id)
+        cached = self._heads.get(key)
+        if cached is not None:
+            return cached
+        item = self.table.get(keys.job_pk(job_id), keys.instance_head_sk(account, instance_id))
+        if item is None:
+            return None
+        head = head_of(item)
+        self._heads[key] = head
+        return head
+
+    def forget(self, job_id: str, account: str, instance_id: str) -> None:
+        head = self._heads.pop((job_id, account, instance_id), None)
+        if head is not None:
+            self._accruals.pop(id(head), None)
+        self._pointers.pop((account, instance_id), None)
+
+    def put_head(self, head: InstanceHead, expected_version: int | None) -> Put:
+        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+        condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
+        return Put(head_item(stored), [condition])
+
+    def remember(
+        self, op: Put, head: InstanceHead | None = None, accrual: Accrual | None = None
+    ) -> None:
+        """Keep what was written (``head``: the same record, saving a parse)."""
+        if head is None:
+            head = head_of(op.item)
+        else:
+            head = head.model_copy(update={"version": int(op.item["version"])})
+        key = (head.job_id, head.account, head.instance_id)
+        previous = self._heads.get(key)
+        if previous is not None:
+            self._accruals.pop(id(previous), None)
+        self._heads[key] = head
+        if accrual is not None:
+            self._accruals[id(head)] = accrual
+
+    def accrual(self, head: InstanceHead) -> Accrual:
+        """The head's accrual, computed once per cached head."""
+        from shared.domain.instance import head_accrual
+
+        if self._heads.get((head.job_id, head.account, head.instance_id)) is not head:
+            return head_accrual(head)
+        found = self._accruals.get(id(head))
+        if found is None:
+            found = self._accruals[id(head)] = head_accrual(head)
+        return found
+
+    def sealed_segment(self, head: InstanceHead, cost: SegmentCost, void: bool = False) -> Put:
+        assert cost.record_end is not None
+        item: Item = {
+            "pk": keys.job_pk(head.job_id),
+            "sk": keys.sealed_sk(
+                cost.record_end, "S", head.account, head.instance_id, cost.span.start_event_id
+            ),
+            "kind": "segment",
+            "account": head.account,
+            "instance_id": head.instance_id,
+            "record": cost.model_dump_json(),
+        }
+        episodes = [e for e in head.idle if e.segment_key == cost.span.key and e.end is not None]
+        if episodes and not void:
+            item["idle"] = json.dumps([json.loads(e.model_dump_json()) for e in episodes])
+        if void:
+            item["void"] = True
+        facts = NOT_INDEXED if void else index_facts(cost)
+        item |= schema.index_entries(facts, f"{head.account}#{head.instance_id}", "segment")
+        return Put(item)
+
+    def notice_item(self, head: InstanceHead, notice: Notice) -> Put:
+        return Put(
+            {
+                "pk": keys.job_pk(head.job_id),
+                "sk": keys.notice_sk(notice.at, head.account, head.instance_id, notice.event_id),
+                "kind": "notice",
+                "account": head.account,
+                "instance_id": head.instance_id,
+                "record": notice.model_dump_json(),
+            }
+        )
+
+    def open_heads(self) -> Iterator[InstanceHead]:
+        """Heads with a running segment (the sweeps')."""
+        return self._swept("OPEN")
+
+    def accruing_heads(self) -> Iterator[InstanceHead]:
+        """Heads with no running segment whose volumes still accrue."""
+        return self._swept("ACCRUING")
+
+    def _swept(self, sweep: str) -> Iterator[InstanceHead]:
+        for item in self.table.query(sweep, index=schema.OPEN_INDEX.name):
+            if item.get("kind") == "instance":
+                yield head_of(item)
+
+
+def head_item(head: InstanceHead) -> Item:
+    item: Item = {
+        "pk": keys.job_pk(head.job_id),
+        "sk": keys.instance_head_sk(head.account, head.instance_id),
+        "kind": "instance",
+        "job_id": head.job_id,
+        "account": head.account,
+        "instance_id": head.instance_id,
+        "version": head.version,
+        "record": head.model_dump_json(),
+    }
+    item |= schema.index_entries(
+        index_facts(head), f"{head.account}#{head.instance_id}", "instance"
+    )
+    return item
+
+
+def head_of(item: Item) -> InstanceHead:
+    head = InstanceHead.model_validate_json(item["record"])
+    return head.model_copy(update={"version": int(item["version"])})

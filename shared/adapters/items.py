@@ -1,0 +1,56 @@
+"""What an item of the ledger table may be: DynamoDB's item size rule (the in-memory
+table refuses what DynamoDB would), and an item as JSON (what tests measure with)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+# DynamoDB's limit: 400 KB, attribute names and values together.
+MAX_ITEM_BYTES = 400 * 1024
+
+
+class ItemTooLarge(Exception):
+    """An item above DynamoDB's size limit: nothing was written."""
+
+    def __init__(self, key: tuple[str, str]) -> None:
+        super().__init__(f"item {key} is over DynamoDB's {MAX_ITEM_BYTES:,}-byte limit")
+        self.key = key
+
+
+def _value_size(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value.encode())
+    if isinstance(value, bytes):
+        return len(value)
+    if isinstance(value, bool) or value is None:
+        return 1
+    if isinstance(value, int | Decimal | float):
+        return len(str(value))
+    if isinstance(value, set | frozenset):
+        return sum(_value_size(v) for v in value)
+    if isinstance(value, Mapping):
+        return 3 + sum(len(str(k).encode()) + _value_size(v) + 1 for k, v in value.items())
+    return 3 + sum(_value_size(v) + 1 for v in value)
+
+
+def item_size(item: Mapping[str, Any]) -> int:
+    """An item's size as DynamoDB counts it (names and values, UTF-8)."""
+    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+
+
+def json_default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, set):
+        return sorted(value)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    raise TypeError(type(value))
+
+
+def dump(item: Mapping[str, Any]) -> str:
+    return json.dumps(item, default=json_default, sort_keys=True)

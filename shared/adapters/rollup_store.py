@@ -1,0 +1,117 @@
+"""Per-job (and account) rollups: accrual totals and one-way facts of a job, one item
+per job and account (``JOB#<job>`` / ``R#<account>``), all in the rollups-index so the
+job list and every budget read them with one Query."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from shared.adapters import keys
+from shared.adapters import ledger_schema as schema
+from shared.adapters.table import Above, Below, Condition, Item, Table, Update, apply_update
+from shared.domain import accrual as acc
+from shared.domain.accrual import Accrual
+from shared.domain.index_facts import ROLLUP
+
+
+@dataclass
+class RollupChange:
+    """A change to one job's rollup: accrual deltas and facts that only move one way."""
+
+    job_id: str
+    account: str
+    delta: Accrual = field(default_factory=Accrual)
+    # name -> value, kept as the minimum / maximum of what writers report
+    at_least: dict[str, str] = field(default_factory=dict)
+    at_most: dict[str, str] = field(default_factory=dict)
+    add_strings: dict[str, set[str]] = field(default_factory=dict)
+    counters: dict[str, int] = field(default_factory=dict)
+    # grouping tags, replaced when reported by a record that ran earlier (``tags_from`` lower)
+    tags: dict[str, str] | None = None
+    tags_from: str | None = None
+
+
+# A rollup counter of the writes that changed a job's past (an event older than the day
+# it was applied on, a price filled in later): a figure computed for a past moment stays
+# right while the job's counters are unchanged.
+PAST_CHANGES = "past_changes"
+
+
+class RollupStore:
+    """Per-job (and account) rollups in one partition: the job list and budgets read
+    them all with one Query."""
+
+    def __init__(self, table: Table) -> None:
+        self.table = table
+        self._cache: dict[tuple[str, str], Item] = {}
+        # Per container: (job, moment) -> (the job's past-changes stamp, its spend then).
+        self.books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
+
+    def cached(self, job_id: str, account: str) -> Item | None:
+        key = (job_id, account)
+        if key not in self._cache:
+            item = self.table.get(keys.job_pk(job_id), keys.rollup_sk(account))
+            self._cache[key] = item or {}
+        return self._cache[key] or None
+
+    def forget(self, job_id: str, account: str) -> None:
+        self._cache.pop((job_id, account), None)
+
+    def update(self, change: RollupChange) -> Update | None:
+        """The operation for a change, or None when it changes nothing."""
+        current = self.cached(change.job_id, change.account) or {}
+        add: dict[str, Any] = {k: v for k, v in acc.to_attributes(change.delta).items()}
+        add.update({k: Decimal(v) for k, v in change.counters.items() if v})
+        for name, values in change.add_strings.items():
+            missing = values - set(current.get(name, set()))
+            if missing:
+                add[name] = set(missing)
+        sets: dict[str, Any] = {}
+        conditions: list[Condition] = []
+        for name, value in change.at_least.items():
+            if name not in current or current[name] < value:
+                sets[name] = value
+                conditions.append(Below(name, value))
+        for name, value in change.at_most.items():
+            if name not in current or current[name] > value:
+                sets[name] = value
+                conditions.append(Above(name, value))
+        earlier = change.tags_from is not None and (
+            "tags_from" not in current or current["tags_from"] > change.tags_from
+        )
+        if change.tags is not None and change.tags_from is not None and earlier:
+            sets["tags"] = change.tags
+            sets["tags_from"] = change.tags_from
+            conditions.append(Above("tags_from", change.tags_from))
+        if not add and not sets and current:
+            return None
+        return Update(
+            keys.job_pk(change.job_id),
+            keys.rollup_sk(change.account),
+            add=add,
+            set=sets,
+            set_if_absent={
+                "job_id": change.job_id,
+                "account": change.account,
+                "kind": "rollup",
+                **schema.index_entries(ROLLUP, keys.rollup_index_sk(change.job_id, change.account)),
+            },
+            conditions=conditions,
+        )
+
+    def remember(self, op: Update) -> None:
+        key = (str(op.set_if_absent["job_id"]), str(op.set_if_absent["account"]))
+        self._cache[key] = apply_update(self._cache.get(key) or None, op)
+
+    def all(self) -> list[Item]:
+        return list(self.table.query(schema.ROLLUPS, index=schema.ROLLUPS_INDEX.name))
+
+    def of_job(self, job_id: str) -> list[Item]:
+        return list(self.table.query(keys.job_pk(job_id), begins_with="R#"))
+
+
+def rollup_accrual(item: Item) -> Accrual:
+    return acc.from_attributes(item)

@@ -1,0 +1,206 @@
+"""Every store over both tables: what it writes, what it reads back, its conditions,
+its index entries and its TTL attributes."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from shared.adapters import keys
+from shared.adapters import ledger_schema as schema
+from shared.adapters.budget_store import BudgetStore
+from shared.adapters.checkpoint_store import CheckpointStore
+from shared.adapters.claim_store import ClaimStore, claim_key
+from shared.adapters.daily_store import ReconciliationStore, SummaryStore
+from shared.adapters.instance_store import InstanceStore, Pointer
+from shared.adapters.managed_store import ReservationStore, TrainingStore
+from shared.adapters.outbox import OutboxStore
+from shared.adapters.price_cache_store import PriceCacheStore
+from shared.adapters.rollup_store import RollupChange, RollupStore
+from shared.adapters.table import ConditionFailed, Table
+from shared.domain.base import Rate, RateSource
+from shared.domain.budgets import Budget
+from shared.notify import Alert
+from tests.contract.conftest import ACCOUNT, T0
+from tests.contract.records import reservation_head, training_head
+
+NOW = datetime(2026, 11, 3, 12, tzinfo=UTC)
+
+
+def _budget(budget_id: str, amount: str) -> Budget:
+    return Budget.model_validate(
+        {
+            "budget_id": budget_id,
+            "amount_usd": amount,
+            "period": "month",
+            "scope": {"account": True},
+        }
+    )
+
+
+def test_budgets_deletions_and_history(table: Table) -> None:
+    store = BudgetStore(table)
+    assert store.stored_budgets() == {}
+    store.put_budget(_budget("b1", "100"))
+    store.put_budget(_budget("b1", "100"))  # repeated: the same one budget
+    store.delete_budget("b2")  # deleted through the API: wins over the configured one
+    assert store.stored_budgets() == {"b1": _budget("b1", "100"), "b2": None}
+    at = NOW.isoformat()
+    store.put_budget_change("b1", _budget("b1", "200"), {"at": at, "action": "update", "n": 1})
+    store.put_budget_change("b1", None, {"at": at, "action": "delete", "n": 2})  # same instant
+    store.put_budget_change("b3", _budget("b3", "5"), {"at": at, "action": "create", "n": 3})
+    assert store.stored_budgets() == {"b1": None, "b2": None, "b3": _budget("b3", "5")}
+    assert [c["n"] for c in store.budget_history("b1")] == [1, 2]
+    assert store.budget_history("b3") == [{"at": at, "action": "create", "n": 3}]
+    assert store.budget_history("none") == []
+
+
+def test_the_price_cache_round_trips_a_rate_with_its_provenance(table: Table) -> None:
+    store = PriceCacheStore(table)
+    rate = Rate(
+        list_usd=Decimal("55.04"),
+        effective_usd=Decimal("41.28"),
+        source=RateSource.PRICE_API,
+        checked_on=date(2026, 11, 1),
+        region="us-east-1",
+    )
+    assert store.get_price("ec2#us-east-1#p5.48xlarge#Linux") is None
+    store.put_price("ec2#us-east-1#p5.48xlarge#Linux", rate)
+    store.put_price("ec2#us-east-1#p5.48xlarge#Linux", rate)
+    assert store.get_price("ec2#us-east-1#p5.48xlarge#Linux") == rate
+    assert store.get_price("ec2#eu-west-1#p5.48xlarge#Linux") is None
+
+
+def test_a_claim_is_won_once_and_carries_its_ttl(table: Table) -> None:
+    store = ClaimStore(table)
+    expires = NOW + timedelta(days=2)
+    assert store.claim_once("alert#b1#80", expires) is True
+    assert store.claim_once("alert#b1#80", expires) is False
+    assert ClaimStore(table).claim_once("alert#b1#80", expires) is False  # another container
+    assert store.claim_once("alert#b1#100", expires) is True
+    item = table.get(*claim_key("alert#b1#80"))
+    assert item is not None and item[schema.TTL_ATTRIBUTE] == int(expires.timestamp())
+
+
+def test_daily_documents_by_date_beyond_one_batch(table: Table) -> None:
+    summaries, reconciliations = SummaryStore(table), ReconciliationStore(table)
+    days = [date(2026, 1, 1) + timedelta(days=n) for n in range(120)]
+    for n, day in enumerate(days):
+        if n % 3:
+            summaries.put_summary(day, {"date": day.isoformat(), "total_usd": str(n)})
+    reconciliations.put_reconciliation(days[0], {"final": True, "n": 1})
+    reconciliations.put_reconciliation(days[0], {"final": True, "n": 2})  # replaced whole
+    found = summaries.get_summaries(days)
+    assert sorted(found) == [d for n, d in enumerate(days) if n % 3]
+    assert found[days[4]] == {"date": "2026-01-05", "total_usd": "4"}
+    assert reconciliations.get_reconciliations(days) == {days[0]: {"final": True, "n": 2}}
+    assert summaries.get_summaries([days[0]]) == {}  # the kinds do not mix
+
+
+def test_an_alert_is_recorded_once_and_leaves_the_pending_index_when_sent(table: Table) -> None:
+    store = OutboxStore(table)
+    first = Alert("finance", "budget", "s", "m", alert_id="a1")
+    second = Alert("team", "idle", "s", "m", alert_id="a2")
+    assert store.record(second, NOW + timedelta(seconds=1)) is True
+    assert store.record(first, NOW) is True
+    assert store.record(first, NOW) is False
+    assert [i["sk"] for i in store.pending()] == ["a1", "a2"]  # oldest first
+    store.note_failure("a1", "throttled")
+    store.mark_sent("a1", NOW)
+    assert [i["sk"] for i in store.pending()] == ["a2"]
+    sent = store.get("a1")
+    assert sent is not None and sent["state"] == "sent" and sent["attempts"] == 1
+    assert not set(schema.index_attributes(schema.PENDING_INDEX)) & set(sent)
+
+
+def test_pointers_are_written_once_with_their_ttl(table: Table) -> None:
+    store = InstanceStore(table)
+    tracked = Pointer(ACCOUNT, "i-1", "llama")
+    table.transact([store.put_pointer(tracked)])
+    with pytest.raises(ConditionFailed):
+        table.transact([store.put_pointer(Pointer(ACCOUNT, "i-1", "other"))])
+    untracked = Pointer(ACCOUNT, "i-2", None)
+    table.transact([store.put_pointer(untracked, expires_at=1_900_000_000)])
+    fresh = InstanceStore(table)
+    assert fresh.pointer(ACCOUNT, "i-1") == tracked
+    assert fresh.pointer(ACCOUNT, "i-2") == untracked
+    assert fresh.pointer(ACCOUNT, "i-3") is None
+    item = table.get(*keys.pointer(ACCOUNT, "i-2"))
+    assert item is not None and item[schema.TTL_ATTRIBUTE] == 1_900_000_000
+
+
+def test_rollups_accumulate_and_are_listed_by_the_rollups_index(table: Table) -> None:
+    store = RollupStore(table)
+    for job, account, started in [
+        ("b#job", ACCOUNT, "2026-11-02"),
+        ("a", ACCOUNT, "2026-11-03"),
+        ("a", "210987654321", "2026-11-01"),
+        ("a", ACCOUNT, "2026-11-01"),
+    ]:
+        change = RollupChange(job, account, counters={"n_instances": 1})
+        change.at_most["started_at"] = started
+        change.add_strings["tag_values"] = {f"team={account}"}
+        op = store.update(change)
+        assert op is not None
+        table.transact([op])
+        store.remember(op)
+    rollups = RollupStore(table).all()  # a new container: one Query
+    assert [(r["job_id"], r["account"]) for r in rollups] == [  # by job, then account
+        ("a", ACCOUNT),
+        ("a", "210987654321"),
+        ("b#job", ACCOUNT),
+    ]
+    mine = {r["account"]: r for r in RollupStore(table).of_job("a")}
+    assert mine[ACCOUNT]["n_instances"] == 2 and mine[ACCOUNT]["started_at"] == "2026-11-01"
+    assert mine[ACCOUNT]["tag_values"] == {f"team={ACCOUNT}"}
+    # Nothing new: no write at all.
+    again = RollupChange("a", ACCOUNT, add_strings={"tag_values": {f"team={ACCOUNT}"}})
+    assert RollupStore(table).update(again) is None
+
+
+def test_checkpoint_steps_and_unmatched_objects(table: Table) -> None:
+    store = CheckpointStore(table)
+    first = store.step_update("j", "7", "2026-11-01T00:00:10Z", True, None)
+    table.transact([first])
+    store.remember_step("j", "7", first)
+    later = store.step_update("j", "7", "2026-11-01T00:00:30Z", True, "2026-11-01T00:00:30Z")
+    stale = CheckpointStore(table).step_update(
+        "j", "7", "2026-11-01T00:00:05Z", True, None, read=False
+    )
+    table.transact([later])
+    with pytest.raises(ConditionFailed):  # it guessed "no marker yet": wrong
+        table.transact([stale])
+    marker = CheckpointStore(table).step_marker("j", "7")
+    assert marker is not None
+    assert (marker["first_write"], marker["last_write"], marker["objects"]) == (
+        "2026-11-01T00:00:10Z",
+        "2026-11-01T00:00:30Z",
+        2,
+    )
+    table.transact([store.unmatched("b", "logs/x.txt", "e1", T0)])
+    table.transact([store.unmatched("b", "logs/x.txt", "e1", T0)])
+    table.transact([store.unmatched("a", "z", "e2", T0)])
+    assert store.unmatched_objects() == [("a", "z"), ("b", "logs/x.txt")]
+
+
+def test_training_and_reservation_heads_are_versioned_and_indexed(table: Table) -> None:
+    training, reservations = TrainingStore(table), ReservationStore(table)
+    head = training_head(None)
+    op = training.put(head, None)
+    table.transact([op])
+    with pytest.raises(ConditionFailed):
+        table.transact([training.put(head, None)])
+    unpriced = [i["kind"] for i in table.query(schema.UNPRICED, index=schema.UNPRICED_INDEX.name)]
+    assert unpriced == ["training"]
+    table.transact([TrainingStore(table).put(training_head(Decimal(1)), 1)])
+    assert list(table.query(schema.UNPRICED, index=schema.UNPRICED_INDEX.name)) == []
+    stored = TrainingStore(table).head(head.job_id, head.account, head.name)
+    assert stored is not None and stored.version == 2
+
+    live, done = reservation_head("cr-1"), reservation_head("cr-2")
+    table.transact([reservations.put(live, None), reservations.put(done, None, indexed=False)])
+    assert [h.reservation_id for h in ReservationStore(table).refreshed()] == [live.reservation_id]
+    table.transact([reservations.put(live, 1, indexed=False)])
+    assert ReservationStore(table).refreshed() == []
