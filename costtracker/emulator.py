@@ -309,7 +309,7 @@ def _patch_moto_transactions() -> None:
             if r is None:
                 current = bucket
             saved.append((table, h, r, copy.deepcopy(current)))
-        dynamodb_models.copy = _NoTableCopy()  # type: ignore[assignment]
+        setattr(dynamodb_models, "copy", _NoTableCopy())  # noqa: B010 (moto module global)
         try:
             original(self, transact_items)
         except Exception:
@@ -325,7 +325,7 @@ def _patch_moto_transactions() -> None:
                     table.items[h][r] = item
             raise
         finally:
-            dynamodb_models.copy = copy
+            setattr(dynamodb_models, "copy", copy)  # noqa: B010
 
     DynamoDBBackend.transact_write_items = transact_write_items  # type: ignore[method-assign]
     DynamoDBBackend._costtracker_patched = True  # type: ignore[attr-defined]

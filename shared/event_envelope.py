@@ -6,7 +6,7 @@ function parses its tick without creating every event model at cold start.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -55,6 +55,18 @@ class ScheduledEvent(AwsEvent):
     source: Literal["aws.events", "aws.scheduler"]
     detail_type: Literal["Scheduled Event"] = Field(alias="detail-type")
     detail: dict[str, object] = Field(default_factory=dict)
+
+
+class SummaryTick(ScheduledEvent):
+    """The daily summary's tick: it summarizes the day before and compares it with the
+    week before that, so a tick in the first eight days of year 1 names no such days."""
+
+    @field_validator("time")
+    @classmethod
+    def _has_a_week_before(cls, value: datetime) -> datetime:
+        if value.date() < date.min + timedelta(days=8):
+            raise ValueError("no day before it to summarize (year 1)")
+        return value
 
 
 def to_utc(value: datetime) -> datetime:

@@ -10,13 +10,13 @@ from shared import telemetry
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.clock import utc
-from shared.event_envelope import ScheduledEvent
+from shared.event_envelope import SummaryTick
 from shared.services.summaries import publish_summary, summarize_day
 from shared.telemetry import spend
 
 
-@event_function(ScheduledEvent)
-def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
+@event_function(SummaryTick)
+def handler(event: SummaryTick, rt: Runtime) -> Answer:
     now = utc(event.time)
     day = now.date() - timedelta(days=1)
     summaries = rt.summary_store

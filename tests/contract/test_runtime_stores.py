@@ -39,7 +39,8 @@ def test_each_store_is_built_over_the_stacks_table(monkeypatch: pytest.MonkeyPat
             ]
             for store, kind in built:
                 assert isinstance(store, kind) and store.table is table
-            assert all(s.table is table for s in runtime.stores())
+            rt = runtime.current()
+            assert all(s.table is table for s in (rt.instances, rt.rollups, rt.checkpoints))
             budget = Budget.model_validate(
                 {"budget_id": "b1", "amount_usd": "10", "scope": {"account": True}}
             )

@@ -24,6 +24,7 @@ from moto import mock_aws
 from costtracker import emulator_queries, emulator_transactions, emulator_updates
 from shared.adapters.items import ItemTooLarge
 from shared.adapters.ledger_schema import create_table_request
+from shared.adapters.items import ItemTooLarge
 from shared.adapters.table import (
     Above,
     Absent,
@@ -228,7 +229,7 @@ def test_a_transaction_over_the_size_limit_writes_nothing(
 ) -> None:
     client, fast, _ = tables
     fast.transact([Update("JOB#a", "R#1", set={"blob": "x" * 300_000})])
-    with pytest.raises(client.exceptions.ClientError):
+    with pytest.raises(ItemTooLarge):
         fast.transact(
             [
                 Update("JOB#a", "R#2", set={"n1": Decimal(1)}),
