@@ -24,7 +24,6 @@ from moto import mock_aws
 from costtracker import emulator_queries, emulator_transactions, emulator_updates
 from shared.adapters.items import ItemTooLarge
 from shared.adapters.ledger_schema import create_table_request
-from shared.adapters.items import ItemTooLarge
 from shared.adapters.table import (
     Above,
     Absent,
@@ -227,7 +226,7 @@ def test_random_transactions_leave_the_same_items(
 def test_a_transaction_over_the_size_limit_writes_nothing(
     tables: tuple[Any, DynamoTable, DynamoTable],
 ) -> None:
-    client, fast, _ = tables
+    _, fast, _ = tables
     fast.transact([Update("JOB#a", "R#1", set={"blob": "x" * 300_000})])
     with pytest.raises(ItemTooLarge):
         fast.transact(
