@@ -18,7 +18,7 @@ TIMER = "import time,sys; t=time.perf_counter(); {stmt}; print(time.perf_counter
 FIRST_USE = (
     "import json, time; t=time.perf_counter(); import functions.instance_state.handler; "
     "i=time.perf_counter(); from shared.app import runtime; "
-    "from shared.events import InstanceStateChangeEvent as E; runtime.current_settings(); "
+    "from shared.events.aws import InstanceStateChangeEvent as E; runtime.current_settings(); "
     "E.model_validate(json.loads(open('tests/events/ec2-state-change.json').read())); "
     "e=time.perf_counter(); print(i-t, e-i)"
 )

@@ -68,7 +68,7 @@ class StaticInventory:
         self.profiles = profiles
 
     def describe(self, instance_id: str, region: str, account: str = "") -> Any:
-        from shared.inventory import InstanceNotFound
+        from shared.adapters.inventory import InstanceNotFound
 
         if instance_id not in self.profiles:
             raise InstanceNotFound(instance_id)
@@ -76,7 +76,7 @@ class StaticInventory:
 
 
 def config() -> Any:
-    from shared.config import LedgerConfig
+    from shared.app.config import LedgerConfig
 
     return LedgerConfig.model_validate(
         {
@@ -101,7 +101,7 @@ def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
     from shared.adapters.pricing_snapshot import bundled_snapshot
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.table import MemoryTable
-    from shared.clock import FixedClock
+    from shared.domain.clock import FixedClock
     from shared.domain.ebs import Volume
     from shared.domain.instance import InstanceProfile
     from shared.services.checkpoints import record_object_event
@@ -215,7 +215,7 @@ def _container(emulator: Any) -> Iterator[None]:
     """The functions' environment pointed at the emulator, a cold container, NOW."""
     from costtracker.emulator import function_environment
     from shared.app import runtime
-    from shared.clock import FixedClock
+    from shared.domain.clock import FixedClock
 
     env = function_environment(emulator, config().model_dump_json())
 

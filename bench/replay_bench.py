@@ -32,7 +32,7 @@ def _say(message: str) -> None:
 
 
 def _event_time(event: dict[str, Any]) -> datetime:
-    from shared.clock import utc
+    from shared.domain.clock import utc
 
     return utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00")))
 
@@ -43,7 +43,7 @@ class Classifier:
     duplicate (the same event id again)."""
 
     def __init__(self, scenario: Any) -> None:
-        from shared.config import LedgerConfig
+        from shared.app.config import LedgerConfig
 
         tracking = LedgerConfig().tracking
         self.tracked = {

@@ -15,7 +15,7 @@ class StaticInventory:
         self.calls = 0
 
     def describe(self, instance_id: str, region: str, account: str = "") -> Any:
-        from shared.inventory import InstanceNotFound
+        from shared.adapters.inventory import InstanceNotFound
 
         self.calls += 1
         if instance_id not in self.profiles:
@@ -31,7 +31,7 @@ def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
     from shared.adapters.pricing_snapshot import bundled_snapshot
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.table import MemoryTable
-    from shared.clock import FixedClock
+    from shared.domain.clock import FixedClock
     from shared.services.deps import LedgerDeps
 
     table = MemoryTable()

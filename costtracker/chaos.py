@@ -11,7 +11,7 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from shared.clock import utc
+from shared.domain.clock import utc
 
 
 def _time(event: Any) -> datetime | None:

@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from costtracker.scenario import CapacityReservationSpec, Scenario, TrainingJobSpec
 from shared.adapters.reservations import ReservationNotFound
 from shared.adapters.sagemaker import TrainingJobNotFound
-from shared.clock import Clock
+from shared.domain.clock import Clock
 from shared.domain.managed.models import (
     LIVE_RESERVATION_STATES,
     CapacityReservation,
@@ -26,7 +26,7 @@ from shared.domain.managed.models import (
     ReservationState,
     TrainingJobDescription,
 )
-from shared.sagemaker_events import TrainingJobStateChangeEvent
+from shared.events.sagemaker import TrainingJobStateChangeEvent
 
 _STATUS_RANK = {"InProgress": 0, "Stopping": 1, "Completed": 2, "Failed": 2, "Stopped": 2}
 

@@ -26,7 +26,7 @@ from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
 from shared.adapters.report_store import DirectoryReportStore
 from shared.app import runtime
-from shared.config import CheckpointConfig, LedgerConfig, UtilizationConfig
+from shared.app.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.domain.budgets import Budget
 from shared.reports.views import iso, job_summary
 from shared.services.job_view import active_between, all_rollups, get_job_cost

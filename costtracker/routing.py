@@ -21,7 +21,7 @@ from shared.app import runtime
 from shared.app.edge import MalformedEvent
 from shared.app.functions import BY_NAME, event_rules, schedules
 from shared.app.triggers import Schedule
-from shared.clock import FixedClock, utc
+from shared.domain.clock import FixedClock, utc
 from shared.reports.views import iso
 from shared.services.alerts import refusals
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from shared.config import PriceOverrides
+from shared.app.config import PriceOverrides
 
 # Sane bounds for a scenario's prices (USD): the dearest EC2 instance lists at about
 # $410/h, the dearest EBS or S3 storage class at well under $1/GB-month.
@@ -189,7 +189,7 @@ class Scenario(_Model):
         return prices
 
     def event_times(self) -> list[datetime]:
-        from shared.clock import utc
+        from shared.domain.clock import utc
 
         times = []
         for event in self.events:

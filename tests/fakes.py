@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
+from shared.adapters.inventory import Ec2State, InstanceNotFound
+from shared.adapters.notify import Alert
 from shared.domain.instance import InstanceProfile
-from shared.inventory import Ec2State, InstanceNotFound
-from shared.notify import Alert
 
 
 class FakeInventory:

@@ -18,9 +18,9 @@ from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import MemoryTable
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 from shared.domain import accrual as acc
+from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceProfile
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost

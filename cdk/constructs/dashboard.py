@@ -1,7 +1,7 @@
 """A CloudWatch dashboard for the tracker itself (events, errors, dead letters, schedule
 lag, alerts), for spend (daily cost by project and team), and the admins' operational
 picture: accelerator-hours and utilization by team, accelerators idle now, spot
-interruptions, checkpoint storage growth (EMF metrics: ``shared/telemetry.py``,
+interruptions, checkpoint storage growth (EMF metrics: ``shared/adapters/telemetry.py``,
 ``shared/services/ops_metrics.py``)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from shared.telemetry import NAMESPACE
+from shared.adapters.telemetry import NAMESPACE
 
 
 def _ours(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.events import InstanceStateChangeEvent
+from shared.events.aws import InstanceStateChangeEvent
 from shared.services.utilization import sync_alarms
 
 

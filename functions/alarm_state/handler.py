@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
+from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.events import AlarmStateChangeEvent
+from shared.events.aws import AlarmStateChangeEvent
 from shared.services.utilization import record_alarm_change
-from shared.telemetry import count
 
 
 @event_function(AlarmStateChangeEvent)

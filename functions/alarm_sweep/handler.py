@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.event_envelope import ScheduledEvent
+from shared.events.envelope import ScheduledEvent
 from shared.services.utilization import sweep_alarms, sweep_auto_stop
 
 

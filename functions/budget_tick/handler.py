@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from shared.adapters.telemetry import count, seconds
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.clock import utc
-from shared.event_envelope import ScheduledEvent
+from shared.domain.clock import utc
+from shared.events.envelope import ScheduledEvent
 from shared.reports.formatting import iso
 from shared.services.budget_anomalies import check_anomalies
 from shared.services.budgets import evaluate_budgets
-from shared.telemetry import count, seconds
 
 
 @event_function(ScheduledEvent)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.sagemaker_events import CAPACITY_BLOCK_EVENT, CapacityBlockEvent
+from shared.events.sagemaker import CAPACITY_BLOCK_EVENT, CapacityBlockEvent
 from shared.services.reservation_schedule import note_block_event
-from shared.telemetry import count
 
 
 @event_function(CAPACITY_BLOCK_EVENT)

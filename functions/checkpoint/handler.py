@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.events import OBJECT_EVENT, ObjectCreatedEvent, ObjectEvent
+from shared.events.aws import OBJECT_EVENT, ObjectCreatedEvent, ObjectEvent
 from shared.services.checkpoints import record_object_event
 
 

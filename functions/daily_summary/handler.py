@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from shared import telemetry
+from shared.adapters import telemetry
+from shared.adapters.telemetry import spend
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.clock import utc
-from shared.event_envelope import SummaryTick
+from shared.domain.clock import utc
+from shared.events.envelope import SummaryTick
 from shared.services.summaries import publish_summary, summarize_day
-from shared.telemetry import spend
 
 
 @event_function(SummaryTick)

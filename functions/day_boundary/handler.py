@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.clock import utc
-from shared.event_envelope import ScheduledEvent
+from shared.domain.clock import utc
+from shared.events.envelope import ScheduledEvent
 from shared.services.day_boundary import mark_running_jobs_active
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.events import InstanceStateChangeEvent
+from shared.events.aws import InstanceStateChangeEvent
 from shared.services.instances import record_state_change
 from shared.services.utilization import alert_on_change
-from shared.telemetry import count
 
 
 @event_function(InstanceStateChangeEvent)

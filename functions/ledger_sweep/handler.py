@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 
-from shared import telemetry
+from shared.adapters import telemetry
+from shared.adapters.inventory import Ec2Inventory
+from shared.adapters.telemetry import accelerator_conditions
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.event_envelope import ScheduledEvent
-from shared.inventory import Ec2Inventory
+from shared.events.envelope import ScheduledEvent
 from shared.services.sweep import sweep_missed_events
-from shared.telemetry import accelerator_conditions
 
 
 @event_function(ScheduledEvent)

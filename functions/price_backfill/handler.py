@@ -6,7 +6,7 @@ from dataclasses import asdict
 
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.event_envelope import ScheduledEvent
+from shared.events.envelope import ScheduledEvent
 from shared.services.price_backfill import backfill_prices
 
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.clock import utc
-from shared.event_envelope import ScheduledEvent
+from shared.domain.clock import utc
+from shared.events.envelope import ScheduledEvent
 from shared.services.reconcile import CostExplorerBills, reconcile_recent
 
 if TYPE_CHECKING:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.clock import utc
-from shared.event_envelope import ScheduledEvent
+from shared.domain.clock import utc
+from shared.events.envelope import ScheduledEvent
 from shared.services.reservation_schedule import refresh_reservations
-from shared.telemetry import count
 
 
 @event_function(ScheduledEvent)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.events import SPOT_NOTICE, SpotInterruptionEvent, SpotNotice
+from shared.events.aws import SPOT_NOTICE, SpotInterruptionEvent, SpotNotice
 from shared.services.instances import record_spot_notice
-from shared.telemetry import count
 
 
 @event_function(SPOT_NOTICE)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
-from shared.sagemaker_events import TrainingJobStateChangeEvent
+from shared.events.sagemaker import TrainingJobStateChangeEvent
 from shared.services.training_jobs import record_training_event
-from shared.telemetry import count
 
 
 @event_function(TrainingJobStateChangeEvent)

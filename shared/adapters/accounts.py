@@ -3,7 +3,7 @@ a member account is read through its read-only role (``ledger.accounts.member_ro
 made by the member stack, ``cdk/member_stack.py``), assumed with STS and its credentials
 kept per account until shortly before they expire.
 
-Adapters that make Describe calls (``shared.inventory.Ec2Inventory``,
+Adapters that make Describe calls (``shared.adapters.inventory.Ec2Inventory``,
 ``shared.adapters.reservations.Ec2CapacityReservations``,
 ``shared.adapters.sagemaker.SageMakerTrainingJobs``) take a ``ClientFactory`` (or a plain
 boto3 client, which serves every account and region as it is).

@@ -10,9 +10,9 @@ from typing import Any
 
 from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
+from shared.adapters.notify import Alert
 from shared.adapters.table import Absent, ConditionFailed, Put, Table, Update
 from shared.domain.index_facts import PENDING
-from shared.notify import Alert
 
 OUTBOX = "OUTBOX"
 

@@ -18,8 +18,8 @@ from aws_lambda_powertools import Logger
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from pydantic_core import ErrorDetails
 
-from shared.event_envelope import event_id_of
-from shared.telemetry import count
+from shared.adapters.telemetry import count
+from shared.events.envelope import event_id_of
 
 M = TypeVar("M", bound=BaseModel)
 _TAG_ERRORS = ("union_tag_invalid", "union_tag_not_found")

@@ -19,9 +19,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, TypeAdapter
 
+from shared.adapters.telemetry import metrics
 from shared.app import runtime
 from shared.app.edge import parse_event
-from shared.telemetry import metrics
 
 logger = Logger(service="costtracker")
 

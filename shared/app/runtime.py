@@ -25,17 +25,19 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from shared.app.settings import FunctionSettings, load_settings
-from shared.clock import Clock, SystemClock
+from shared.domain.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
     from shared.adapters.accounts import AccountClients, Credentials
+    from shared.adapters.alarms import CloudWatchAlarms
     from shared.adapters.budget_store import BudgetStore
     from shared.adapters.checkpoint_store import CheckpointStore
     from shared.adapters.daily_store import ReconciliationStore, SummaryStore
     from shared.adapters.instance_store import InstanceStore
     from shared.adapters.managed_store import ReservationStore, TrainingStore
+    from shared.adapters.notify import SnsNotifier
     from shared.adapters.price_cache_store import PriceCacheStore
     from shared.adapters.pricing import PriceBook
     from shared.adapters.report_store import S3ReportStore
@@ -43,8 +45,6 @@ if TYPE_CHECKING:
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.sagemaker import TrainingJobs
     from shared.adapters.table import DynamoTable
-    from shared.alarms import CloudWatchAlarms
-    from shared.notify import SnsNotifier
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger
     from shared.services.utilization import Ec2Stopper
@@ -179,7 +179,7 @@ class Runtime:
     # -- the other adapters -------------------------------------------------------------------
     @cached_property
     def notifier(self) -> SnsNotifier:
-        from shared.notify import SnsNotifier
+        from shared.adapters.notify import SnsNotifier
 
         s = self.settings
         return SnsNotifier(
@@ -199,7 +199,7 @@ class Runtime:
 
     @cached_property
     def alarms(self) -> CloudWatchAlarms:
-        from shared.alarms import CloudWatchAlarms
+        from shared.adapters.alarms import CloudWatchAlarms
 
         return CloudWatchAlarms(self.client("cloudwatch"))
 
@@ -246,7 +246,7 @@ class Runtime:
 
     def ledger_deps(self) -> LedgerDeps:
         """Dependencies of the ledger services; the price book's check date is today's."""
-        from shared.inventory import Ec2Inventory
+        from shared.adapters.inventory import Ec2Inventory
         from shared.services.deps import LedgerDeps
 
         prices = self.price_book(self.clock.now().date())

@@ -13,7 +13,7 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 
 
 class FunctionSettings(BaseModel):

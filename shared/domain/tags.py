@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from shared.domain.instance import Warning_
 
 if TYPE_CHECKING:
-    from shared.config import LedgerConfig
+    from shared.app.config import LedgerConfig
 
 _DIGITS = re.compile(r"[0-9]+")
 # Far beyond any model's tokens per step; a bigger value is a typo, not a measurement.

@@ -12,7 +12,7 @@ from shared.reports.formatting import money
 from shared.reports.views import maybe_money
 
 if TYPE_CHECKING:
-    from shared.config import LedgerConfig, UtilizationConfig
+    from shared.app.config import LedgerConfig, UtilizationConfig
 
 
 def _per(numerator: Decimal, denominator: Decimal) -> str | None:

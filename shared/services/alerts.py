@@ -12,8 +12,8 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore, alert_of
-from shared.notify import Alert, Notifier
 
 logger = logging.getLogger("costtracker.alerts")
 

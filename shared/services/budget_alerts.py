@@ -8,8 +8,8 @@ from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
+from shared.adapters.notify import Alert
 from shared.domain.budgets import Budget
-from shared.notify import Alert
 from shared.reports.formatting import cents, iso
 from shared.services.forecasts import forecast_revision
 

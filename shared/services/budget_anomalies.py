@@ -7,10 +7,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from shared.adapters.budget_store import BudgetStore
+from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 from shared.domain.budgets import Budget
-from shared.notify import Alert, Notifier
 from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster
 from shared.services.budget_alerts import scope_attributes

@@ -15,14 +15,14 @@ from decimal import Decimal
 from typing import Any
 
 from shared.adapters.budget_store import BudgetStore
+from shared.adapters.notify import Notifier
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.budgets import Budget, period_bounds
 from shared.domain.day_split import job_between
 from shared.domain.job import _tags
-from shared.notify import Notifier
 from shared.services.alerts import AlertPoster
 from shared.services.budget_alerts import budget_alert, forecast_alert, forecast_id
 from shared.services.deps import LedgerDeps

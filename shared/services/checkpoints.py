@@ -17,7 +17,6 @@ from urllib.parse import unquote_plus
 from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.unit_of_work import UnitOfWork
-from shared.clock import utc
 from shared.domain.checkpoint import (
     CheckpointHead,
     ObjectEvent,
@@ -26,6 +25,7 @@ from shared.domain.checkpoint import (
     object_accrual,
     seen,
 )
+from shared.domain.clock import utc
 from shared.domain.clocks import day_start
 from shared.services.deps import LedgerDeps
 from shared.services.versioned import commit, versioned_update

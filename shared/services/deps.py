@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from shared.adapters.instance_store import InstanceStore
+    from shared.adapters.inventory import Inventory
     from shared.adapters.pricing import PriceBook
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.table import Table
-    from shared.clock import Clock
-    from shared.config import LedgerConfig
-    from shared.inventory import Inventory
+    from shared.app.config import LedgerConfig
+    from shared.domain.clock import Clock
     from shared.services.reservations import ReservationLedger
 
 

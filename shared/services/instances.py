@@ -18,12 +18,13 @@ from datetime import datetime
 from typing import Any
 
 from shared.adapters.instance_store import Pointer
+from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
 from shared.adapters.unit_of_work import UnitOfWork
-from shared.clock import utc
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 from shared.domain.accrual import Accrual
+from shared.domain.clock import utc
 from shared.domain.clocks import day_start
 from shared.domain.instance import (
     Change,
@@ -37,7 +38,6 @@ from shared.domain.instance import (
 )
 from shared.domain.lifecycle import BILLING_STATES, Notice, Transition
 from shared.domain.tags import grouping_tags, tag_warnings
-from shared.inventory import InstanceNotFound
 from shared.services.deps import LedgerDeps
 from shared.services.versioned import commit, versioned_update
 

@@ -13,6 +13,7 @@ from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
 from shared.adapters.checkpoint_store import CheckpointStore, checkpoint_of
 from shared.adapters.instance_store import head_of
+from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
@@ -21,7 +22,6 @@ from shared.domain import accrual as acc
 from shared.domain.checkpoint import Version, object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
 from shared.domain.segments import SegmentCost, price_span, segment_accrual
-from shared.notify import Alert, Notifier
 from shared.reports.formatting import iso
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps

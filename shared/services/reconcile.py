@@ -12,7 +12,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 from shared.domain.day_split import job_between
 from shared.reports.formatting import iso, money
 from shared.services.deps import LedgerDeps

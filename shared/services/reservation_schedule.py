@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
+from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.reservations import CapacityReservations, reservations_to_refresh
 from shared.domain.managed.models import CapacityReservation
 from shared.domain.managed.reservation import ReservationHead
 from shared.domain.managed.reservation_cost import daily_utilization, reservation_usage
-from shared.notify import Alert, Notifier
 from shared.reports.formatting import iso
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps

@@ -13,10 +13,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from shared.adapters.notify import Alert, Notifier
 from shared.adapters.report_store import ReportStore
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import _tags
-from shared.notify import Alert, Notifier
 from shared.reports.csv_safe import write_csv
 from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13

@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from shared.inventory import Ec2Inventory
+from shared.adapters.inventory import Ec2Inventory
 from shared.reports.formatting import iso
 from shared.services.deps import LedgerDeps
 from shared.services.instances import record_state_change

@@ -17,15 +17,15 @@ from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
+from shared.adapters.alarms import AlarmManager, alarm_specs
+from shared.adapters.inventory import InstanceNotFound
+from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore
-from shared.alarms import AlarmManager, alarm_specs
-from shared.clock import utc
+from shared.domain.clock import utc
 from shared.domain.idle import AlarmChange, Signal, classify, ordered_changes
 from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition, fold
-from shared.event_envelope import INSTANCE_ID_PATTERN
-from shared.inventory import InstanceNotFound
-from shared.notify import Alert, Notifier
+from shared.events.envelope import INSTANCE_ID_PATTERN
 from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps

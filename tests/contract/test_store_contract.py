@@ -16,13 +16,13 @@ from shared.adapters.claim_store import ClaimStore, claim_key
 from shared.adapters.daily_store import ReconciliationStore, SummaryStore
 from shared.adapters.instance_store import InstanceStore, Pointer
 from shared.adapters.managed_store import ReservationStore, TrainingStore
+from shared.adapters.notify import Alert
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.rollup_store import RollupChange, RollupStore
 from shared.adapters.table import ConditionFailed, Table
 from shared.domain.base import Rate, RateSource
 from shared.domain.budgets import Budget
-from shared.notify import Alert
 from tests.contract.conftest import ACCOUNT, T0
 from tests.contract.records import reservation_head, training_head
 

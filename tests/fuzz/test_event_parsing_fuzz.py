@@ -29,9 +29,8 @@ from pydantic import BaseModel, TypeAdapter
 from shared.app import runtime
 from shared.app.edge import MalformedEvent, parse_event
 from shared.app.event_function import EventFunction
-from shared.clock import utc
-from shared.event_envelope import SummaryTick
-from shared.events import (
+from shared.domain.clock import utc
+from shared.events.aws import (
     AlarmStateChangeEvent,
     InstanceStateChangeEvent,
     ObjectCreatedEvent,
@@ -40,6 +39,7 @@ from shared.events import (
     ScheduledEvent,
     SpotInterruptionEvent,
 )
+from shared.events.envelope import SummaryTick
 
 _SLOW_DATA = [HealthCheck.too_slow, HealthCheck.data_too_large]
 FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=_SLOW_DATA)

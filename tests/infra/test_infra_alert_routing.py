@@ -13,7 +13,7 @@ import pytest
 from conftest import Synthesized
 from moto import mock_aws
 
-from shared.notify import Alert, SnsNotifier
+from shared.adapters.notify import Alert, SnsNotifier
 
 
 def _team_topic_id(featured: Synthesized) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from conftest import Synthesized
 
-from shared.telemetry import CONDITION_METRICS
+from shared.adapters.telemetry import CONDITION_METRICS
 
 
 def widgets(synthesized: Synthesized) -> list[dict[str, Any]]:

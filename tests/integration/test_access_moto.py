@@ -21,8 +21,8 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-access"

@@ -12,8 +12,8 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from shared.adapters.accounts import AccountClients, boto3_client, caller_account
+from shared.adapters.inventory import Ec2Inventory, InstanceNotFound
 from shared.adapters.sagemaker import SageMakerTrainingJobs, TrainingJobNotFound
-from shared.inventory import Ec2Inventory, InstanceNotFound
 
 MEMBER = "222222222222"
 ROLE = "costtracker-member-read"

@@ -12,10 +12,10 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
-from shared.alarms import CloudWatchAlarms, alarm_specs
+from shared.adapters.alarms import CloudWatchAlarms, alarm_specs
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-alarms"

@@ -27,8 +27,8 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 from tests.support import alarm_name
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)

@@ -19,8 +19,8 @@ from costtracker.local_api import proxy_event, with_local_admin
 from shared.adapters import ledger_schema
 from shared.adapters.subscriptions import recipient_filter_policy
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 from shared.services.budgets import evaluate_budgets
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

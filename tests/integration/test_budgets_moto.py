@@ -15,8 +15,8 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import with_local_admin
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 from shared.services.budgets import evaluate_budgets
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

@@ -21,7 +21,7 @@ from costtracker.demo import local_identity
 from costtracker.local_api import LOCAL_CALLER_ARN, RemoteRefused, serve
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "llama-lora-vs-p5.json"

@@ -18,8 +18,8 @@ from shared.adapters import ledger_schema
 from shared.adapters.daily_store import SummaryStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig, PriceOverrides
+from shared.app.config import LedgerConfig, PriceOverrides
+from shared.domain.clock import FixedClock
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)

@@ -17,8 +17,8 @@ from shared.adapters import ledger_schema
 from shared.adapters.daily_store import ReconciliationStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 from shared.services.reconcile import CostExplorerBills, reconcile_day
 
 TABLE = "ledger-reconcile"

@@ -12,11 +12,11 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
+from shared.adapters.inventory import Ec2Inventory
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceHead
-from shared.inventory import Ec2Inventory
 from shared.services.sweep import sweep_missed_events
 
 TABLE = "ledger-sweep"

@@ -17,8 +17,8 @@ from moto import mock_aws
 from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.clock import FixedClock
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
+from shared.domain.clock import FixedClock
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-faults"
@@ -146,7 +146,7 @@ def test_a_persistent_failure_fails_the_invocation_for_the_dlq(aws: str) -> None
 def test_sns_throttling_is_retried_and_the_alert_is_sent_once(
     aws: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from shared.notify import Alert
+    from shared.adapters.notify import Alert
 
     sns = boto3.client("sns", region_name="us-east-1")
     topic = sns.create_topic(Name="admin")["TopicArn"]

@@ -11,8 +11,8 @@ from aws_lambda_powertools import Logger
 from shared.adapters.table import ConditionFailed
 from shared.app import runtime
 from shared.app.edge import MalformedEvent, parse_event
-from shared.clock import FixedClock
-from shared.events import OBJECT_EVENT, ObjectCreatedEvent, ObjectDeletedEvent
+from shared.domain.clock import FixedClock
+from shared.events.aws import OBJECT_EVENT, ObjectCreatedEvent, ObjectDeletedEvent
 from shared.services.versioned import ConcurrentUpdates, LostRace, commit, versioned_update
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)

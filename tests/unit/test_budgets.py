@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
-from shared.config import LedgerConfig
+from shared.app.config import LedgerConfig
 from shared.domain.budgets import Budget, period_bounds
 from shared.domain.instance import InstanceProfile
 from shared.services.budget_anomalies import check_anomalies

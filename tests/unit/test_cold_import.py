@@ -1,5 +1,5 @@
 """Cold start, guarded by structure (never by time): importing a handler builds no
-pydantic model of ours (models are built on first use: ``shared.config._Config``) and
+pydantic model of ours (models are built on first use: ``shared.app.config._Config``) and
 does not import what it does not need at load (boto3, the API resolver, the Parquet
 writer). Each handler is imported in a fresh interpreter, as Lambda does."""
 
@@ -35,7 +35,7 @@ print(json.dumps({"built": built, "modules": sorted(sys.modules)}))
 """
 
 # Imported at load by no handler: boto3 (clients are made on first use, in
-# shared.app.runtime), Powertools' parser (shared.events has its own envelope), the local
+# shared.app.runtime), Powertools' parser (shared.events.aws has its own envelope), the local
 # tooling.
 NEVER = ("boto3", "aws_lambda_powertools.utilities.parser", "costtracker", "moto")
 # Only where used. pydantic's plugin loader (and importlib.metadata with it) comes with
@@ -88,7 +88,7 @@ def test_the_probe_sees_a_model_built_at_import() -> None:
     """The probe can fail: a model validated at import shows up as built."""
     probe_code = PROBE.replace(
         "importlib.import_module(sys.argv[1])",
-        "importlib.import_module(sys.argv[1]); import shared.config as c; c.LedgerConfig()",
+        "importlib.import_module(sys.argv[1]); import shared.app.config as c; c.LedgerConfig()",
     )
     out = subprocess.run(
         [sys.executable, "-c", probe_code, "functions.day_boundary.handler"],
@@ -98,4 +98,4 @@ def test_the_probe_sees_a_model_built_at_import() -> None:
         timeout=120,
         check=True,
     )
-    assert "shared.config.LedgerConfig" in json.loads(out.stdout)["built"]
+    assert "shared.app.config.LedgerConfig" in json.loads(out.stdout)["built"]

@@ -23,7 +23,7 @@ from shared.adapters.reservations import (
     reservations_to_refresh,
 )
 from shared.adapters.sagemaker import SageMakerTrainingJobs, TrainingJobNotFound
-from shared.clock import FixedClock
+from shared.domain.clock import FixedClock
 from shared.domain.managed.models import LIVE_RESERVATION_STATES, CapacityReservation
 
 ACCOUNT = "123456789012"

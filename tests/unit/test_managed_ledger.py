@@ -13,13 +13,13 @@ from decimal import Decimal
 import boto3
 from botocore.stub import Stubber
 
+from shared.adapters.inventory import Ec2Inventory
 from shared.adapters.managed_store import ReservationStore, TrainingStore
 from shared.adapters.sagemaker import TrainingJobNotFound
-from shared.config import LedgerConfig, PriceOverrides, ReservationConfig
+from shared.app.config import LedgerConfig, PriceOverrides, ReservationConfig
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.managed.models import CapacityReservation, TrainingJobDescription
-from shared.inventory import Ec2Inventory
 from shared.services.instances import record_state_change
 from shared.services.reservations import ReservationLedger
 from shared.services.training_jobs import record_training_event

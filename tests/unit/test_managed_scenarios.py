@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
 from costtracker.scenario import Scenario, load_scenario
-from shared.clock import FixedClock
+from shared.domain.clock import FixedClock
 from shared.domain.managed.models import ReservationUse
 from shared.domain.managed.reservation_cost import (
     block_forecast,

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from shared import telemetry
+from shared.adapters import telemetry
 from shared.services.ops_metrics import DayFigures, TeamFigures
 
 

@@ -9,7 +9,7 @@ from typing import Any
 from aws_lambda_powertools import Logger
 
 from shared.app.edge import parse_event
-from shared.events import (
+from shared.events.aws import (
     AlarmStateChangeEvent,
     ObjectCreatedEvent,
     ObjectDeletedEvent,

@@ -20,7 +20,7 @@ import pytest
 from pydantic import ValidationError
 
 from shared.domain.managed.training_cost import training_job_cost
-from shared.sagemaker_events import (
+from shared.events.sagemaker import (
     CAPACITY_BLOCK_EVENT,
     TrainingJobStateChangeEvent,
     epoch_millis,

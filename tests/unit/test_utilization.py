@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from shared.config import AutoStopConfig, LedgerConfig, PriceOverrides
+from shared.app.config import AutoStopConfig, LedgerConfig, PriceOverrides
 from shared.domain.base import Rate, RateSource
 from shared.domain.idle import AlarmChange, classify, condition_runs, episodes, idle_spans
 from shared.domain.instance import InstanceProfile

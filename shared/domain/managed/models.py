@@ -13,8 +13,8 @@ from typing import Literal
 
 from pydantic import AwareDatetime, Field, field_validator, model_validator
 
-from shared.clock import utc
 from shared.domain.base import Frozen
+from shared.domain.clock import utc
 
 TrainingJobStatus = Literal["InProgress", "Completed", "Failed", "Stopping", "Stopped"]
 # Statuses after which DescribeTrainingJob's billable seconds are final.

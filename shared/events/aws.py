@@ -14,13 +14,13 @@ from typing import Annotated, Literal
 from pydantic import AwareDatetime, ConfigDict, Field, TypeAdapter, field_validator
 
 from shared.domain.lifecycle import InstanceStateName
-from shared.event_envelope import INSTANCE_ID_PATTERN as INSTANCE_ID_PATTERN
-from shared.event_envelope import SEQUENCER_PATTERN as SEQUENCER_PATTERN
-from shared.event_envelope import AwsEvent as AwsEvent
-from shared.event_envelope import ScheduledEvent as ScheduledEvent
-from shared.event_envelope import _Detail
-from shared.event_envelope import event_id_of as event_id_of
-from shared.event_envelope import to_utc as to_utc
+from shared.events.envelope import INSTANCE_ID_PATTERN as INSTANCE_ID_PATTERN
+from shared.events.envelope import SEQUENCER_PATTERN as SEQUENCER_PATTERN
+from shared.events.envelope import AwsEvent as AwsEvent
+from shared.events.envelope import ScheduledEvent as ScheduledEvent
+from shared.events.envelope import _Detail
+from shared.events.envelope import event_id_of as event_id_of
+from shared.events.envelope import to_utc as to_utc
 
 _DEFERRED = ConfigDict(defer_build=True)  # a union's validator is built on first use
 

@@ -1,6 +1,6 @@
 """Pydantic models of the managed-training and reserved-capacity events (SPEC "Event sources").
 
-Kept beside ``shared.events`` (same envelope, same conventions) so that module stays as it is.
+Kept beside ``shared.events.aws`` (same envelope, same conventions) so that module stays as it is.
 
 Traps of the real events, from the AWS sample in tests/events/:
 - times inside ``detail`` are epoch MILLISECONDS, as strings or numbers;
@@ -34,7 +34,7 @@ from shared.domain.managed.models import (
     TrainingJobDescription,
     TrainingJobStatus,
 )
-from shared.event_envelope import AwsEvent, to_utc
+from shared.events.envelope import AwsEvent, to_utc
 
 ML_INSTANCE_TYPE = re.compile(r"^ml\.[a-z0-9-]+\.[a-z0-9-]+$")
 TRAINING_JOB_NAME = r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$"

@@ -1,6 +1,6 @@
 """The EventBridge envelope every event function parses first, and the schedule tick.
 
-Apart from the models of each kind of event (``shared.events``), so that a scheduled
+Apart from the models of each kind of event (``shared.events.aws``), so that a scheduled
 function parses its tick without creating every event model at cold start.
 """
 
@@ -22,7 +22,7 @@ class _Detail(BaseModel):
 class AwsEvent(BaseModel):
     """EventBridge envelope: the fields (and the Scheduler's ``"{}"`` detail) of Powertools'
     ``EventBridgeModel``, whose package would cost each handler's cold start its parser
-    (see ``shared.config._Config``); ``version`` defaults to "0" (AWS doc samples omit it)."""
+    (see ``shared.app.config._Config``); ``version`` defaults to "0" (AWS doc samples omit it)."""
 
     model_config = ConfigDict(populate_by_name=False, frozen=True, defer_build=True)
 

@@ -1,0 +1,1 @@
+"""Models of the AWS events the functions consume, parsed at the handler's edge."""
