@@ -41,7 +41,7 @@ def idle_accelerators() -> IdleNow:
     """Accelerators idle (accelerator and CPU alarms low) or input-bound (accelerator low,
     CPU busy) now, since when and what that stretch has cost; a team member sees their
     team's. Utilization here is the instances' own alarms' view, not a metric read."""
-    from shared.domain.job import _tags
+    from shared.domain.job import rollup_tags
     from shared.services.idle_now import idle_now
 
     policy = access(router)
@@ -54,7 +54,7 @@ def idle_accelerators() -> IdleNow:
     rows = []
     for job_id, heads in sorted(by_job.items()):
         if not policy.sees_everything:
-            tags, _ = _tags([r for r in rollups if r.get("job_id") == job_id])
+            tags, _ = rollup_tags([r for r in rollups if r.get("job_id") == job_id])
             if not policy.may_read(tags):
                 continue
         rows += idle_now(heads, now, deps.prices.series)

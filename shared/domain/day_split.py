@@ -20,7 +20,7 @@ KINDS = ("instance", "ebs", "checkpoint_storage", "wasted_rerun", "wasted_idle")
 MANAGED_KINDS = ("ml_storage", "warm_pool", "wasted_reserved")
 
 
-def _ebs_weight(head: InstanceHead) -> tuple[Decimal, bool]:
+def ebs_weight(head: InstanceHead) -> tuple[Decimal, bool]:
     rates = {r.volume_id: r for r in head.volume_rates}
     weight = Decimal(0)
     priced = True
@@ -39,13 +39,13 @@ def _ebs_weight(head: InstanceHead) -> tuple[Decimal, bool]:
     return weight, priced
 
 
-def _month_share(weight: Decimal, a: datetime, b: datetime) -> Decimal:
+def month_share(weight: Decimal, a: datetime, b: datetime) -> Decimal:
     if b <= a or not weight:
         return Decimal(0)
     return weight * (month_clock(b) - month_clock(a)) / MONTH_UNITS
 
 
-def _versions(records: JobRecords) -> list[tuple[CheckpointHead | None, Version]]:
+def checkpoint_versions(records: JobRecords) -> list[tuple[CheckpointHead | None, Version]]:
     seen: dict[tuple[str, str], tuple[CheckpointHead | None, Version]] = {}
     for head, item, version in records.versions:
         seen[(str(item.get("object")), version.write_event_id)] = (head, version)
@@ -86,10 +86,10 @@ def job_between(
         a, b = max(lo, head.first_running_at), min(hi, end)
         if b <= a:
             continue
-        weight, volumes_priced = _ebs_weight(head)
+        weight, volumes_priced = ebs_weight(head)
         priced = priced and volumes_priced
-        out["ebs"] += _month_share(weight, a, b)
-    for ckpt, version in _versions(records):
+        out["ebs"] += month_share(weight, a, b)
+    for ckpt, version in checkpoint_versions(records):
         end = version.end or now
         a, b = max(lo, version.start), min(hi, end)
         if b <= a:
@@ -97,7 +97,7 @@ def job_between(
         if ckpt is None or ckpt.rate is None:
             priced = False
             continue
-        out["checkpoint_storage"] += _month_share(
+        out["checkpoint_storage"] += month_share(
             ckpt.rate.effective_usd * version.size_bytes / GIB, a, b
         )
     by_key = {(s.instance_id, s.span.key): s for s in segments}

@@ -154,7 +154,7 @@ class JobCost(Frozen):
         return not self.unpriced
 
 
-def _parse(value: Any) -> datetime | None:
+def parse_time(value: Any) -> datetime | None:
     if not value:
         return None
     return datetime.fromisoformat(str(value)).astimezone(UTC)
@@ -175,7 +175,7 @@ def checkpoint_marks(steps: Sequence[dict[str, Any]], marker: bool) -> list[tupl
     marker's write, where a completion marker is configured)."""
     out = []
     for item in steps:
-        at = _parse(item.get("complete_at") if marker else item.get("last_write"))
+        at = parse_time(item.get("complete_at") if marker else item.get("last_write"))
         if at is not None:
             out.append((at, str(item.get("step", ""))))
     return sorted(out)
@@ -188,7 +188,7 @@ def last_write_before(
     for item in steps:
         names = ("complete_at",) if marker else ("last_write", "first_write")
         for name in names:
-            value = _parse(item.get(name))
+            value = parse_time(item.get(name))
             if value is not None and value <= at:
                 candidates.append(value)
     return max(candidates, default=None)
@@ -237,7 +237,9 @@ def cost_in_windows(
     return total
 
 
-def _tags(rollups: Sequence[dict[str, Any]]) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+def rollup_tags(
+    rollups: Sequence[dict[str, Any]],
+) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     first = min(rollups, key=lambda r: str(r.get("tags_from", "~")), default=None)
     tags = dict(first.get("tags") or {}) if first else {}
     seen: dict[str, set[str]] = {}

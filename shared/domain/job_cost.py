@@ -22,11 +22,11 @@ from shared.domain.job import (
     JobCost,
     JobRecords,
     Status,
-    _parse,
-    _tags,
     checkpoint_marks,
     cost_in_windows,
+    parse_time,
     rerun_windows,
+    rollup_tags,
     status_of,
 )
 from shared.domain.managed.reservation import N_RESERVATIONS
@@ -91,13 +91,13 @@ def job_cost(
         _instance_summary(h, now, clock, series)
         for h in sorted(records.heads, key=lambda h: (h.account, h.instance_id))
     )
-    tags, conflicts = _tags(records.rollups)
+    tags, conflicts = rollup_tags(records.rollups)
     segments = records.all_segments()
     windows = rerun_windows(records, now, marker)
     rerun = cost_in_windows(segments, windows, series, list_price=False)
     rerun_list = cost_in_windows(segments, windows, series, list_price=True)
     starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
-    started_at = _parse(min(starts)) if starts else None
+    started_at = parse_time(min(starts)) if starts else None
     marks = checkpoint_marks(records.steps, marker)
     last_checkpoint_at = marks[-1][0] if marks else None
     risk_from = last_checkpoint_at or started_at
@@ -181,7 +181,7 @@ def _status(a: Accrual, records: JobRecords, now: datetime) -> Status:
     reservation's end."""
     if a.value("n_instances", now) == 0 and a.value(N_RESERVATIONS, now) > 0:
         until = max((str(r.get("reserved_until", "")) for r in records.rollups), default="")
-        ends = _parse(until)
+        ends = parse_time(until)
         return "running" if ends is None or now < ends else "complete"
     return status_of(a, records.rollups, now)
 

@@ -293,7 +293,7 @@ def charge_order(c: Charge) -> tuple[Any, ...]:
 
 
 # ------------------------------------------------------------------------------- the files
-def _cell(value: Any, kind: ColumnType) -> str | None:
+def cell(value: Any, kind: ColumnType) -> str | None:
     if value is None:
         return None
     if kind in ("Decimal", "Quantity"):
@@ -309,7 +309,7 @@ def _cell(value: Any, kind: ColumnType) -> str | None:
 def to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     """The rows for spreadsheets: a null is an empty cell, every other value has text."""
     return write_csv(
-        COLUMN_NAMES, ([_cell(row.get(n), kind) for n, kind, _ in COLUMNS] for row in rows)
+        COLUMN_NAMES, ([cell(row.get(n), kind) for n, kind, _ in COLUMNS] for row in rows)
     )
 
 

@@ -22,7 +22,7 @@ from decimal import Decimal
 from typing import Any
 
 from shared.reports.csv_safe import write_csv
-from shared.reports.focus import COLUMNS, MONEY_SCALE, QUANTITY_SCALE, ColumnType, _cell
+from shared.reports.focus import COLUMNS, MONEY_SCALE, QUANTITY_SCALE, ColumnType, cell
 from shared.reports.focus_checks import check_rows
 from shared.reports.parquet import Column, write_parquet
 
@@ -118,7 +118,7 @@ FOCUS_METADATA_13 = {
 
 def to_csv_13(rows: Iterable[Mapping[str, Any]]) -> str:
     return write_csv(
-        COLUMN_NAMES_13, ([_cell(row.get(n), kind) for n, kind, _ in COLUMNS_13] for row in rows)
+        COLUMN_NAMES_13, ([cell(row.get(n), kind) for n, kind, _ in COLUMNS_13] for row in rows)
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from shared.domain.checkpoint import GIB
 from shared.domain.clocks import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, whole_seconds
-from shared.domain.day_split import _versions
+from shared.domain.day_split import checkpoint_versions
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords
 from shared.domain.rates import RatePin
@@ -153,7 +153,7 @@ def job_charges(
                         )
                     )
     objects: dict[str, dict[str, Any]] = {}
-    for ckpt, version in _versions(records):
+    for ckpt, version in checkpoint_versions(records):
         if ckpt is None or ckpt.rate is None:
             continue
         a, b = max(day_start, version.start), min(hi_now, version.end or now)

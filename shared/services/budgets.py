@@ -22,7 +22,7 @@ from shared.app.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.budgets import Budget, period_bounds
 from shared.domain.day_split import job_between
-from shared.domain.job import _tags
+from shared.domain.job import rollup_tags
 from shared.services.alerts import AlertPoster
 from shared.services.budget_alerts import budget_alert, forecast_alert, forecast_id
 from shared.services.deps import LedgerDeps
@@ -145,7 +145,7 @@ def in_scope(
         return job_id == scope.job
     if scope.account:
         return True
-    tags, _ = _tags(rollups)
+    tags, _ = rollup_tags(rollups)
     job_keys = {k: job_id for k in config.tracking.job_tag_keys}
     merged = {**job_keys, **tags}
     return all(merged.get(k) == v for k, v in (scope.tag or {}).items())

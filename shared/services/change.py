@@ -252,7 +252,7 @@ def scope_change(
     """The decomposition for the jobs of a scope (grouping-tag filters and/or one job),
     read from the ledger (the rollups, then each job in scope): the one function here
     that does I/O."""
-    from shared.domain.job import _tags
+    from shared.domain.job import rollup_tags
     from shared.services.job_view import active_between, all_rollups, load_job
 
     first = min(before[0], after[0])
@@ -264,7 +264,7 @@ def scope_change(
             continue
         if not active_between(items, first.date(), last, now):
             continue
-        tags, _ = _tags(items)
+        tags, _ = rollup_tags(items)
         if any(tags.get(k) != v for k, v in tag_filters.items()):
             continue
         records = load_job(deps.table, deps.rollups, candidate, since=first)

@@ -26,7 +26,7 @@ from typing import Any
 
 from shared.adapters.outbox import OUTBOX, OutboxStore
 from shared.domain import accrual as acc
-from shared.domain.job import _tags
+from shared.domain.job import rollup_tags
 from shared.reports.formatting import iso
 
 RESEND_EARLIER = timedelta(hours=1)
@@ -89,7 +89,7 @@ def project_job(
     """Where an open job's spend is projected to stop (``accrual.is_open()``)."""
     firsts = [str(r["first_event_at"]) for r in rollups if r.get("first_event_at")]
     start = datetime.fromisoformat(min(firsts)) if firsts else now
-    tags, _ = _tags(rollups)
+    tags, _ = rollup_tags(rollups)
     hours = declared_hours(tags.get(duration_tag))
     declared_end = start + timedelta(hours=float(hours)) if hours is not None else None
     if declared_end is not None and declared_end > now:

@@ -154,7 +154,7 @@ def rollup_change(
     return change
 
 
-def _apply_to_instance(
+def apply_to_instance(
     deps: LedgerDeps,
     *,
     account: str,
@@ -287,7 +287,7 @@ def record_state_change(
             deps.prices.series,
         )
 
-    return _apply_to_instance(
+    return apply_to_instance(
         deps,
         account=account,
         instance_id=instance_id,
@@ -349,7 +349,7 @@ def record_spot_notice(
             result.seal_notices.append(notice)
         return result
 
-    return _apply_to_instance(
+    return apply_to_instance(
         deps,
         account=account,
         instance_id=instance_id,

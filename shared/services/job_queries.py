@@ -8,7 +8,7 @@ from decimal import Decimal
 from typing import Any
 
 from shared.domain import accrual as acc
-from shared.domain.job import JobCost, _tags, status_of
+from shared.domain.job import JobCost, rollup_tags, status_of
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, cost_of, load_job
 
@@ -35,7 +35,7 @@ def list_jobs(
     for job_id, rollups in all_rollups(deps.rollups).items():
         if not active_between(rollups, first, last, now):
             continue
-        tags, _ = _tags(rollups)
+        tags, _ = rollup_tags(rollups)
         if any(tags.get(k) != v for k, v in filters.items()):
             continue
         a = acc.total(acc.from_attributes(r) for r in rollups)

@@ -16,7 +16,7 @@ from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import Table
 from shared.domain.checkpoint import Version
 from shared.domain.idle import IdleEpisode
-from shared.domain.job import JobCost, JobRecords, _parse
+from shared.domain.job import JobCost, JobRecords, parse_time
 from shared.domain.job_cost import job_cost
 from shared.domain.lifecycle import Notice
 from shared.domain.segments import SegmentCost
@@ -68,13 +68,13 @@ def load_job(
     if not full:
         return records
     starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
-    first = _parse(min(starts)) if starts else None
+    first = parse_time(min(starts)) if starts else None
     wanted: list[datetime | None] = [since]
     if records.notices:
         wanted.append(first)  # rerun windows may reach back to the job's start
     if any(h.open_segment is not None for h in records.heads):
         last = max((str(s.get("last_write", "")) for s in records.steps), default="")
-        risk_from = _parse(last) or first  # spend at risk: since the last checkpoint
+        risk_from = parse_time(last) or first  # spend at risk: since the last checkpoint
         if risk_from is not None and not _heads_cover(records, risk_from):
             wanted.append(risk_from)
     bounds = [w for w in wanted if w is not None]
@@ -127,11 +127,11 @@ def active_between(
     starts = [str(r.get("first_event_at", "")) for r in rollups if r.get("first_event_at")]
     if not starts:
         return False
-    begin = _parse(min(starts))
+    begin = parse_time(min(starts))
     assert begin is not None
     accrual = acc.total(acc.from_attributes(r) for r in rollups)
     ends = [str(r.get("last_event_at", "")) for r in rollups if r.get("last_event_at")]
-    end = now if accrual.is_open() else (_parse(max(ends)) or begin)
+    end = now if accrual.is_open() else (parse_time(max(ends)) or begin)
     return begin.date() <= last and end.date() >= first
 
 

@@ -17,10 +17,10 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
-from shared.domain.day_split import _versions
+from shared.domain.day_split import checkpoint_versions
 from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
-from shared.domain.job import JobRecords, _tags
+from shared.domain.job import JobRecords, rollup_tags
 from shared.services.change import accelerator_figures, is_accelerator
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
@@ -74,7 +74,7 @@ def stored_bytes(records: JobRecords, at: datetime) -> int:
     """Bytes of the job's checkpoint versions stored at ``at``."""
     return sum(
         v.size_bytes
-        for _, v in _versions(records)
+        for _, v in checkpoint_versions(records)
         if v.start <= at and (v.end is None or v.end > at)
     )
 
@@ -109,7 +109,7 @@ def day_figures(deps: LedgerDeps, day: date, now: datetime) -> DayFigures:
         hours, _ = accelerator_figures(records, start, end, now, deps.prices.series)
         if not hours:
             continue
-        tags, _ = _tags(records.rollups)
+        tags, _ = rollup_tags(records.rollups)
         figures = teams.setdefault(tags.get(team_key) or UNTAGGED, TeamFigures())
         figures.accelerator_hours += hours
         figures.idle_hours += idle_hours(records, start, end, now)

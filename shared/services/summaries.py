@@ -16,7 +16,7 @@ from typing import Any
 from shared.adapters.notify import Alert, Notifier
 from shared.adapters.report_store import ReportStore
 from shared.domain.day_split import KINDS, job_between
-from shared.domain.job import _tags
+from shared.domain.job import rollup_tags
 from shared.reports.csv_safe import write_csv
 from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
@@ -65,7 +65,7 @@ def summarize_day(
         by_job[job_id] = total
         if not priced:
             incomplete.append(job_id)
-        tags, _ = _tags(records.rollups)
+        tags, _ = rollup_tags(records.rollups)
         for key, value in tags.items():
             bucket = by_tag.setdefault(key, {})
             bucket[value] = bucket.get(value, Decimal(0)) + total

@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from shared.domain.checkpoint import GIB
-from shared.domain.day_split import _ebs_weight, _month_share, _versions
+from shared.domain.day_split import checkpoint_versions, ebs_weight, month_share
 from shared.domain.job import JobRecords
 from shared.domain.managed.reservation import wasted_between
 from shared.domain.managed.training import training_between
@@ -54,10 +54,10 @@ class _Accrual:
                 self.segments.append((seg, _Part(seg.span.start, seg.span.end)))
         for head in self.records.heads:
             if head.first_running_at is not None:
-                weight, _ = _ebs_weight(head)
+                weight, _ = ebs_weight(head)
                 end = head.terminated_at or self.now
                 self.volumes.append((weight, _Part(max(self.lo, head.first_running_at), end)))
-        for ckpt, version in _versions(self.records):
+        for ckpt, version in checkpoint_versions(self.records):
             if ckpt is not None and ckpt.rate is not None:
                 weight = ckpt.rate.effective_usd * version.size_bytes / GIB
                 end = version.end or self.now
@@ -85,7 +85,7 @@ class _Accrual:
                 b = min(hi, part.end or self.now)
                 if b <= part.start:
                     continue
-                share = _month_share(weight, part.start, b)
+                share = month_share(weight, part.start, b)
                 if b == part.end:  # wholly before hi: the same at every later point
                     part.settled = (share,)
                 total += share

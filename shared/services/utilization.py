@@ -29,7 +29,7 @@ from shared.events.envelope import INSTANCE_ID_PATTERN
 from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps
-from shared.services.instances import _apply_to_instance
+from shared.services.instances import apply_to_instance
 
 logger = Logger(service="costtracker", child=True)
 ALERT_KINDS = ("idle", "input_bound", "no_metrics")
@@ -168,7 +168,7 @@ def record_alarm_change(
             alarms=(*head.alarms, change),
         )
 
-    outcome = _apply_to_instance(
+    outcome = apply_to_instance(
         deps,
         account=account,
         instance_id=instance_id,
