@@ -76,9 +76,10 @@ def _cw(rows: list[dict[str, Any]]) -> float:
     """Mean CloudWatch API calls per invocation."""
     if not rows:
         return 0.0
-    return statistics.mean(
+    mean: float = statistics.mean(
         sum(v for k, v in r["ops"].items() if k.startswith("cloudwatch.")) for r in rows
     )
+    return mean
 
 
 def build(

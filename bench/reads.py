@@ -318,7 +318,7 @@ def measure_one(jobs: int) -> dict[str, Any]:
                             "resources": [],
                             "detail": {},
                         },
-                        FakeLambdaContext(function_name="budget_tick"),
+                        FakeLambdaContext(function_name="budget_tick"),  # type: ignore[arg-type]
                     )
                     out["ticks"].append(summarize(counter.since(mark)))
             finally:

@@ -1,40 +1,27 @@
-"""Sections 1 and 3: AWS calls and items written per event kind during a replay, replay
-throughput against the floor of one bare UpdateItem per event, CPU per event over the
-in-memory twins, and where the replay's time goes (cProfile, both sides of the wire)."""
+"""Sections 1 and 3: AWS calls and items written per event kind during a replay, and
+replay throughput against the floor of one bare UpdateItem per event. CPU per event over
+the in-memory twins is ``bench.twin_cpu``; where the replay's time goes (cProfile, the
+emulator's time by operation) is ``bench.profiling``."""
 
 from __future__ import annotations
 
-import cProfile
-import io
-import logging
-import os
-import pstats
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from contextlib import redirect_stdout
 from datetime import datetime
-from pathlib import Path
 from typing import Any
-from unittest import mock
 
 from bench.counter import CallCounter, summarize, table_items
-from bench.scenario import ALARM, REBALANCE, SPOT_WARNING, STATE
+from bench.events import ALARM, REBALANCE, SPOT_WARNING, STATE, event_time
+from bench.profiling import ServerTimer
 
-TWIN_FUNCTIONS = ("instance_state", "spot_interruption", "checkpoint", "alarm_state")
 CLOSING = {"stopping", "shutting-down", "stopped", "terminated"}
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
-
-
-def _event_time(event: dict[str, Any]) -> datetime:
-    from shared.domain.clock import utc
-
-    return utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00")))
 
 
 class Classifier:
@@ -69,7 +56,7 @@ class Classifier:
         duplicate = eid in self.seen_events
         self.seen_events.add(eid)
         detail = event.get("detail") or {}
-        at = _event_time(event)
+        at = event_time(event)
         if function == "instance_state":
             state = detail.get("state")
             kind = "running" if state == "running" else "closing" if state in CLOSING else state
@@ -197,7 +184,7 @@ def run_replay(
         "stored_items": stored,
         "simulated_days": (
             (
-                _event_time({"time": scenario_dict["until"]}) - min(scenario.event_times())
+                event_time({"time": scenario_dict["until"]}) - min(scenario.event_times())
             ).total_seconds()
             / 86400
             if scenario_dict.get("until")
@@ -293,309 +280,6 @@ def floor_rate(n_calls: int, blocks: int) -> dict[str, Any]:
         "median_rate": statistics.median(rates),
         "median_call_ms": statistics.median(per_call) * 1000,
     }
-
-
-class _CountingSink(io.TextIOBase):
-    def __init__(self) -> None:
-        self.bytes = 0
-        self.lines = 0
-
-    def write(self, s: str) -> int:
-        self.bytes += len(s.encode())
-        self.lines += s.count("\n")
-        return len(s)
-
-
-def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
-    """CPU time per event with no I/O: the services alone, and the whole handlers, over
-    the in-memory twins (``bench.twins``); log output is counted, not written."""
-    from bench.twins import memory_deps, scenario_profiles
-    from costtracker.lambda_context import FakeLambdaContext
-    from costtracker.replay import ledger_config_for
-    from costtracker.routing import load_handler, matches
-    from costtracker.scenario import Scenario
-    from shared.adapters.checkpoint_store import CheckpointStore
-    from shared.app import runtime
-    from shared.app.functions import EVENT_RULES, checkpoint_rule
-    from shared.services.checkpoints import record_object_event
-    from shared.services.instances import record_spot_notice, record_state_change
-    from tests.fakes import RecordingNotifier
-
-    scenario = Scenario.model_validate(scenario_dict)
-    config = ledger_config_for(scenario)
-    profiles = scenario_profiles(scenario)
-    first = min(scenario.event_times())
-
-    # (a) the services alone (state changes, spot notices, checkpoint objects)
-    service_us: dict[str, list[float]] = {"state": [], "spot": [], "checkpoint": []}
-    d = memory_deps(config, profiles, first)
-    store = CheckpointStore(d.table)
-    for event in scenario.events:
-        kind = event.get("detail-type")
-        at = _event_time(event)
-        d.clock.advance_to(at)
-        detail = event["detail"]
-        c0 = time.process_time()
-        if kind == STATE:
-            record_state_change(
-                d,
-                event_id=event["id"],
-                at=at,
-                instance_id=detail["instance-id"],
-                state=detail["state"],
-                region=event["region"],
-                account=event["account"],
-            )
-            name = "state"
-        elif kind in (SPOT_WARNING, REBALANCE):
-            record_spot_notice(
-                d,
-                event_id=event["id"],
-                at=at,
-                instance_id=detail["instance-id"],
-                action=detail.get("instance-action", "rebalance"),
-                region=event["region"],
-                account=event["account"],
-            )
-            name = "spot"
-        elif kind in ("Object Created", "Object Deleted"):
-            record_object_event(
-                d,
-                store,
-                event_id=event["id"],
-                at=at,
-                region=event["region"],
-                account=event["account"],
-                bucket=detail["bucket"]["name"],
-                raw_key=detail["object"]["key"],
-                size_bytes=detail["object"].get("size") if kind == "Object Created" else None,
-                sequencer=detail["object"].get("sequencer", ""),
-            )
-            name = "checkpoint"
-        else:
-            continue
-        service_us[name].append((time.process_time() - c0) * 1e6)
-
-    # (b) the whole handler (parse, log, service) with the twins as its dependencies
-    rules = {**EVENT_RULES, "checkpoint": checkpoint_rule(config.checkpoint.buckets)}
-    rules = {k: v for k, v in rules.items() if k in TWIN_FUNCTIONS}
-    env = {
-        "TABLE_NAME": "bench",
-        "LEDGER_CONFIG": config.model_dump_json(),
-        "FINANCE_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:f",
-        "TEAM_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:t",
-        "ADMIN_TOPIC_ARN": "arn:aws:sns:us-east-1:123456789012:a",
-        "POWERTOOLS_SERVICE_NAME": "costtracker",
-        "POWERTOOLS_METRICS_DISABLED": "true",
-        "AWS_REGION": scenario.region,
-        # Nothing may reach AWS from here: a closed loopback port, dummy credentials.
-        "AWS_ENDPOINT_URL": "http://127.0.0.1:9",
-        "AWS_ACCESS_KEY_ID": "bench",
-        "AWS_SECRET_ACCESS_KEY": "bench",
-    }
-    d = memory_deps(config, profiles, first)
-    store = CheckpointStore(d.table)
-    notifier = RecordingNotifier()
-
-    class Twins(runtime.Runtime):
-        """The container's dependencies: the in-memory twins."""
-
-        def ledger_deps(self) -> Any:
-            return d
-
-        checkpoints = property(lambda self: store)  # type: ignore[assignment]
-        notifier = property(lambda self: notifier)  # type: ignore[assignment]
-        stopper = property(lambda self: None)  # type: ignore[assignment]
-
-    handler_us: dict[str, list[float]] = {}
-    failures: dict[str, str] = {}
-    sink = _CountingSink()
-    with mock.patch.dict(os.environ, env):
-        runtime.reset()
-        handlers = {name: load_handler(name) for name in rules}
-        logger = logging.getLogger("costtracker")
-        patched = [(h, h.stream) for h in logger.handlers if isinstance(h, logging.StreamHandler)]
-        for h, _ in patched:
-            h.setStream(sink)
-        try:
-            # Powertools Metrics print EMF to stdout: CloudWatch Logs bytes too, counted.
-            with runtime.using(Twins(d.clock)), redirect_stdout(sink):
-                for event in scenario.events:
-                    routed = [n for n, p in rules.items() if matches(p, event)]
-                    d.clock.advance_to(_event_time(event))
-                    for name in routed:
-                        c0 = time.process_time()
-                        try:
-                            handlers[name](event, FakeLambdaContext(function_name=name))
-                        except Exception as exc:
-                            failures.setdefault(name, f"{type(exc).__name__}: {exc}"[:200])
-                            continue
-                        handler_us.setdefault(name, []).append((time.process_time() - c0) * 1e6)
-        finally:
-            for h, stream in patched:
-                h.setStream(stream)
-            runtime.reset()
-    invoked = sum(len(v) for v in handler_us.values())
-    return {
-        "service_us": service_us,
-        "handler_us": handler_us,
-        "log_bytes_per_invocation": sink.bytes / invoked if invoked else 0.0,
-        "log_lines_per_invocation": sink.lines / invoked if invoked else 0.0,
-        "failed_invocations": failures,
-    }
-
-
-def _wrap_server(profile: cProfile.Profile) -> Any:
-    """Profile moto's WSGI application (the emulator's side of every call)."""
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
-
-    original = DomainDispatcherApplication.__call__
-
-    def profiled(self: Any, environ: Any, start_response: Any) -> Any:
-        profile.enable()
-        try:
-            return original(self, environ, start_response)
-        finally:
-            profile.disable()
-
-    return mock.patch.object(DomainDispatcherApplication, "__call__", profiled)
-
-
-class ServerTimer:
-    """Wall time of the emulator's request handling, by service and operation (the
-    credential scope of the SigV4 header names the service; X-Amz-Target the operation
-    of JSON protocols)."""
-
-    def __init__(self) -> None:
-        self.seconds: dict[str, float] = {}
-        self.count: dict[str, int] = {}
-
-    def patch(self) -> Any:
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
-
-        original = DomainDispatcherApplication.__call__
-        timer = self
-
-        def timed(app: Any, environ: Any, start_response: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return original(app, environ, start_response)
-            finally:
-                auth = str(environ.get("HTTP_AUTHORIZATION", ""))
-                scope = auth.split("Credential=", 1)[-1].split(",", 1)[0].split("/")
-                service = scope[3] if len(scope) > 3 else "?"
-                target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
-                name = f"{service}.{target.rsplit('.', 1)[-1]}" if target else service
-                timer.seconds[name] = timer.seconds.get(name, 0.0) + time.perf_counter() - t0
-                timer.count[name] = timer.count.get(name, 0) + 1
-
-        return mock.patch.object(DomainDispatcherApplication, "__call__", timed)
-
-    def table(self) -> list[dict[str, Any]]:
-        return [
-            {
-                "operation": k,
-                "calls": self.count[k],
-                "total_s": round(v, 3),
-                "mean_ms": round(v / self.count[k] * 1000, 2),
-            }
-            for k, v in sorted(self.seconds.items(), key=lambda kv: -kv[1])
-        ]
-
-
-def _top(stats: pstats.Stats, key: str, n: int, only: tuple[str, ...] = ()) -> list[dict[str, Any]]:
-    rows = []
-    entries = {
-        k: v
-        for k, v in stats.stats.items()  # type: ignore[attr-defined]
-        if not only or any(part in k[0] for part in only)
-    }
-    ranked = sorted(
-        entries.items(), key=lambda kv: kv[1][2 if key == "tottime" else 3], reverse=True
-    )
-    for (filename, line, name), (_cc, ncalls, tottime, cumtime, _callers) in ranked[:n]:
-        rel = filename
-        for prefix in (str(ROOT) + "/", str(Path(sys.prefix)) + "/lib/python3.11/site-packages/"):
-            rel = rel.replace(prefix, "")
-        rows.append(
-            {
-                "function": f"{rel}:{line}({name})",
-                "calls": ncalls,
-                "tottime_s": round(tottime, 3),
-                "cumtime_s": round(cumtime, 3),
-            }
-        )
-    return rows
-
-
-def _by_area(stats: pstats.Stats) -> dict[str, float]:
-    """Own (tottime) seconds by area of the code."""
-    areas = {
-        "shared/domain": "core: domain",
-        "shared/adapters": "core: adapters",
-        "shared/services": "core: services",
-        "shared/": "core: other shared",
-        "functions/": "handlers",
-        "costtracker/": "replay driver",
-        "bench/": "bench hooks",
-        "pydantic": "pydantic",
-        "aws_lambda_powertools": "powertools",
-        "botocore": "botocore",
-        "boto3": "boto3",
-        "urllib3": "urllib3/http",
-        "http/client": "urllib3/http",
-        "moto": "moto",
-        "werkzeug": "werkzeug",
-        "socket": "socket wait",
-        "<method 'recv_into'": "socket wait",
-        "json": "json",
-        "logging": "logging",
-    }
-    totals: dict[str, float] = {}
-    for (filename, _line, name), (_cc, _n, tottime, _cum, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        where = f"{filename} {name}"
-        area = "other"
-        for needle, label in areas.items():
-            if needle in where:
-                area = label
-                break
-        totals[area] = totals.get(area, 0.0) + tottime
-    return dict(sorted(((k, round(v, 2)) for k, v in totals.items()), key=lambda kv: -kv[1]))
-
-
-def profile_replay(scenario_dict: dict[str, Any], top: int = 15) -> dict[str, Any]:
-    """cProfile of a replay (no counting hooks): the driver's thread (handlers, services,
-    boto3, waiting on the socket) and the emulator's request handling, apart."""
-    from costtracker.replay import replay_session
-    from costtracker.scenario import Scenario
-
-    scenario = Scenario.model_validate(scenario_dict)
-    client, server = cProfile.Profile(), cProfile.Profile()
-    with redirect_stdout(sys.stderr), replay_session(scenario) as replayer, _wrap_server(server):
-        start = time.perf_counter()
-        client.enable()
-        try:
-            replayer.run()
-        finally:
-            client.disable()
-        wall = time.perf_counter() - start
-    out: dict[str, Any] = {"events": len(scenario.events), "wall_s": wall}
-    for name, prof in (("client", client), ("server", server)):
-        stats = pstats.Stats(prof)
-        out[name] = {
-            "total_s": round(stats.total_tt, 2),  # type: ignore[attr-defined]
-            "by_area_s": _by_area(stats),
-            "top_tottime": _top(stats, "tottime", top),
-            "top_cumtime": _top(stats, "cumtime", top),
-            "top_cumtime_core": _top(
-                stats, "cumtime", 3 * top, (str(ROOT / "shared"), str(ROOT / "functions"))
-            ),
-            # The emulator's side: DynamoDB operations, expression parsing, copies.
-            "top_cumtime_dynamodb": _top(
-                stats, "cumtime", 3 * top, ("moto/dynamodb/", "costtracker/emulator")
-            ),
-        }
-    return out
 
 
 def event_kinds(scenario_dict: dict[str, Any]) -> dict[str, int]:

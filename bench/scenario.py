@@ -5,7 +5,9 @@
 ``untagged:<id>``; untagged m5: ignored) in start/stop cycles, spot interruption
 warnings and rebalance recommendations, S3 checkpoint objects written every few
 hours of running (some deleted later, a few naming no job), ~3 % duplicates and
-~2 % late arrivals. Every tracked type has a price in ``prices``.
+~2 % late arrivals. Every tracked type has a price in ``prices``. The envelopes are
+``bench.events``; the CloudWatch alarm state changes, drawn afterwards on a stream of
+their own, ``bench.alarm_events``.
 """
 
 from __future__ import annotations
@@ -14,12 +16,21 @@ import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "bench-checkpoints"
+from bench.alarm_events import alarm_events
+from bench.events import (
+    ACCOUNT,
+    REBALANCE,
+    REGION,
+    SPOT_WARNING,
+    STATE,
+    Ids,
+    envelope,
+    instance_arn,
+    iso,
+)
+
+BUCKET = "bench-checkpoints"
 START = datetime(2026, 11, 2, tzinfo=UTC)
-STATE = "EC2 Instance State-change Notification"
-SPOT_WARNING = "EC2 Spot Instance Interruption Warning"
-REBALANCE = "EC2 Instance Rebalance Recommendation"
-ALARM = "CloudWatch Alarm State Change"
 PRICES = {
     "ec2": {
         "trn1.32xlarge": "21.50",
@@ -44,127 +55,9 @@ MIX = (
 CHECKPOINT_EVERY = timedelta(hours=2)
 
 
-def _iso(at: datetime) -> str:
-    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class _Ids:
-    def __init__(self, rng: random.Random) -> None:
-        self.rng = rng
-
-    def event(self) -> str:
-        h = f"{self.rng.getrandbits(128):032x}"
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def _envelope(
-    eid: str,
-    at: datetime,
-    source: str,
-    detail_type: str,
-    detail: dict[str, Any],
-    resources: list[str] | None = None,
-) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": detail_type,
-        "source": source,
-        "account": ACCOUNT,
-        "time": _iso(at),
-        "region": REGION,
-        "resources": resources or [],
-        "detail": detail,
-    }
-
-
-def _instance_arn(iid: str) -> list[str]:
-    return [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"]
-
-
-def _alarm(
-    eid: str, at: datetime, name: str, iid: str, value: str, previous: str
-) -> dict[str, Any]:
-    stamp = _iso(at).replace("Z", ".000+0000")
-    return _envelope(
-        eid,
-        at,
-        "aws.cloudwatch",
-        ALARM,
-        {
-            "alarmName": name,
-            "configuration": {
-                "metrics": [
-                    {
-                        "id": "m1",
-                        "returnData": True,
-                        "metricStat": {
-                            "metric": {
-                                "namespace": "AWS/EC2",
-                                "name": "CPUUtilization",
-                                "dimensions": {"InstanceId": iid},
-                            },
-                            "period": 300,
-                            "stat": "Average",
-                        },
-                    }
-                ]
-            },
-            "previousState": {"value": previous, "timestamp": stamp, "reason": ""},
-            "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
-        },
-        [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
-    )
-
-
-def _alarm_events(
-    specs: list[dict[str, Any]],
-    timed: list[tuple[datetime, int, dict[str, Any]]],
-    seed: int,
-    end: datetime,
-) -> None:
-    """CloudWatch alarm state changes (a random stream of their own, so that every other
-    event stays as it was): for one run in five of a tagged instance, the tracker's CPU
-    alarm goes to ALARM an hour in and back to OK an hour later; now and then someone
-    else's alarm on the same metric (ignored by the tracker)."""
-    rng = random.Random(seed ^ 0xA1A4)
-    ids = _Ids(rng)
-    runs: dict[str, list[datetime]] = {}
-    stops: dict[str, list[datetime]] = {}
-    for at, _, event in timed:
-        detail = event["detail"]
-        if event["detail-type"] == STATE and detail["state"] == "running":
-            runs.setdefault(detail["instance-id"], []).append(at)
-        elif event["detail-type"] == STATE and detail["state"] in ("stopping", "shutting-down"):
-            stops.setdefault(detail["instance-id"], []).append(at)
-    seq = len(timed)
-    for spec in specs:
-        if not spec["tags"]:
-            continue
-        iid = spec["instance_id"]
-        ends = sorted(stops.get(iid, []))
-        for start in sorted(runs.get(iid, [])):
-            stop = next((s for s in ends if s > start), end)
-            if rng.random() >= 0.2 or start + timedelta(hours=2) >= stop:
-                continue
-            name = f"costtracker-{iid}-cpu-low"
-            for at, value, previous in (
-                (start + timedelta(hours=1), "ALARM", "OK"),
-                (start + timedelta(hours=2), "OK", "ALARM"),
-            ):
-                seq += 1
-                timed.append((at, seq, _alarm(ids.event(), at, name, iid, value, previous)))
-            if rng.random() < 0.2:
-                at = start + timedelta(minutes=90)
-                seq += 1
-                timed.append(
-                    (at, seq, _alarm(ids.event(), at, "team-cpu-high", iid, "ALARM", "OK"))
-                )
-
-
 def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> dict[str, Any]:
     rng = random.Random(seed)
-    ids = _Ids(rng)
+    ids = Ids(rng)
     end = START + timedelta(days=days)
     weights = [m[3] for m in MIX]
     specs: list[dict[str, Any]] = []
@@ -217,24 +110,24 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
             while t < end:
                 add(
                     t - timedelta(seconds=15),
-                    _envelope(
+                    envelope(
                         ids.event(),
                         t - timedelta(seconds=15),
                         "aws.ec2",
                         STATE,
                         {"instance-id": iid, "state": "pending"},
-                        _instance_arn(iid),
+                        instance_arn(iid),
                     ),
                 )
                 add(
                     t,
-                    _envelope(
+                    envelope(
                         ids.event(),
                         t,
                         "aws.ec2",
                         STATE,
                         {"instance-id": iid, "state": "running"},
-                        _instance_arn(iid),
+                        instance_arn(iid),
                     ),
                 )
                 stop = t + timedelta(minutes=rng.randrange(60, 16 * 60))
@@ -246,7 +139,7 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                         size_b = rng.randrange(2, 20) * 2**30
                         add(
                             ck,
-                            _envelope(
+                            envelope(
                                 ids.event(),
                                 ck,
                                 "aws.s3",
@@ -270,7 +163,7 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                         if rng.random() < 0.3 and gone < end:
                             add(
                                 gone,
-                                _envelope(
+                                envelope(
                                     ids.event(),
                                     gone,
                                     "aws.s3",
@@ -292,7 +185,7 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                         if rng.random() < 0.003:
                             add(
                                 ck,
-                                _envelope(
+                                envelope(
                                     ids.event(),
                                     ck,
                                     "aws.s3",
@@ -320,25 +213,25 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                         at = stop - timedelta(minutes=10)
                         add(
                             at,
-                            _envelope(
+                            envelope(
                                 ids.event(),
                                 at,
                                 "aws.ec2",
                                 REBALANCE,
                                 {"instance-id": iid},
-                                _instance_arn(iid),
+                                instance_arn(iid),
                             ),
                         )
                     at = stop - timedelta(minutes=2)
                     add(
                         at,
-                        _envelope(
+                        envelope(
                             ids.event(),
                             at,
                             "aws.ec2",
                             SPOT_WARNING,
                             {"instance-id": iid, "instance-action": "stop"},
-                            _instance_arn(iid),
+                            instance_arn(iid),
                         ),
                     )
                 if rng.random() < 0.05:  # the end of this instance
@@ -346,13 +239,13 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                         at = stop + timedelta(seconds=dt)
                         add(
                             at,
-                            _envelope(
+                            envelope(
                                 ids.event(),
                                 at,
                                 "aws.ec2",
                                 STATE,
                                 {"instance-id": iid, "state": st},
-                                _instance_arn(iid),
+                                instance_arn(iid),
                             ),
                         )
                     break
@@ -360,18 +253,18 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                     at = stop + timedelta(seconds=dt)
                     add(
                         at,
-                        _envelope(
+                        envelope(
                             ids.event(),
                             at,
                             "aws.ec2",
                             STATE,
                             {"instance-id": iid, "state": st},
-                            _instance_arn(iid),
+                            instance_arn(iid),
                         ),
                     )
                 t = stop + timedelta(minutes=rng.randrange(20, 5 * 60))
 
-    _alarm_events(specs, timed, seed, end)
+    alarm_events(specs, timed, seed, end)
     ordered = [e for _, _, e in sorted(timed, key=lambda x: (x[0], x[1]))]
     # As AWS may deliver them: ~2 % arrive late (after later events), ~3 % twice.
     arrivals: list[dict[str, Any]] = []
@@ -398,5 +291,5 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
         "instances": specs,
         "budgets": [],
         "events": arrivals,
-        "until": _iso(end),
+        "until": iso(end),
     }

@@ -56,7 +56,7 @@ class FakeFleet(FakeInventory):
     def running(self, region: str) -> list[tuple[Ec2State, Callable[[], InstanceProfile]]]:
         found = self.states(sorted(self.now_states))
         return [
-            (state, lambda p=self.profiles[iid]: p)
+            (state, lambda p=self.profiles[iid]: p)  # type: ignore[misc]
             for iid, state in found.items()
             if state.state == "running" and self.profiles[iid].region == region
         ]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("shared", "functions", "costtracker", "cdk")
+PACKAGES = ("shared", "functions", "costtracker", "cdk", "bench")
 MODULE_LIMIT = 400
 HANDLER_LIMIT = 60
 

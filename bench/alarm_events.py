@@ -1,0 +1,92 @@
+"""The scenario's CloudWatch alarm state changes, apart from its instances, checkpoints
+and spot notices (``bench.scenario``): they are drawn afterwards, from the instances'
+runs, on a random stream of their own, so that adding or changing them leaves every
+other event of a seed as it was."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+from typing import Any
+
+from bench.events import ACCOUNT, ALARM, REGION, STATE, Ids, envelope, iso
+
+
+def _alarm(
+    eid: str, at: datetime, name: str, iid: str, value: str, previous: str
+) -> dict[str, Any]:
+    stamp = iso(at).replace("Z", ".000+0000")
+    return envelope(
+        eid,
+        at,
+        "aws.cloudwatch",
+        ALARM,
+        {
+            "alarmName": name,
+            "configuration": {
+                "metrics": [
+                    {
+                        "id": "m1",
+                        "returnData": True,
+                        "metricStat": {
+                            "metric": {
+                                "namespace": "AWS/EC2",
+                                "name": "CPUUtilization",
+                                "dimensions": {"InstanceId": iid},
+                            },
+                            "period": 300,
+                            "stat": "Average",
+                        },
+                    }
+                ]
+            },
+            "previousState": {"value": previous, "timestamp": stamp, "reason": ""},
+            "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
+        },
+        [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
+    )
+
+
+def alarm_events(
+    specs: list[dict[str, Any]],
+    timed: list[tuple[datetime, int, dict[str, Any]]],
+    seed: int,
+    end: datetime,
+) -> None:
+    """CloudWatch alarm state changes (a random stream of their own, so that every other
+    event stays as it was): for one run in five of a tagged instance, the tracker's CPU
+    alarm goes to ALARM an hour in and back to OK an hour later; now and then someone
+    else's alarm on the same metric (ignored by the tracker)."""
+    rng = random.Random(seed ^ 0xA1A4)
+    ids = Ids(rng)
+    runs: dict[str, list[datetime]] = {}
+    stops: dict[str, list[datetime]] = {}
+    for at, _, event in timed:
+        detail = event["detail"]
+        if event["detail-type"] == STATE and detail["state"] == "running":
+            runs.setdefault(detail["instance-id"], []).append(at)
+        elif event["detail-type"] == STATE and detail["state"] in ("stopping", "shutting-down"):
+            stops.setdefault(detail["instance-id"], []).append(at)
+    seq = len(timed)
+    for spec in specs:
+        if not spec["tags"]:
+            continue
+        iid = spec["instance_id"]
+        ends = sorted(stops.get(iid, []))
+        for start in sorted(runs.get(iid, [])):
+            stop = next((s for s in ends if s > start), end)
+            if rng.random() >= 0.2 or start + timedelta(hours=2) >= stop:
+                continue
+            name = f"costtracker-{iid}-cpu-low"
+            for at, value, previous in (
+                (start + timedelta(hours=1), "ALARM", "OK"),
+                (start + timedelta(hours=2), "OK", "ALARM"),
+            ):
+                seq += 1
+                timed.append((at, seq, _alarm(ids.event(), at, name, iid, value, previous)))
+            if rng.random() < 0.2:
+                at = start + timedelta(minutes=90)
+                seq += 1
+                timed.append(
+                    (at, seq, _alarm(ids.event(), at, "team-cpu-high", iid, "ALARM", "OK"))
+                )
