@@ -129,15 +129,6 @@ class PriceBook:
         return discounted(rate, self._config.discount_for(instance_type))
 
     # -- pins: how a span is priced ------------------------------------------------------
-    def _pin(self, rate: Rate) -> RatePin:
-        return RatePin(
-            rate=rate,
-            source=rate.source,
-            checked_on=rate.checked_on.isoformat(),
-            region=rate.region,
-            note=rate.note,
-        )
-
     # How an instance in a Capacity Block is priced (its share of the block's fee); set by
     # the runtime. Without it such an instance is unpriced, never at the on-demand rate.
     block_pin: Callable[[InstanceProfile, Span], RatePin | None] | None = None
@@ -149,12 +140,12 @@ class PriceBook:
         if profile.lifecycle == "spot":
             return self._spot_pin(profile, span.start)
         rate = self.on_demand(profile.region, profile.instance_type, profile.platform)
-        return self._pin(rate) if rate is not None else None
+        return RatePin.for_rate(rate) if rate is not None else None
 
     def _spot_pin(self, profile: InstanceProfile, start: datetime) -> RatePin | None:
         override = self._prices(profile.region).spot.get(profile.instance_type)
         if isinstance(override, Decimal):
-            return self._pin(self._override(override, profile.region))
+            return RatePin.for_rate(self._override(override, profile.region))
         series_id = self.series.series_for(profile)
         if series_id is None or not self.series.covers(series_id, start):
             return None

@@ -31,6 +31,18 @@ class RatePin(Frozen):
     # Billed per second with no minimum (a Capacity Block's share of its fee).
     per_second: bool = False
 
+    @classmethod
+    def for_rate(cls, rate: Rate, per_second: bool = False) -> RatePin:
+        """A constant rate's pin, carrying the rate's own provenance."""
+        return cls(
+            rate=rate,
+            source=rate.source,
+            checked_on=rate.checked_on.isoformat(),
+            region=rate.region,
+            note=rate.note,
+            per_second=per_second,
+        )
+
     @property
     def provenance(self) -> str:
         return f"{self.source.value}:{self.checked_on}"

@@ -4,7 +4,7 @@ list of all jobs (one Query of the rollups, however many days or jobs)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -133,6 +133,24 @@ def active_between(
     ends = [str(r.get("last_event_at", "")) for r in rollups if r.get("last_event_at")]
     end = now if accrual.is_open() else (parse_time(max(ends)) or begin)
     return begin.date() <= last and end.date() >= first
+
+
+def records_active_on(
+    deps: LedgerDeps,
+    day: date,
+    since: datetime,
+    now: datetime,
+    rollups: dict[str, list[dict[str, Any]]] | None = None,
+) -> Iterator[tuple[str, JobRecords]]:
+    """Each job that accrued on ``day``, with its records from ``since``, by job id: what
+    the day's summary and its operations figures both walk."""
+    jobs = rollups if rollups is not None else all_rollups(deps.rollups)
+    for job_id in sorted(jobs):
+        if not active_between(jobs[job_id], day, day, now):
+            continue
+        records = load_job(deps.table, deps.rollups, job_id, since=since)
+        if records is not None:
+            yield job_id, records
 
 
 def get_job_cost(

@@ -23,7 +23,7 @@ from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords, rollup_tags
 from shared.services.change import accelerator_figures, is_accelerator
 from shared.services.deps import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, load_job
+from shared.services.job_view import records_active_on
 
 MAX_TEAMS = 20
 OTHER = "other"
@@ -98,13 +98,7 @@ def day_figures(deps: LedgerDeps, day: date, now: datetime) -> DayFigures:
     team_key = deps.config.access.team_tag_key
     teams: dict[str, TeamFigures] = {}
     stored = 0
-    jobs = all_rollups(deps.rollups)
-    for job_id in sorted(jobs):
-        if not active_between(jobs[job_id], day, day, now):
-            continue
-        records = load_job(deps.table, deps.rollups, job_id, since=start)
-        if records is None:
-            continue
+    for _, records in records_active_on(deps, day, start, now):
         stored += stored_bytes(records, min(end, now))
         hours, _ = accelerator_figures(records, start, end, now, deps.prices.series)
         if not hours:

@@ -144,15 +144,7 @@ class ReservationLedger:
         head = self.head_for(profile.account, profile.capacity_reservation_id, profile.region)
         if head is None or head.rate is None:
             return None
-        rate = head.rate
-        return RatePin(
-            rate=rate,
-            source=rate.source,
-            checked_on=rate.checked_on.isoformat(),
-            region=rate.region,
-            note=rate.note,
-            per_second=True,
-        )
+        return RatePin.for_rate(head.rate, per_second=True)
 
     # -- instance changes -------------------------------------------------------------------
     def instance_change(

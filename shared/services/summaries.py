@@ -23,7 +23,7 @@ from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13,
 from shared.reports.focus_charges import focus_rows
 from shared.reports.formatting import cents, iso, money
 from shared.services.deps import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, load_job
+from shared.services.job_view import all_rollups, records_active_on
 
 
 def day_bounds(day: date) -> tuple[datetime, datetime]:
@@ -50,12 +50,7 @@ def summarize_day(
     incomplete: list[str] = []
     rows: list[dict[str, Any]] = []
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
-    for job_id in sorted(jobs):
-        if not active_between(jobs[job_id], day, day, now):
-            continue
-        records = load_job(deps.table, deps.rollups, job_id, since=start)
-        if records is None:
-            continue
+    for job_id, records in records_active_on(deps, day, start, now, jobs):
         breakdown, priced = job_between(records, start, end, now, deps.prices.series)
         total = breakdown["total"]
         if not total and priced:
