@@ -6,11 +6,8 @@ the transaction, then the Put or Update it calls) and its UpdateExpression twice
 every parse walks a syntax tree: a state event's transaction of three entries cost
 about three bare UpdateItems, and transactions were most of a replay's time. The
 ledger's adapter (``shared.adapters.table``) writes a small, fixed grammar only:
-entries are Put or Update (the update grammar of ``costtracker.emulator_updates``),
-and a condition is a conjunction of
-
-    attribute_not_exists(#n)    #n = :v    (attribute_not_exists(#n) OR #n < :v)
-    (attribute_not_exists(#n) OR #n > :v)
+entries are Put or Update, in the update and condition grammar that
+``costtracker.emulator_updates`` reads (``actions_of``, ``checks_of``).
 
 This module checks such a transaction the way moto does (one entry per item, keys
 present and not empty, every name and value used, conditions compared on moto's own
@@ -27,83 +24,20 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from costtracker.emulator_updates import Action, actions_of, too_large, updated_attributes
-
-_NAME, _VALUE = r"#n\d+", r":v\d+"
-_TERM = re.compile(
-    rf"attribute_not_exists\(({_NAME})\)"
-    rf"|({_NAME}) = ({_VALUE})"
-    rf"|\(attribute_not_exists\(({_NAME})\) OR ({_NAME}) ([<>]) ({_VALUE})\)"
+from costtracker.emulator_updates import (
+    Action,
+    Unsupported,
+    actions_of,
+    checks_of,
+    holds,
+    too_large,
+    updated_attributes,
 )
+
 _PLACEHOLDER = re.compile(r"[#:][A-Za-z0-9_]+")
 
 # Tests turn the fast path off to compare it with moto's own.
 ENABLED = True
-
-Check = tuple[str, str, Any]  # (operator: "absent" | "=" | "<" | ">", attribute name, value)
-
-
-class _Unsupported(Exception):
-    """Not this module's grammar: moto decides."""
-
-
-def checks_of(expression: str | None, names: dict[str, str], values: dict[str, Any]) -> list[Check]:
-    """The condition's checks; raises ``_Unsupported`` for any other grammar."""
-    if not expression:
-        return []
-    checks: list[Check] = []
-    for part in expression.split(" AND "):
-        m = _TERM.fullmatch(part)
-        if m is None:
-            raise _Unsupported
-        absent, eq_name, eq_value, or_name, cmp_name, op, cmp_value = m.groups()
-        if absent is not None:
-            checks.append(("absent", _name(names, absent), None))
-        elif eq_name is not None:
-            checks.append(("=", _name(names, eq_name), _value(values, eq_value)))
-        else:
-            if or_name != cmp_name:
-                raise _Unsupported
-            checks.append((op, _name(names, cmp_name), _value(values, cmp_value)))
-    return checks
-
-
-def _name(names: dict[str, str], ref: str) -> str:
-    if ref not in names:
-        raise _Unsupported
-    return names[ref]
-
-
-def _value(values: dict[str, Any], ref: str) -> Any:
-    from moto.dynamodb.models.dynamo_type import DynamoType
-
-    raw = values.get(ref)
-    if not isinstance(raw, dict) or len(raw) != 1:
-        raise _Unsupported
-    return DynamoType(raw).cast_value
-
-
-def holds(checks: list[Check], item: Any) -> bool:
-    """Whether every check holds on ``item`` (moto's Item or None), as moto compares."""
-    for op, name, value in checks:
-        attr = item.attrs.get(name) if item is not None else None
-        if op == "absent":
-            if attr is not None:
-                return False
-            continue
-        if op in ("<", ">"):
-            if attr is None:
-                continue  # attribute_not_exists(#n) OR ...
-            try:
-                ok = attr.cast_value < value if op == "<" else attr.cast_value > value
-            except TypeError:
-                raise _Unsupported from None
-            if not ok:
-                return False
-            continue
-        if attr is None or attr.cast_value != value:
-            return False
-    return True
 
 
 def _all_used(entry: dict[str, Any]) -> None:
@@ -117,7 +51,7 @@ def _all_used(entry: dict[str, Any]) -> None:
         entry.get("ExpressionAttributeValues") or {}
     )
     if declared - used or entry.get("ExpressionAttributeValues") == {}:
-        raise _Unsupported
+        raise Unsupported
 
 
 def _plan(backend: Any, entries: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any, Any]]:
@@ -125,32 +59,32 @@ def _plan(backend: Any, entries: list[dict[str, Any]]) -> list[tuple[Any, Any, A
     from moto.dynamodb.models.dynamo_type import DynamoType
 
     if not entries or len(entries) > 100:
-        raise _Unsupported
+        raise Unsupported
     plan = []
     seen: set[tuple[str, Any, Any]] = set()
     for entry in entries:
         if len(entry) != 1:
-            raise _Unsupported
+            raise Unsupported
         ((kind, op),) = entry.items()
         if kind not in ("Put", "Update") or op.get("ReturnValuesOnConditionCheckFailure"):
-            raise _Unsupported
+            raise Unsupported
         table = backend.tables.get(op.get("TableName"))
         if table is None or table.stream_shard is not None or not table.range_key_attr:
-            raise _Unsupported
+            raise Unsupported
         _all_used(op)
         key_names = (table.hash_key_attr, table.range_key_attr)
         source = op["Item"] if kind == "Put" else op["Key"]
         if kind == "Update" and set(source) != set(key_names):
-            raise _Unsupported
+            raise Unsupported
         raw_keys = [source.get(n) for n in key_names]
         if any(
             not isinstance(raw, dict) or raw.get("S") in (None, "") or len(raw) != 1
             for raw in raw_keys
         ) or (table.hash_key_type, table.range_key_type) != ("S", "S"):
-            raise _Unsupported
+            raise Unsupported
         h, r = DynamoType(raw_keys[0]), DynamoType(raw_keys[1])
         if (op["TableName"], h, r) in seen:
-            raise _Unsupported  # moto raises its "multiple operations on one item"
+            raise Unsupported  # moto raises its "multiple operations on one item"
         seen.add((op["TableName"], h, r))
         names = op.get("ExpressionAttributeNames") or {}
         values = op.get("ExpressionAttributeValues") or {}
@@ -159,12 +93,12 @@ def _plan(backend: Any, entries: list[dict[str, Any]]) -> list[tuple[Any, Any, A
             table._validate_item_types(op["Item"])
             table._validate_key_sizes(op["Item"])
             if too_large({k: DynamoType(v) for k, v in op["Item"].items()}):
-                raise _Unsupported
+                raise Unsupported
             plan.append((table, h, r, checks, ("put", op["Item"])))
             continue
         actions: list[Action] | None = actions_of(op.get("UpdateExpression", ""), names, values)
         if actions is None or any(name in key_names for _, name, _ in actions):
-            raise _Unsupported
+            raise Unsupported
         plan.append((table, h, r, checks, ("update", actions)))
     return plan
 
@@ -195,9 +129,9 @@ def patch_moto_transactions_fast() -> None:
                     continue
                 attrs = updated_attributes(table, item, h, r, change)
                 if attrs is None or too_large(attrs):
-                    raise _Unsupported
+                    raise Unsupported
                 writes.append(attrs)
-        except _Unsupported:
+        except Unsupported:
             return original(self)
         except Exception:
             return original(self)  # moto raises its own validation error

@@ -10,10 +10,13 @@ writes a small, fixed grammar only:
     SET #a = :v, #b = if_not_exists(#b, :w)  ADD #c :x  REMOVE #d
 
 This module executes exactly that grammar with moto's own values and arithmetic
-(``DynamoType``: number addition, sets kept in insertion order), moto's own condition
-evaluation, new items through moto's ``put_item`` (its key and type checks) and moto's
-400 KB item limit, and hands everything else (other grammar, key attributes, streams,
-legacy parameters) to moto unchanged. ``tests/integration/test_emulator_updates.py`` runs
+(``DynamoType``: number addition, sets kept in insertion order), the adapter's
+conditions (``checks_of``: ``attribute_not_exists(#n)``, ``#n = :v``,
+``(attribute_not_exists(#n) OR #n < :v)`` or ``> :v``, joined by AND) compared on
+moto's cast values as moto compares them (any other condition goes to moto's parser),
+new items through moto's ``put_item`` (its key and type checks) and moto's 400 KB item
+limit, and hands everything else (other grammar, key attributes, streams, legacy
+parameters) to moto unchanged. ``tests/integration/test_emulator_speedups.py`` runs
 random sequences of the adapter's updates through both paths and compares the items.
 """
 
@@ -79,6 +82,78 @@ def _actions(expression: str, names: dict[str, str], values: dict[str, Any]) -> 
             return None
         resolved.append((kind, name, value))
     return resolved
+
+
+_CONDITION_TERM = re.compile(
+    rf"attribute_not_exists\(({_NAME})\)"
+    rf"|({_NAME}) = ({_VALUE})"
+    rf"|\(attribute_not_exists\(({_NAME})\) OR ({_NAME}) ([<>]) ({_VALUE})\)"
+)
+
+Check = tuple[str, str, Any]  # (operator: "absent" | "=" | "<" | ">", attribute name, value)
+
+
+class Unsupported(Exception):
+    """Not the ledger adapter's grammar: moto decides."""
+
+
+def checks_of(expression: str | None, names: dict[str, str], values: dict[str, Any]) -> list[Check]:
+    """The condition's checks; raises ``Unsupported`` for any other grammar."""
+    if not expression:
+        return []
+    checks: list[Check] = []
+    for part in expression.split(" AND "):
+        m = _CONDITION_TERM.fullmatch(part)
+        if m is None:
+            raise Unsupported
+        absent, eq_name, eq_value, or_name, cmp_name, op, cmp_value = m.groups()
+        if absent is not None:
+            checks.append(("absent", _name(names, absent), None))
+        elif eq_name is not None:
+            checks.append(("=", _name(names, eq_name), _value(values, eq_value)))
+        else:
+            if or_name != cmp_name:
+                raise Unsupported
+            checks.append((op, _name(names, cmp_name), _value(values, cmp_value)))
+    return checks
+
+
+def _name(names: dict[str, str], ref: str) -> str:
+    if ref not in names:
+        raise Unsupported
+    return names[ref]
+
+
+def _value(values: dict[str, Any], ref: str) -> Any:
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    raw = values.get(ref)
+    if not isinstance(raw, dict) or len(raw) != 1:
+        raise Unsupported
+    return DynamoType(raw).cast_value
+
+
+def holds(checks: list[Check], item: Any) -> bool:
+    """Whether every check holds on ``item`` (moto's Item or None), as moto compares."""
+    for op, name, value in checks:
+        attr = item.attrs.get(name) if item is not None else None
+        if op == "absent":
+            if attr is not None:
+                return False
+            continue
+        if op in ("<", ">"):
+            if attr is None:
+                continue  # attribute_not_exists(#n) OR ...
+            try:
+                ok = attr.cast_value < value if op == "<" else attr.cast_value > value
+            except TypeError:
+                raise Unsupported from None
+            if not ok:
+                return False
+            continue
+        if attr is None or attr.cast_value != value:
+            return False
+    return True
 
 
 def _item_size(attrs: dict[str, Any]) -> int:
@@ -201,10 +276,22 @@ def patch_moto_updates() -> None:
         hash_value = DynamoType(key[table.hash_key_attr])
         range_value = DynamoType(key[table.range_key_attr])
         item = table.get_item(hash_value, range_value)
-        condition = create_condition_expression_parser(
-            condition_expression, expression_attribute_names, expression_attribute_values
-        ).parse()
-        if not condition.expr(item):
+        try:
+            checks = checks_of(
+                condition_expression,
+                expression_attribute_names or {},
+                expression_attribute_values or {},
+            )
+            condition_holds = holds(checks, item)
+        except Unsupported:
+            condition_holds = (
+                create_condition_expression_parser(
+                    condition_expression, expression_attribute_names, expression_attribute_values
+                )
+                .parse()
+                .expr(item)
+            )
+        if not condition_holds:
             if return_values_on_condition_check_failure == "ALL_OLD" and item is not None:
                 raise ConditionalCheckFailed(item=item.to_json()["Attributes"])
             raise ConditionalCheckFailed
