@@ -82,16 +82,14 @@ class Runtime:
         return os.environ.get("AWS_REGION", "us-east-1")
 
     def client(self, service: str, region: str | None = None) -> BaseClient:
-        """A boto3 client with standard retries (throttling and 5xx back off and retry)."""
+        """A boto3 client of the function's own account (``accounts.client_config``)."""
         key = (service, region or self.region)
         if key not in self._clients:
             import boto3
-            from botocore.config import Config
 
-            config = Config(
-                retries={"mode": "standard", "max_attempts": 5}, connect_timeout=5, read_timeout=20
-            )
-            self._clients[key] = boto3.client(service, region_name=key[1], config=config)
+            from shared.adapters.accounts import client_config
+
+            self._clients[key] = boto3.client(service, region_name=key[1], config=client_config())
         return self._clients[key]
 
     @cached_property

@@ -172,3 +172,15 @@ def test_capacity_reservations_read_in_the_given_account_and_region() -> None:
     )
     assert found.account == "222222222222"
     assert factory.asked == [("ec2", "222222222222", "eu-west-1")]
+
+
+def test_client_config_validates_requests_only_where_asked(monkeypatch: Any) -> None:
+    """Deployed functions skip botocore's client-side validation (AWS validates again);
+    the test suite turns it on, so a malformed request fails here first."""
+    from shared.adapters.accounts import client_config
+
+    monkeypatch.delenv("COSTTRACKER_VALIDATE_REQUESTS", raising=False)
+    assert client_config().parameter_validation is False
+    assert client_config().retries == {"mode": "standard", "max_attempts": 5}
+    monkeypatch.setenv("COSTTRACKER_VALIDATE_REQUESTS", "1")
+    assert client_config().parameter_validation is True
