@@ -100,6 +100,7 @@ class Table(Protocol):
         index: str | None = None,
         descending: bool = False,
         limit: int | None = None,
+        attributes: Sequence[str] = (),  # only these (DynamoDB's ProjectionExpression)
     ) -> Iterator[Item]: ...
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]: ...
@@ -193,6 +194,7 @@ class MemoryTable:
         index: str | None = None,
         descending: bool = False,
         limit: int | None = None,
+        attributes: Sequence[str] = (),
     ) -> Iterator[Item]:
         self._count("query")
         pk_name, sk_name = self.indexes[index] if index else ("pk", "sk")
@@ -207,7 +209,7 @@ class MemoryTable:
         ]
         found.sort(key=lambda i: i[sk_name], reverse=descending)
         for item in found[:limit] if limit else found:
-            yield _copy(item)
+            yield {k: v for k, v in item.items() if k in attributes} if attributes else _copy(item)
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         self._count("batch_get")
@@ -305,11 +307,8 @@ class DynamoTable:
         try:
             if len(operations) == 1:
                 op = operations[0]
-                request = self._expression(op)
-                if isinstance(op, Put):
-                    client.put_item(**request)
-                else:
-                    client.update_item(**request)
+                write = client.put_item if isinstance(op, Put) else client.update_item
+                write(**self._expression(op))
                 return
             client.transact_write_items(
                 TransactItems=[
@@ -340,6 +339,7 @@ class DynamoTable:
         index: str | None = None,
         descending: bool = False,
         limit: int | None = None,
+        attributes: Sequence[str] = (),
     ) -> Iterator[Item]:
         pk_name, sk_name = self._indexes[index] if index else ("pk", "sk")
         names = {"#pk": pk_name, "#sk": sk_name}
@@ -368,6 +368,9 @@ class DynamoTable:
         }
         if index:
             kwargs["IndexName"] = index
+        if attributes:
+            names |= {f"#a{n}": a for n, a in enumerate(attributes)}
+            kwargs["ProjectionExpression"] = ", ".join(f"#a{n}" for n in range(len(attributes)))
         returned = 0
         while True:
             if limit:

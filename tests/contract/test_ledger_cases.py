@@ -4,8 +4,10 @@ follow a head through its life, and items that stay small whatever the history."
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
@@ -175,3 +177,43 @@ def test_items_stay_small_and_costs_exact_after_200_cycles(table: Table) -> None
     cost = get_job_cost(fresh(ledger).deps, "hib", at(30_000))
     assert cost.billed_seconds == 200 * 100
     assert cost.instance_usd == Decimal(20_000) * 90 / 3600
+
+
+def test_open_heads_are_listed_from_keys_and_versions_and_read_only_when_not_held(
+    table: Table,
+) -> None:
+    """The sweeps list the open heads by key and version; a store that wrote a head
+    uses its own copy, a fresh one (or one whose copy is stale) reads it, in one batch."""
+    profiles = [_profile(f"i-0000000000000010{n}", {"training-job": f"j{n}"}) for n in range(3)]
+    ledger = ledger_over(table, *profiles, config=SPOT)
+    for n, profile in enumerate(profiles):
+        state(ledger, profile.instance_id, f"r{n}", n, "running")
+    writer = ledger.deps.instances
+    held = {h.instance_id: h for h in writer.open_heads()}
+    assert sorted(held) == sorted(p.instance_id for p in profiles)
+    assert all(held[p.instance_id] is writer.head(f"j{n}", ACCOUNT, p.instance_id)
+               for n, p in enumerate(profiles))  # fmt: skip
+    # Another container changes one head: the writer's copy of it is stale.
+    other = fresh(ledger)
+    state(other, profiles[0].instance_id, "s0", 100, "stopped")
+    state(other, profiles[1].instance_id, "r1-again", 110, "running")  # a new transition
+    newer = other.deps.instances.head("j1", ACCOUNT, profiles[1].instance_id)
+    assert newer is not None and newer.version > held[profiles[1].instance_id].version
+    read: list[tuple[str, str]] = []
+    batch_get = table.batch_get
+
+    def counted(keys: Sequence[tuple[str, str]]) -> list[dict[str, Any]]:
+        read.extend(keys)
+        return batch_get(keys)
+
+    table.batch_get = counted  # type: ignore[method-assign]
+    listed = {h.instance_id: h for h in writer.open_heads()}
+    assert profiles[0].instance_id not in listed  # it stopped: out of the index
+    assert listed[profiles[2].instance_id] is held[profiles[2].instance_id]
+    assert listed[profiles[1].instance_id].version == newer.version
+    assert read == [(keys.job_pk("j1"), keys.instance_head_sk(ACCOUNT, profiles[1].instance_id))]
+    reread = {h.instance_id: h for h in fresh(ledger).deps.instances.open_heads()}
+    assert {k: h.version for k, h in reread.items()} == {k: h.version for k, h in listed.items()}
+    assert {k: h.model_dump() for k, h in reread.items()} == {
+        k: h.model_dump() for k, h in listed.items()
+    }

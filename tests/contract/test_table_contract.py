@@ -163,6 +163,20 @@ def test_sparse_indexes_hold_items_with_both_key_attributes_only(table: Table) -
     assert [i["sk"] for i in table.query("OPEN", index=name, descending=True, limit=1)] == ["H#I#a"]
 
 
+def test_a_query_can_return_only_some_attributes(table: Table) -> None:
+    """What the sweeps list: keys and versions of the open heads, not the heads."""
+    open_pk, open_sk = schema.index_attributes(schema.OPEN_INDEX)
+    table.transact(
+        [
+            Put({"pk": "J#1", "sk": "H#I#a", "version": 3, "record": "x" * 500,
+                 open_pk: "OPEN", open_sk: "acct#a"}),
+        ]
+    )  # fmt: skip
+    found = list(table.query("OPEN", index=schema.OPEN_INDEX.name, attributes=("sk", "version")))
+    assert found == [{"sk": "H#I#a", "version": 3}]
+    assert list(table.query("J#1", attributes=("record",))) == [{"record": "x" * 500}]
+
+
 def test_an_item_over_the_size_limit_is_refused_and_one_under_it_kept(table: Table) -> None:
     under = {"pk": "S", "sk": "under", "blob": "x" * 380_000}
     over = {"pk": "S", "sk": "over", "blob": "x" * 420_000}
