@@ -8,8 +8,12 @@ not depend on that first sort: moto sorts what matched afterwards (by the index'
 then the table's keys, or by range key within one partition). So, for the duration of a
 Query only, ``all_items`` hands moto the candidates unsorted: for the table, just the
 asked partition; for an index, the items whose hash key attribute holds the asked value
-(DynamoDB indexes no other item, and moto skips the others anyway). Results, order and
-paging stay moto's own; Scans, which page through ``all_items`` in key order, are untouched.
+(DynamoDB indexes no other item, and moto skips the others anyway). A Query of the table
+with a sort key condition gets only the partition's items that meet it, by moto's own
+comparison: moto would otherwise size every item of the partition (``Item.size``) before
+testing it, so reading one day of a job cost as much as reading its whole history.
+Results, order and paging stay moto's own; Scans, which page through ``all_items`` in
+key order, are untouched.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ _local = threading.local()
 
 def patch_moto_queries() -> None:
     """Install the Query fast path once per process (idempotent)."""
+    from moto.dynamodb.comparisons import get_comparison_func
     from moto.dynamodb.models.table import Table
 
     if getattr(Table, "_costtracker_queries", False):
@@ -61,11 +66,26 @@ def patch_moto_queries() -> None:
         bucket = self.items.get(hash_key)
         return list(bucket.values()) if bucket else []
 
+    def in_range(items: list[Any], comparison: str | None, objects: Any) -> list[Any]:
+        """The items whose sort key meets the Query's condition, tested as moto tests it."""
+        compare = get_comparison_func(comparison) if comparison else None
+        if compare is None or not objects:
+            return items
+        bounds = [o.cast_value for o in objects]
+        return [
+            i for i in items if i.range_key is not None and compare(i.range_key.cast_value, *bounds)
+        ]
+
     def query(self: Any, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
         index_name = kwargs.get("index_name")
         if index_name is None and len(args) > 6:
             index_name = args[6]
-        _local.candidates = (self, candidates(self, hash_key, index_name))
+        found = candidates(self, hash_key, index_name)
+        if not index_name and self.range_key_attr:
+            comparison = args[0] if args else kwargs.get("range_comparison")
+            objects = args[1] if len(args) > 1 else kwargs.get("range_objs")
+            found = in_range(found, comparison, objects)
+        _local.candidates = (self, found)
         try:
             return original_query(self, hash_key, *args, **kwargs)
         finally:
