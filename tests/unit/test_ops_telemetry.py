@@ -56,3 +56,37 @@ def test_day_figures_as_emf(
     assert (levels["IdleAccelerators"], levels["UnmeasuredAccelerators"]) == (2.0, 1.0)
     assert levels["InputBoundAccelerators"] == 0.0
     assert levels["CheckpointStorageGB"] == 12.5
+
+
+def test_with_metrics_off_nothing_is_printed_however_many_invocations(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Local runs turn metrics off: 250 invocations, each counting events, print no EMF
+    (Powertools itself prints a disabled set once a metric holds 100 values)."""
+    from shared.app.event_function import event_function
+    from shared.events.envelope import ScheduledEvent
+
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+
+    @event_function(ScheduledEvent)
+    def handler(event: ScheduledEvent, rt: object) -> dict[str, str]:
+        telemetry.count("EventsProcessed")
+        telemetry.seconds("ScheduleLag", 1.5)
+        return {}
+
+    from costtracker.lambda_context import FakeLambdaContext
+
+    tick = {
+        "id": "tick-1",
+        "source": "aws.events",
+        "detail-type": "Scheduled Event",
+        "account": "123456789012",
+        "region": "us-east-1",
+        "time": "2026-11-01T00:00:00Z",
+        "resources": [],
+        "detail": {},
+    }
+    for _ in range(250):
+        handler(tick, FakeLambdaContext(function_name="test"))
+    out, err = capsys.readouterr()
+    assert "_aws" not in out and "_aws" not in err
