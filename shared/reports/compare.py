@@ -38,9 +38,7 @@ def _compare_row(cost: JobCost, utilization: UtilizationConfig) -> dict[str, Any
         "instance_hours": money(instance_hours),
         "wall_clock_hours": money(wall_hours),
         "total_usd": money(cost.total_usd),
-        "list_total_usd": money(
-            cost.instance_list_usd + cost.ebs_usd + cost.checkpoint_storage_usd
-        ),
+        "list_total_usd": money(cost.list_total_usd),
         "usd_per_hour": _per(cost.total_usd, wall_hours),
         "usd_per_instance_hour": _per(cost.instance_usd, instance_hours),
         "cost_per_step_usd": _per(cost.total_usd, Decimal(steps)) if steps else None,
