@@ -25,7 +25,12 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
         for d, s in summaries.get_summaries([day - timedelta(days=n) for n in range(1, 8)]).items()
     }
     deps = rt.ledger_deps()
-    summary, rows = summarize_day(deps, day, now, history)
+    walk = None
+    if telemetry.enabled():  # the admins' CloudWatch dashboard, from the same walk
+        from shared.services.ops_metrics import DayFiguresWalk  # only with metrics
+
+        walk = DayFiguresWalk(deps, day, now)
+    summary, rows = summarize_day(deps, day, now, history, each_job=walk.add if walk else None)
     summaries.put_summary(day, summary)
     version = rt.settings.config.summary.focus_version
     keys = publish_summary(summary, rows, rt.report_store, rt.notifier, version)
@@ -33,8 +38,6 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
     for key in ("project", "team"):
         for value, usd in summary["by_tag"].get(key, {}).items():
             spend("DailySpendUSD", Decimal(usd), key, value)
-    if telemetry.enabled():  # the admins' CloudWatch dashboard (reads the day again)
-        from shared.services import ops_metrics  # only with metrics
-
-        telemetry.day_figures(ops_metrics.day_figures(deps, day, now))
+    if walk is not None:
+        telemetry.day_figures(walk.figures())
     return {"day": day.isoformat(), "total_usd": summary["total_usd"], "objects": keys}

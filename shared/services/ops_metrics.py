@@ -92,22 +92,41 @@ def bounded(teams: dict[str, TeamFigures], limit: int = MAX_TEAMS) -> dict[str, 
     return kept
 
 
-def day_figures(deps: LedgerDeps, day: date, now: datetime) -> DayFigures:
-    """One UTC day's figures, as the ledger knows them at ``now``."""
-    start, end = day_bounds(day)
-    team_key = deps.config.access.team_tag_key
-    teams: dict[str, TeamFigures] = {}
-    stored = 0
-    for _, records in records_active_on(deps, day, start, now):
-        stored += stored_bytes(records, min(end, now))
-        hours, _ = accelerator_figures(records, start, end, now, deps.prices.series)
+class DayFiguresWalk:
+    """A UTC day's figures, added up job by job: the daily summary's own walk of the day's
+    records feeds it (``summarize_day(each_job=...)``), so the figures cost no second
+    read of the day."""
+
+    def __init__(self, deps: LedgerDeps, day: date, now: datetime) -> None:
+        self.deps, self.day, self.now = deps, day, now
+        self.start, self.end = day_bounds(day)
+        self.teams: dict[str, TeamFigures] = {}
+        self.stored = 0
+
+    def add(self, records: JobRecords) -> None:
+        start, end, now = self.start, self.end, self.now
+        self.stored += stored_bytes(records, min(end, now))
+        hours, _ = accelerator_figures(records, start, end, now, self.deps.prices.series)
         if not hours:
-            continue
+            return
         tags, _ = rollup_tags(records.rollups)
-        figures = teams.setdefault(tags.get(team_key) or UNTAGGED, TeamFigures())
+        team = tags.get(self.deps.config.access.team_tag_key) or UNTAGGED
+        figures = self.teams.setdefault(team, TeamFigures())
         figures.accelerator_hours += hours
         figures.idle_hours += idle_hours(records, start, end, now)
-    return DayFigures(day=day, teams=bounded(teams), checkpoint_storage_gb=stored / GB)
+
+    def figures(self) -> DayFigures:
+        return DayFigures(
+            day=self.day, teams=bounded(self.teams), checkpoint_storage_gb=self.stored / GB
+        )
+
+
+def day_figures(deps: LedgerDeps, day: date, now: datetime) -> DayFigures:
+    """One UTC day's figures, as the ledger knows them at ``now`` (a walk of its own)."""
+    walk = DayFiguresWalk(deps, day, now)
+    for _, records in records_active_on(deps, day, walk.start, now):
+        walk.add(records)
+    return walk.figures()
 
 
 def accelerators_by_condition(heads: Iterable[InstanceHead]) -> dict[str, int]:

@@ -8,7 +8,7 @@ up to the jobs' totals. Re-running a day overwrites the same outputs.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -16,7 +16,7 @@ from typing import Any
 from shared.adapters.notify import Alert, Notifier
 from shared.adapters.report_store import ReportStore
 from shared.domain.day_split import KINDS, job_between
-from shared.domain.job import rollup_tags
+from shared.domain.job import JobRecords, rollup_tags
 from shared.reports.csv_safe import write_csv
 from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
@@ -37,8 +37,10 @@ def summarize_day(
     now: datetime,
     previous_totals: dict[date, Decimal] | None = None,
     rollups: dict[str, list[dict[str, Any]]] | None = None,
+    each_job: Callable[[JobRecords], None] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The summary of one UTC day and its FOCUS rows, as the ledger knows them at ``now``."""
+    """The summary of one UTC day and its FOCUS rows, as the ledger knows them at ``now``;
+    ``each_job`` sees every active job's records on the way (the day's other figures)."""
     config = deps.config
     start, end = day_bounds(day)
     by_job: dict[str, Decimal] = {}
@@ -51,6 +53,8 @@ def summarize_day(
     rows: list[dict[str, Any]] = []
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
     for job_id, records in records_active_on(deps, day, start, now, jobs):
+        if each_job is not None:
+            each_job(records)
         breakdown, priced = job_between(records, start, end, now, deps.prices.series)
         total = breakdown["total"]
         if not total and priced:

@@ -67,3 +67,52 @@ def test_the_scheduled_functions_emit_them_when_metrics_are_on(
     # At 00:30 on Nov 2 the summary covers all of Nov 1: vit-train (still running) 10:00 to
     # midnight = 14 h; llama-ft 6 h.
     assert hours == {"nlp": [6.0], "vision": [14.0]}
+
+
+def _summary_reads(replayer: object, monkeypatch: pytest.MonkeyPatch, metrics_on: bool) -> int:
+    """Ledger reads (Query, GetItem, BatchGetItem) of one daily summary run, for the day
+    before the replay's clock."""
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false" if metrics_on else "true")
+    table = runtime.ledger_deps().table
+    reads = []
+    for name in ("query", "get", "batch_get"):
+        method = getattr(table, name)
+
+        def counted(*args: object, _method: object = method, **kwargs: object) -> object:
+            reads.append(args)
+            return _method(*args, **kwargs)  # type: ignore[operator]
+
+        monkeypatch.setattr(table, name, counted)
+    at = replayer.clock.now()  # type: ignore[attr-defined]
+    (schedule,) = [s for s in SCHEDULES if s.function == "daily_summary"]
+    replayer.invoke("daily_summary", replayer.scheduled_event(schedule, at))  # type: ignore[attr-defined]
+    for name in ("query", "get", "batch_get"):
+        monkeypatch.delattr(table, name)
+    return len(reads)
+
+
+def test_the_days_figures_come_from_the_summarys_own_walk(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Metrics on: the operations figures are added up while the summary walks the day,
+    so the run reads what it reads with metrics off, and the figures are the same as a
+    walk of their own."""
+    from shared.services.ops_metrics import DayFiguresWalk
+    from shared.services.summaries import summarize_day
+
+    scenario = Scenario.model_validate(scenario_dict("idle_alarms.json"))
+    with replay_session(scenario) as replayer:
+        replayer.run()
+        replayer.clock.advance_to(datetime(2026, 11, 2, 0, 30, tzinfo=UTC))
+        off = _summary_reads(replayer, monkeypatch, metrics_on=False)
+        on = _summary_reads(replayer, monkeypatch, metrics_on=True)
+        deps = runtime.ledger_deps()
+        now = replayer.clock.now()
+        walk = DayFiguresWalk(deps, date(2026, 11, 1), now)
+        summarize_day(deps, date(2026, 11, 1), now, each_job=walk.add)
+        alone = day_figures(deps, date(2026, 11, 1), now)
+        assert replayer.rejected == []
+    capsys.readouterr()
+    assert off > 0 and on == off
+    assert walk.figures() == alone
+    assert {t: f.accelerator_hours for t, f in alone.teams.items()} == {"nlp": 6, "vision": 14}
