@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from functools import cache
 from typing import Any, Literal
 
 Kind = Literal["string", "decimal", "double", "boolean", "int64", "timestamp"]
@@ -54,10 +55,16 @@ class Column:
     @property
     def byte_width(self) -> int:
         """Bytes a DECIMAL(precision) needs as two's complement."""
-        width = 1
-        while 2 ** (8 * width - 1) < 10**self.precision:
-            width += 1
-        return width
+        return _byte_width(self.precision)
+
+
+@cache
+def _byte_width(precision: int) -> int:
+    """Worked out once per precision: every decimal cell of an export asks for it."""
+    width = 1
+    while 2 ** (8 * width - 1) < 10**precision:
+        width += 1
+    return width
 
 
 # ---------------------------------------------------------------- Thrift compact protocol
