@@ -92,19 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         "log_lines_per_invocation": 0.0,
         "failed_invocations": {},
     }
-    block = 100 if args.quick else 300
-    floor_before = replay_bench.floor_rate(block, 2)
-    replay = replay_bench.run_replay(scenario, progress_every=50 if args.quick else 500)
+    every = 50 if args.quick else 500
+    replay = replay_bench.run_replay(scenario, progress_every=every, floor_every=every)
     timings["replay_s"] = replay["replay_s"]
-    floor_after = replay_bench.floor_rate(block, 2)
-    rates = floor_before["block_rates"] + floor_after["block_rates"]
-    floor = {
-        "block_rates": rates,
-        "median_rate": statistics.median(rates),
-        "median_call_ms": statistics.median(
-            [floor_before["median_call_ms"], floor_after["median_call_ms"]]
-        ),
-    }
+    floor = replay["floor"]
     profile_scenario = (
         make_scenario(10, 1, args.seed) if args.quick else make_scenario(20, 2, args.seed)
     )

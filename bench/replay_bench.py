@@ -86,9 +86,19 @@ class Classifier:
 
 
 def run_replay(
-    scenario_dict: dict[str, Any], *, api_requests: bool = True, progress_every: int = 500
+    scenario_dict: dict[str, Any],
+    *,
+    api_requests: bool = True,
+    progress_every: int = 500,
+    floor_every: int = 500,
+    floor_calls: int = 100,
 ) -> dict[str, Any]:
-    """Replay the scenario once, counting calls per invocation; then the API requests."""
+    """Replay the scenario once, counting calls per invocation; then the API requests.
+
+    Every ``floor_every`` events the replay pauses for a block of ``floor_calls`` bare
+    UpdateItems on the same emulator (a table of their own, a client outside the counting
+    hooks): the floor is measured in the same minutes as the replay, so a machine that
+    slows down or speeds up moves both. The blocks' time is left out of the replay's."""
     import boto3
 
     from costtracker.emulator import TABLE_NAME
@@ -135,6 +145,7 @@ def run_replay(
             replayer.invoke = counted_invoke  # type: ignore[method-assign]
             n = len(scenario.events)
             _say(f"replay: {n} events, {len(scenario.instances)} instances")
+            floor = FloorBlocks(replayer.emulator, server)
             start = time.perf_counter()
             overhead0 = counter.overhead_s
             server.seconds.clear()
@@ -143,6 +154,8 @@ def run_replay(
                 t0 = time.perf_counter()
                 replayer.deliver(event)
                 per_event_s.append(time.perf_counter() - t0)
+                if floor_every and (i % floor_every == 0 or i == n):
+                    floor.block(floor_calls)
                 if progress_every and i % progress_every == 0:
                     elapsed = time.perf_counter() - start
                     _say(
@@ -151,7 +164,7 @@ def run_replay(
                     )
             if scenario.until is not None:
                 replayer.advance(scenario.until)
-            replay_s = time.perf_counter() - start
+            replay_s = time.perf_counter() - start - floor.seconds
             hooks_s = counter.overhead_s - overhead0
             server_ops = server.table()
             _say(f"  replayed in {replay_s:.1f} s (counting hooks {hooks_s:.1f} s)")
@@ -171,6 +184,7 @@ def run_replay(
     return {
         "events": len(scenario.events),
         "instances": len(scenario.instances),
+        "floor": floor.summary(),
         "replay_s": replay_s,
         "hooks_s": hooks_s,
         "server_ops": server_ops,
@@ -251,35 +265,56 @@ def _get(handler: Any, proxy_event: Any, context_type: Any, path: str) -> dict[s
     return result
 
 
-def floor_rate(n_calls: int, blocks: int) -> dict[str, Any]:
-    """One bare UpdateItem per event against a fresh emulator: block rates (calls/s)."""
-    from costtracker.emulator import running_emulator
-    from shared.adapters.ledger_schema import create_table_request
+class FloorBlocks:
+    """Blocks of bare UpdateItems on the replay's own emulator, between two deliveries."""
 
-    rates = []
-    per_call = []
-    with running_emulator() as emulator:
-        table = "bench-floor"
-        client = emulator.client("dynamodb")
-        client.create_table(**create_table_request(table))
-        for b in range(blocks):
-            start = time.perf_counter()
-            for i in range(n_calls):
-                t0 = time.perf_counter()
-                client.update_item(
-                    TableName=table,
-                    Key={"pk": {"S": f"BENCH#{i % 100}"}, "sk": {"S": "X"}},
-                    UpdateExpression="ADD n :one",
-                    ExpressionAttributeValues={":one": {"N": "1"}},
-                )
-                per_call.append(time.perf_counter() - t0)
-            rates.append(n_calls / (time.perf_counter() - start))
-            _say(f"  floor block {b + 1}/{blocks}: {rates[-1]:.1f} UpdateItem/s")
-    return {
-        "block_rates": rates,
-        "median_rate": statistics.median(rates),
-        "median_call_ms": statistics.median(per_call) * 1000,
-    }
+    def __init__(self, emulator: Any, server: ServerTimer) -> None:
+        import boto3
+
+        from shared.adapters.ledger_schema import create_table_request
+
+        # A session of its own: the counting hooks live on boto3's default session.
+        self.client = boto3.session.Session().client(
+            "dynamodb", region_name=emulator.region, endpoint_url=emulator.endpoint
+        )
+        self.client.create_table(**create_table_request("bench-floor"))
+        self.server = server
+        self.seconds = 0.0
+        self.rates: list[float] = []
+        self.per_call: list[float] = []
+
+    def block(self, n_calls: int) -> None:
+        kept = (dict(self.server.seconds), dict(self.server.count))
+        start = time.perf_counter()
+        for i in range(n_calls):
+            t0 = time.perf_counter()
+            self.client.update_item(
+                TableName="bench-floor",
+                Key={"pk": {"S": f"BENCH#{i % 100}"}, "sk": {"S": "X"}},
+                UpdateExpression="ADD n :one",
+                ExpressionAttributeValues={":one": {"N": "1"}},
+            )
+            self.per_call.append(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - start
+        self.seconds += elapsed
+        self.rates.append(n_calls / elapsed)
+        # The emulator's time by operation is the replay's: the block's is dropped.
+        self.server.seconds.clear()
+        self.server.seconds.update(kept[0])
+        self.server.count.clear()
+        self.server.count.update(kept[1])
+
+    def summary(self) -> dict[str, Any]:
+        calls = len(self.per_call)
+        return {
+            "block_rates": self.rates,
+            "blocks": len(self.rates),
+            "calls": calls,
+            # Calls over the blocks' whole time: every block weighs by its length.
+            "rate": calls / self.seconds if self.seconds else 0.0,
+            "median_rate": statistics.median(self.rates) if self.rates else 0.0,
+            "median_call_ms": statistics.median(self.per_call) * 1000 if calls else 0.0,
+        }
 
 
 def event_kinds(scenario_dict: dict[str, Any]) -> dict[str, int]:

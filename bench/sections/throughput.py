@@ -37,9 +37,12 @@ def section_throughput(
     tenth = max(1, len(raw) // 10)
     r.figure(s, "deliver() median, first 10 % of events", median_or_zero(raw[:tenth]) * 1000, "ms")
     r.figure(s, "deliver() median, last 10 % of events", median_or_zero(raw[-tenth:]) * 1000, "ms")
-    r.figure(s, "floor: bare UpdateItem rate (median block)", floor["median_rate"], "calls/s")
+    r.figure(s, f"floor: bare UpdateItem rate ({floor['blocks']} blocks)", floor["rate"], "calls/s")
+    if floor["block_rates"]:
+        low, high = min(floor["block_rates"]), max(floor["block_rates"])
+        r.figure(s, "floor: slowest / fastest block", low / high, "x")
     r.figure(s, "floor: UpdateItem latency, median", floor["median_call_ms"], "ms")
-    ratio = rate / floor["median_rate"]
+    ratio = rate / floor["rate"] if floor["rate"] else 0.0
     r.figure(s, "replay rate / floor rate", ratio, "x", ">= 0.5x", ratio >= 0.5)
     replayed = [x for x in replay["invocations"] if not x["category"].startswith("GET")]
     r.figure(
