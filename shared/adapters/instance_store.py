@@ -94,13 +94,17 @@ class InstanceStore:
             head = head_of(op.item)
         else:
             head = head.model_copy(update={"version": int(op.item["version"])})
+        self._hold(head)
+        if accrual is not None:
+            self._accruals[id(head)] = accrual
+
+    def _hold(self, head: InstanceHead) -> None:
+        """Hold ``head`` in place of the copy held before (and that copy's accrual)."""
         key = (head.job_id, head.account, head.instance_id)
         previous = self._heads.get(key)
         if previous is not None:
             self._accruals.pop(id(previous), None)
         self._heads[key] = head
-        if accrual is not None:
-            self._accruals[id(head)] = accrual
 
     def accrual(self, head: InstanceHead) -> Accrual:
         """The head's accrual, computed once per cached head."""
@@ -183,12 +187,9 @@ class InstanceStore:
 
     def _keep(self, head: InstanceHead) -> None:
         """Hold a head read from the table unless a newer one is already held."""
-        key = (head.job_id, head.account, head.instance_id)
-        previous = self._heads.get(key)
-        if previous is None or previous.version < head.version:
-            if previous is not None:
-                self._accruals.pop(id(previous), None)
-            self._heads[key] = head
+        held = self._cached_version((head.job_id, head.account, head.instance_id))
+        if held is None or held < head.version:
+            self._hold(head)
 
 
 _SWEPT_ATTRIBUTES = ("kind", "job_id", "account", "instance_id", "version")

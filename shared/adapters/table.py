@@ -209,7 +209,7 @@ class MemoryTable:
         ]
         found.sort(key=lambda i: i[sk_name], reverse=descending)
         for item in found[:limit] if limit else found:
-            yield {k: v for k, v in item.items() if k in attributes} if attributes else _copy(item)
+            yield _copy({k: v for k, v in item.items() if k in attributes} if attributes else item)
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         self._count("batch_get")

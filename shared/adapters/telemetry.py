@@ -35,7 +35,7 @@ def _add(name: str, unit: MetricUnit, value: float) -> None:
     a disabled set instead of clearing it at the flush, and prints it once a metric holds
     100 values, whatever the setting: the local runs' output got EMF lines every 100
     events."""
-    if not is_metrics_disabled():
+    if enabled():
         metrics.add_metric(name=name, unit=unit, value=value)
 
 

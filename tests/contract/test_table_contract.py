@@ -175,6 +175,10 @@ def test_a_query_can_return_only_some_attributes(table: Table) -> None:
     found = list(table.query("OPEN", index=schema.OPEN_INDEX.name, attributes=("sk", "version")))
     assert found == [{"sk": "H#I#a", "version": 3}]
     assert list(table.query("J#1", attributes=("record",))) == [{"record": "x" * 500}]
+    table.transact([Put({"pk": "J#2", "sk": "R#a", "sources": {"snapshot"}})])
+    (projected,) = table.query("J#2", attributes=("sources",))
+    projected["sources"].add("override")  # a caller's change stays the caller's
+    assert list(table.query("J#2", attributes=("sources",))) == [{"sources": {"snapshot"}}]
 
 
 def test_an_item_over_the_size_limit_is_refused_and_one_under_it_kept(table: Table) -> None:
