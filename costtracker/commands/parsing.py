@@ -4,7 +4,6 @@ the argument types: each refuses bad input with one line (the parser adds the us
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from datetime import date
 from typing import NoReturn, TypeAlias
@@ -53,23 +52,25 @@ def port_number(text: str) -> int:
     return value
 
 
-def seconds_span(text: str) -> float:
+def _number(text: str, what: str) -> float:
+    """``text`` as a number, or an error naming ``what`` was expected. Infinities and NaN
+    come back as they are: they fail every range check below."""
     try:
-        value = float(text)
+        return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not math.isfinite(value) or not 0 <= value <= 7 * 86400:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+
+
+def seconds_span(text: str) -> float:
+    value = _number(text, "a number of seconds")
+    if not 0 <= value <= 7 * 86400:  # inf and NaN fail it too
         raise argparse.ArgumentTypeError("give a number of seconds from 0 to 604800 (7 days)")
     return value
 
 
 def fraction_text(text: str) -> str:
     """A fraction from 0 to below 1, kept as the text given (the API parses it exactly)."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not math.isfinite(value) or not 0 <= value < 1:
+    if not 0 <= _number(text, "a number") < 1:
         raise argparse.ArgumentTypeError("give a fraction from 0 to below 1, e.g. 0.2")
     return text
 
