@@ -70,6 +70,7 @@ def running_emulator(
     """Start moto on a free loopback port, point boto3 at it, provision, and clean up."""
     from moto.server import ThreadedMotoServer
 
+    from costtracker.emulator_items import patch_moto_items
     from costtracker.emulator_queries import patch_moto_queries
     from costtracker.emulator_transactions import patch_moto_transactions_fast
     from costtracker.emulator_updates import patch_moto_updates
@@ -77,6 +78,7 @@ def running_emulator(
 
     _patch_moto_transactions()
     patch_moto_queries()
+    patch_moto_items()
     patch_moto_updates()
     patch_moto_transactions_fast()
     patch_moto_wire()

@@ -10,6 +10,11 @@ answers do not carry unless an item holds a binary. So, for the item operations,
 request without a binary attribute is ``json.loads`` of its body and an answer without
 bytes is ``json.dumps`` of moto's result; anything else takes moto's own path.
 
+Before either path, moto turns its answer into plain values (``dynamo_to_dict``), one
+recursive call per value, each of which imports a module and asks five questions of
+it. ``plain`` answers the common values (strings, dicts, lists, typed values other than
+binaries) itself and hands anything else to moto's function.
+
 ``VERIFY`` (tests) runs moto's path too and fails on any difference:
 ``tests/integration/test_emulator_speedups.py`` replays a scenario that way.
 """
@@ -46,12 +51,37 @@ def _may_hold_binary(data: bytes) -> bool:
     return b'"B"' in data or b'"BS"' in data
 
 
+def plain_values(moto_to_dict: Any) -> Any:
+    """moto's ``dynamo_to_dict`` with its common cases answered first (same results)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+
+    maps = (dict, LimitedSizeDict)
+    binaries = ("B", "BS")
+
+    def plain(obj: Any) -> Any:
+        kind = type(obj)
+        if kind is str:
+            return obj
+        if kind is DynamoType and obj.type not in binaries:
+            return {obj.type: plain(obj.value)}
+        if kind in maps:
+            return {k: plain(v) for k, v in obj.items()}
+        if kind is list:
+            return [plain(v) for v in obj]
+        return moto_to_dict(obj)
+
+    plain.__wrapped__ = moto_to_dict  # type: ignore[attr-defined]
+    return plain
+
+
 def patch_moto_wire() -> None:
     """Install the JSON fast paths once per process (idempotent)."""
+    from moto.dynamodb import responses
     from moto.dynamodb.responses import DynamoHandler
 
     if getattr(DynamoHandler, "_costtracker_wire", False):
         return
+    responses.dynamo_to_dict = plain_values(responses.dynamo_to_dict)  # type: ignore[attr-defined]
     parse_parameters = DynamoHandler.parse_parameters
     serialized = DynamoHandler.serialized
 

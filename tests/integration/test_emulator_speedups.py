@@ -21,7 +21,13 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from costtracker import emulator_queries, emulator_transactions, emulator_updates
+from costtracker import (
+    emulator_items,
+    emulator_queries,
+    emulator_transactions,
+    emulator_updates,
+    emulator_wire,
+)
 from shared.adapters.items import ItemTooLarge
 from shared.adapters.ledger_schema import create_table_request
 from shared.adapters.table import (
@@ -43,6 +49,7 @@ def tables() -> Iterator[tuple[Any, DynamoTable, DynamoTable]]:
     with mock_aws():
         emulator_updates.patch_moto_updates()
         emulator_queries.patch_moto_queries()
+        emulator_items.patch_moto_items()
         emulator_transactions.patch_moto_transactions_fast()
         client = boto3.client("dynamodb", region_name="us-east-1")
         for name in ("fast", "moto"):
@@ -144,6 +151,7 @@ def test_queries_answer_as_moto_does(
         if rng.random() < 0.4:
             item["gsi_open_pk"] = rng.choice(("OPEN", "OPEN", "ACCRUING"))
             item["gsi_open_sk"] = f"{rng.randint(0, 50):03d}#{i}"
+        item |= _random_values(rng)
         fast.transact([Put(item)])
     asks = [
         {"pk": "JOB#3"},
@@ -156,16 +164,85 @@ def test_queries_answer_as_moto_does(
         {"pk": "OPEN", "index": "open-index"},
         {"pk": "OPEN", "index": "open-index", "sk_from": "010", "descending": True, "limit": 7},
         {"pk": "ACCRUING", "index": "open-index"},
+        {"pk": "JOB#2", "attributes": ("version", "record", "sources", "absent")},
+        {"pk": "OPEN", "index": "open-index", "attributes": ("pk", "sk", "version", "doc")},
     ]
     for ask in asks:
         got = list(fast.query(**ask))
         with monkeypatch.context() as m:
+            from moto.dynamodb.models.dynamo_type import Item
             from moto.dynamodb.models.table import Table
 
             m.setattr(Table, "query", Table.query.__wrapped__)  # moto's own Query
+            m.setattr(Item, "project", Item.project.__wrapped__)  # and projection
             expected = list(fast.query(**ask))
         assert got == expected, ask
         assert got, ask
+
+
+def _random_values(rng: random.Random) -> dict[str, Any]:
+    """Attributes of every kind an answer carries: numbers, strings, sets, maps, lists."""
+    values: dict[str, Any] = {"version": Decimal(rng.randint(1, 9))}
+    if rng.random() < 0.7:
+        values["record"] = "r" * rng.randint(0, 3000)
+    if rng.random() < 0.5:
+        values["sources"] = {f"s{n}" for n in rng.sample(range(9), rng.randint(1, 4))}
+    if rng.random() < 0.5:
+        values["doc"] = {
+            "n": Decimal(rng.randint(0, 10**6)) / 1000,
+            "tags": [f"t{n}" for n in range(rng.randint(0, 3))],
+            "inner": {"flag": rng.random() < 0.5, "none": None},
+        }
+    return values
+
+
+def test_items_are_built_and_refused_as_moto_builds_them(
+    tables: tuple[Any, DynamoTable, DynamoTable],
+) -> None:
+    """The one-pass item build: the same attributes, and the 400 KB refusal at the same
+    byte, as moto's attribute-by-attribute build."""
+    from boto3.dynamodb.types import TypeSerializer
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
+
+    del tables  # the patches only
+    moto_init = Item.__init__.__wrapped__  # type: ignore[attr-defined]
+    serialize = TypeSerializer().serialize
+    rng = random.Random(11)
+
+    def build(init: Any, attrs: dict[str, Any]) -> Any:
+        item = Item.__new__(Item)
+        try:
+            init(item, DynamoType({"S": "JOB#1"}), DynamoType({"S": "E#1"}), attrs)
+        except ItemSizeTooLarge:
+            return "refused"
+        return {k: v.to_json() for k, v in item.attrs.items()}
+
+    for _ in range(60):
+        attrs = {k: serialize(v) for k, v in _random_values(rng).items()}
+        assert build(Item.__init__, attrs) == build(moto_init, attrs)
+    base = {"pk": {"S": "JOB#1"}, "sk": {"S": "E#1"}}
+    fixed = sum(len(k) + len(v["S"]) for k, v in base.items()) + len("blob")
+    for extra in (-1, 0, 1):  # around the limit, to the byte
+        attrs = base | {"blob": {"S": "x" * (emulator_items.ITEM_LIMIT - fixed + extra)}}
+        assert build(Item.__init__, attrs) == build(moto_init, attrs)
+    assert build(Item.__init__, base | {"blob": {"S": "x" * 405_000}}) == "refused"
+
+
+def test_plain_values_match_moto_on_every_kind_of_value() -> None:
+    from boto3.dynamodb.types import TypeSerializer
+    from moto.dynamodb.models.dynamo_type import DynamoType, LimitedSizeDict
+    from moto.dynamodb.models.utilities import dynamo_to_dict
+
+    plain = emulator_wire.plain_values(dynamo_to_dict)
+    rng = random.Random(5)
+    for _ in range(40):
+        typed = LimitedSizeDict()
+        for name, value in _random_values(rng).items():
+            dict.__setitem__(typed, name, DynamoType(TypeSerializer().serialize(value)))
+        dict.__setitem__(typed, "blob", DynamoType({"B": "YWJj"}))
+        answer = {"Items": [typed, typed], "Count": 2, "ScannedCount": 2, "Flag": True}
+        assert plain(answer) == dynamo_to_dict(answer)
 
 
 def _random_put(rng: random.Random, pk: str, sk: str) -> Put:

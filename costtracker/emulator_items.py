@@ -1,0 +1,44 @@
+"""Items on the embedded emulator measured once when they are built.
+
+moto keeps an item's attributes in a dict that re-measures the whole item every time
+one attribute is set, so that no item passes DynamoDB's 400 KB: building an item of
+``n`` attributes measures it ``n`` times, and a ledger head (about 20 attributes, one of
+them a JSON record of up to 10 KB) was measured twenty times on every Put. An item
+built here is measured once, by the same sum (each name's UTF-8 bytes and moto's
+``DynamoType.size`` of each value) against the same limit, and refused with moto's own
+error: the sizes are positive, so the whole sum is above the limit exactly when one of
+moto's partial sums is. Setting one attribute of an existing item is still moto's own
+check. ``tests/integration/test_emulator_speedups.py`` keeps both limits.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# moto's LimitedSizeDict refuses an item above this many bytes (DynamoDB's 400 KB).
+ITEM_LIMIT = 405000
+
+
+def patch_moto_items() -> None:
+    """Install the one-pass item build once per process (idempotent)."""
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
+    from moto.dynamodb.models.utilities import bytesize
+
+    if getattr(Item, "_costtracker_items", False):
+        return
+    original_init = Item.__init__
+
+    def __init__(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
+        self.hash_key = hash_key
+        self.range_key = range_key
+        values = LimitedSizeDict()
+        for name, value in attrs.items():
+            dict.__setitem__(values, name, DynamoType(value))
+        if sum(bytesize(name) + value.size() for name, value in values.items()) > ITEM_LIMIT:
+            raise ItemSizeTooLarge
+        self.attrs = values
+
+    __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
+    Item.__init__ = __init__  # type: ignore[method-assign]
+    Item._costtracker_items = True  # type: ignore[attr-defined]
