@@ -25,6 +25,9 @@ from shared.adapters.table import (
 from shared.domain.checkpoint import CheckpointHead, Version
 from shared.domain.index_facts import index_facts
 
+# A head's attribute: when its object's last stored version ended (absent while stored).
+STORED_UNTIL = "stored_until"
+
 
 class CheckpointStore:
     """Checkpoint object heads, sealed versions and step markers."""
@@ -67,6 +70,8 @@ class CheckpointStore:
             "version": stored.version,
             "record": stored.model_dump_json(),
         }
+        if (until := head.stored_until) is not None:
+            item[STORED_UNTIL] = keys.iso(until)  # readers of a day skip what ended before
         item |= schema.index_entries(
             index_facts(head), f"{head.account}#{head.bucket}/{head.key}", "checkpoint"
         )

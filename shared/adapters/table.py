@@ -101,6 +101,9 @@ class Table(Protocol):
         descending: bool = False,
         limit: int | None = None,
         attributes: Sequence[str] = (),  # only these (DynamoDB's ProjectionExpression)
+        # Only items without this attribute or with it at or above this value (a
+        # FilterExpression: DynamoDB reads the others but never sends them).
+        keep_from: tuple[str, str] | None = None,
     ) -> Iterator[Item]: ...
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]: ...
@@ -195,6 +198,7 @@ class MemoryTable:
         descending: bool = False,
         limit: int | None = None,
         attributes: Sequence[str] = (),
+        keep_from: tuple[str, str] | None = None,
     ) -> Iterator[Item]:
         self._count("query")
         pk_name, sk_name = self.indexes[index] if index else ("pk", "sk")
@@ -206,9 +210,10 @@ class MemoryTable:
             and (begins_with is None or str(item[sk_name]).startswith(begins_with))
             and (sk_from is None or item[sk_name] >= sk_from)
             and (sk_to is None or item[sk_name] <= sk_to)
+            and (keep_from is None or str(item.get(keep_from[0], keep_from[1])) >= keep_from[1])
         ]
         found.sort(key=lambda i: i[sk_name], reverse=descending)
-        for item in found[:limit] if limit else found:
+        for item in found[:limit] if limit else found:  # as DynamoTable pages: kept items
             yield _copy({k: v for k, v in item.items() if k in attributes} if attributes else item)
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]:
@@ -266,12 +271,9 @@ class DynamoTable:
                 parts.append(f"attribute_not_exists({name('pk')})")
             elif isinstance(condition, VersionIs):
                 parts.append(f"{name('version')} = {value(condition.value)}")
-            elif isinstance(condition, Below):
-                n = name(condition.name)
-                parts.append(f"(attribute_not_exists({n}) OR {n} < {value(condition.value)})")
             else:
-                n = name(condition.name)
-                parts.append(f"(attribute_not_exists({n}) OR {n} > {value(condition.value)})")
+                n, sign = name(condition.name), "<" if isinstance(condition, Below) else ">"
+                parts.append(f"(attribute_not_exists({n}) OR {n} {sign} {value(condition.value)})")
         out: dict[str, Any] = {"TableName": self._table}
         if isinstance(op, Update):
             sets = [f"{name(k)} = {value(v)}" for k, v in op.set.items()]
@@ -281,15 +283,9 @@ class DynamoTable:
             ]
             adds = [f"{name(k)} {value(v)}" for k, v in op.add.items()]
             removes = [name(k) for k in op.remove]
-            expression = []
-            if sets:
-                expression.append("SET " + ", ".join(sets))
-            if adds:
-                expression.append("ADD " + ", ".join(adds))
-            if removes:
-                expression.append("REMOVE " + ", ".join(removes))
+            clauses = (("SET", sets), ("ADD", adds), ("REMOVE", removes))
             out["Key"] = self._to({"pk": op.pk, "sk": op.sk})
-            out["UpdateExpression"] = " ".join(expression)
+            out["UpdateExpression"] = " ".join(f"{v} {', '.join(c)}" for v, c in clauses if c)
         else:
             out["Item"] = self._to(op.item)
         if parts:
@@ -340,6 +336,7 @@ class DynamoTable:
         descending: bool = False,
         limit: int | None = None,
         attributes: Sequence[str] = (),
+        keep_from: tuple[str, str] | None = None,
     ) -> Iterator[Item]:
         pk_name, sk_name = self._indexes[index] if index else ("pk", "sk")
         names = {"#pk": pk_name, "#sk": sk_name}
@@ -371,6 +368,10 @@ class DynamoTable:
         if attributes:
             names |= {f"#a{n}": a for n, a in enumerate(attributes)}
             kwargs["ProjectionExpression"] = ", ".join(f"#a{n}" for n in range(len(attributes)))
+        if keep_from is not None:
+            names["#keep"] = keep_from[0]
+            kwargs["FilterExpression"] = "attribute_not_exists(#keep) OR #keep >= :keep"
+            kwargs["ExpressionAttributeValues"] |= self._to({":keep": keep_from[1]})
         returned = 0
         while True:
             if limit:

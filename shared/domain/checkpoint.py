@@ -80,6 +80,19 @@ class CheckpointHead(Frozen):
         return next((v for v in self.versions if v.end is None), None)
 
     @property
+    def stored_until(self) -> datetime | None:
+        """When the object's last stored version ended: None while a version is stored
+        (or before any event). Versions sealed off the head ended by its floor. A window
+        that opens after this time holds none of the object's storage."""
+        ends = [v.end for v in self.versions]
+        if None in ends or (not ends and self.floor is None):
+            return None
+        known = [e for e in ends if e is not None]
+        if self.floor is not None:
+            known.append(self.floor[0])
+        return max(known)
+
+    @property
     def step_key(self) -> str:
         return str(self.step) if self.step is not None else f"{self.bucket}/{self.key}"
 

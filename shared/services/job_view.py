@@ -9,7 +9,7 @@ from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
 from shared.adapters import keys
-from shared.adapters.checkpoint_store import checkpoint_of
+from shared.adapters.checkpoint_store import STORED_UNTIL, checkpoint_of
 from shared.adapters.instance_store import head_of
 from shared.adapters.managed_store import reservation_of_item, training_of
 from shared.adapters.rollup_store import RollupStore
@@ -36,12 +36,16 @@ def load_job(
     *,
     since: datetime | None = None,
     full: bool = True,
+    stored_from: datetime | None = None,
 ) -> JobRecords | None:
     """A job's records. ``full``: also every sealed record its cost questions need (rerun
-    windows, spend at risk, and ``since`` on); otherwise heads and rollups only."""
+    windows, spend at risk, and ``since`` on); otherwise heads and rollups only.
+    ``stored_from``: without the checkpoint heads of objects whose storage ended before
+    (for a reader of one window: a long job's deleted objects outnumber its live ones)."""
     records = JobRecords(job_id=job_id)
     pk = keys.job_pk(job_id)
-    for item in table.query(pk, sk_from="F"):
+    keep = (STORED_UNTIL, keys.iso(stored_from)) if stored_from is not None else None
+    for item in table.query(pk, sk_from="F", keep_from=keep):
         kind = item.get("kind")
         if kind == "rollup":
             records.rollups.append(item)
@@ -143,12 +147,13 @@ def records_active_on(
     rollups: dict[str, list[dict[str, Any]]] | None = None,
 ) -> Iterator[tuple[str, JobRecords]]:
     """Each job that accrued on ``day``, with its records from ``since``, by job id: what
-    the day's summary and its operations figures both walk."""
+    the day's summary and its operations figures both walk (with the checkpoint objects
+    stored at ``since`` or later only)."""
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
     for job_id in sorted(jobs):
         if not active_between(jobs[job_id], day, day, now):
             continue
-        records = load_job(deps.table, deps.rollups, job_id, since=since)
+        records = load_job(deps.table, deps.rollups, job_id, since=since, stored_from=since)
         if records is not None:
             yield job_id, records
 

@@ -181,6 +181,26 @@ def test_a_query_can_return_only_some_attributes(table: Table) -> None:
     assert list(table.query("J#2", attributes=("sources",))) == [{"sources": {"snapshot"}}]
 
 
+def test_a_query_can_skip_items_whose_attribute_is_below_a_value(table: Table) -> None:
+    """What a day's readers skip: checkpoint heads whose storage ended before the day.
+    Items without the attribute are kept; ``limit`` counts the items kept."""
+    ends = ["2026-11-01T23:59:59Z", "", "2026-11-02T00:00:00Z", "2026-11-01T08:00:00Z",
+            "2026-11-03T10:00:00Z"]  # fmt: skip
+    table.transact(
+        [
+            Put({"pk": "J#1", "sk": f"H#{n}"} | ({"until": u} if u else {}))
+            for n, u in enumerate(ends)
+        ]
+    )
+    kept = [i["sk"] for i in table.query("J#1", keep_from=("until", "2026-11-02T00:00:00Z"))]
+    assert kept == ["H#1", "H#2", "H#4"]
+    first = table.query("J#1", keep_from=("until", "2026-11-02T00:00:00Z"), limit=2)
+    assert [i["sk"] for i in first] == ["H#1", "H#2"]
+    backwards = table.query("J#1", keep_from=("until", "2026-11-02"), descending=True, limit=1)
+    assert [i["sk"] for i in backwards] == ["H#4"]
+    assert len(list(table.query("J#1"))) == 5
+
+
 def test_an_item_over_the_size_limit_is_refused_and_one_under_it_kept(table: Table) -> None:
     under = {"pk": "S", "sk": "under", "blob": "x" * 380_000}
     over = {"pk": "S", "sk": "over", "blob": "x" * 420_000}

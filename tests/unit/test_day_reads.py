@@ -1,0 +1,114 @@
+"""A day's readers (daily summary, FOCUS rows, operations figures) skip the checkpoint
+heads of objects whose storage ended before the day, and their figures do not change."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from shared.domain.checkpoint import WINDOW, CheckpointHead, ObjectEvent, apply_object_event
+from shared.services import job_view
+from shared.services.checkpoints import record_object_event
+from shared.services.ops_metrics import day_figures
+from shared.services.summaries import day_bounds, summarize_day
+from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
+
+DAY1 = datetime(2026, 11, 1, tzinfo=UTC)
+HOUR = 3600
+
+
+def at(hours: float) -> datetime:
+    return DAY1 + timedelta(seconds=round(hours * HOUR))
+
+
+def event(ledger: Ledger, eid: str, hours: float, key: str, size: int | None) -> None:
+    record_object_event(
+        ledger.deps,
+        ledger.checkpoints,
+        event_id=eid,
+        at=at(hours),
+        region=REGION,
+        account=ACCOUNT,
+        bucket="b",
+        raw_key=f"runs/j/{key}",
+        size_bytes=size,
+    )
+
+
+def history(ledger: Ledger) -> None:
+    """Objects of one job across three days: gone on day 1, gone on day 2, live."""
+    event(ledger, "a-w", 0.5, "step-1/a.pt", 2**30)
+    event(ledger, "a-d", 12, "step-1/a.pt", None)  # ended on day 1
+    for n in range(WINDOW + 4):  # overwritten until versions are sealed off its head
+        event(ledger, f"b-w{n}", 1 + n / 10, "step-2/b.pt", 2**29 + n)
+    event(ledger, "b-d", 23.999, "step-2/b.pt", None)  # ended on day 1, seconds before day 2
+    event(ledger, "c-w", 13, "step-3/c.pt", 2**31)
+    event(ledger, "c-d", 24 + 6, "step-3/c.pt", None)  # ended on day 2
+    event(ledger, "d-w", 24 + 3, "step-4/d.pt", 2**30)  # stored ever since
+    event(ledger, "e-w", 48 + 1, "step-5/e.pt", 2**28)  # written on day 3
+
+
+def heads_read(ledger: Ledger, day: date, now: datetime) -> set[str]:
+    start, _ = day_bounds(day)
+    return {
+        head.key.rsplit("/", 1)[-1]
+        for _, records in job_view.records_active_on(ledger.deps, day, start, now)
+        for head in records.checkpoints
+    }
+
+
+def test_a_day_skips_the_objects_whose_storage_ended_before_it() -> None:
+    now = at(72)
+    ledger = memory_ledger(now=now)
+    history(ledger)
+    everything = {"a.pt", "b.pt", "c.pt", "d.pt", "e.pt"}
+    assert heads_read(ledger, DAY1.date(), now) == everything
+    assert heads_read(ledger, date(2026, 11, 2), now) == everything - {"a.pt", "b.pt"}
+    assert heads_read(ledger, date(2026, 11, 3), now) == {"d.pt", "e.pt"}
+
+
+def test_the_day_figures_are_the_same_as_with_every_head(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = at(72)
+    ledger = memory_ledger(now=now)
+    history(ledger)
+
+    def figures() -> list[Any]:
+        out = []
+        for n in range(3):
+            day = DAY1.date() + timedelta(days=n)
+            summary, rows = summarize_day(ledger.deps, day, now)
+            out.append((summary, rows, day_figures(ledger.deps, day, now)))
+        return out
+
+    filtered = figures()
+    load_job = job_view.load_job
+
+    def every_head(*args: Any, **kwargs: Any) -> Any:
+        kwargs.pop("stored_from", None)
+        return load_job(*args, **kwargs)
+
+    monkeypatch.setattr(job_view, "load_job", every_head)
+    assert figures() == filtered
+    assert [s["checkpoint_storage_usd"] != "0.00" for s, _, _ in filtered] == [True] * 3
+
+
+def test_a_head_knows_when_its_storage_ended() -> None:
+    def head(*events: tuple[str, float, int | None]) -> CheckpointHead:
+        h = CheckpointHead(bucket="b", key="k", job_id="j", region=REGION)
+        for eid, hours, size in events:
+            h = apply_object_event(h, ObjectEvent(event_id=eid, at=at(hours), size_bytes=size)).head
+        return h
+
+    assert head().stored_until is None
+    assert head(("w", 1, 10)).stored_until is None
+    assert head(("w", 1, 10), ("d", 2, None)).stored_until == at(2)
+    assert head(("d", 2, None), ("w", 1, 10)).stored_until == at(2)  # arrival order aside
+    assert head(("w", 1, 10), ("d", 2, None), ("w2", 3, 10)).stored_until is None
+    overwritten = [(f"w{n}", 1 + n, 10) for n in range(WINDOW + 3)]
+    sealed = head(*overwritten, ("d", 20, None))
+    assert sealed.sealed_count > 0 and sealed.stored_until == at(20)
+    # every version sealed off: the floor (the last event it dropped) bounds them
+    gone = head(*overwritten, ("d", 20, None), *[(f"x{n}", 21 + n, None) for n in range(WINDOW)])
+    assert gone.versions == () and gone.stored_until == at(20)
