@@ -70,6 +70,7 @@ def running_emulator(
     """Start moto on a free loopback port, point boto3 at it, provision, and clean up."""
     from moto.server import ThreadedMotoServer
 
+    from costtracker.emulator_answers import patch_moto_answers
     from costtracker.emulator_items import patch_moto_items
     from costtracker.emulator_queries import patch_moto_queries
     from costtracker.emulator_transactions import patch_moto_transactions_fast
@@ -82,6 +83,7 @@ def running_emulator(
     patch_moto_updates()
     patch_moto_transactions_fast()
     patch_moto_wire()
+    patch_moto_answers()
     _patch_moto_accounts()
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     env = {

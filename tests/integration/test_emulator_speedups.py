@@ -22,6 +22,7 @@ import pytest
 from moto import mock_aws
 
 from costtracker import (
+    emulator_answers,
     emulator_items,
     emulator_queries,
     emulator_transactions,
@@ -338,3 +339,62 @@ def test_json_wire_matches_moto_on_every_call_of_a_replay(
     print(name, {k: emulator_wire.ANSWERED[k] - before[k] for k in before})
     assert emulator_wire.ANSWERED["requests"] - before["requests"] > 20
     assert emulator_wire.ANSWERED["answers"] - before["answers"] > 20
+
+
+def test_answers_of_other_services_are_moto_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CloudWatch, EC2 and S3 answers with the alias names kept: the same as moto's."""
+    from moto.core.serialize import XFormedAttributePicker
+
+    with mock_aws():
+        emulator_answers.patch_moto_answers()
+        cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        s3 = boto3.client("s3", region_name="us-east-1")
+        for n in range(30):
+            cloudwatch.put_metric_alarm(
+                AlarmName=f"costtracker-i-{n:017x}-cpu-low",
+                Namespace="AWS/EC2",
+                MetricName="CPUUtilization",
+                Dimensions=[{"Name": "InstanceId", "Value": f"i-{n:017x}"}],
+                Statistic="Average",
+                Period=300,
+                EvaluationPeriods=3,
+                DatapointsToAlarm=3,
+                Threshold=5.0,
+                ComparisonOperator="LessThanThreshold",
+                TreatMissingData="missing",
+                ActionsEnabled=False,
+                Tags=[{"Key": "costtracker:instance-id", "Value": f"i-{n:017x}"}],
+            )
+        image = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+        ec2.run_instances(
+            ImageId=image,
+            MinCount=3,
+            MaxCount=3,
+            InstanceType="trn1.32xlarge",
+            TagSpecifications=[
+                {"ResourceType": "instance", "Tags": [{"Key": "job", "Value": "j"}]}
+            ],
+        )
+        s3.create_bucket(Bucket="checkpoints")
+        s3.put_object(Bucket="checkpoints", Key="runs/j/step-1/a.pt", Body=b"x")
+
+        def answers() -> list[Any]:
+            out = [
+                cloudwatch.describe_alarms(AlarmNamePrefix="costtracker-"),
+                ec2.describe_instances(),
+                ec2.describe_volumes(),
+                s3.list_objects_v2(Bucket="checkpoints"),
+            ]
+            for answer in out:
+                answer.pop("ResponseMetadata", None)
+            return out
+
+        before = len(emulator_answers._NAMES)
+        cached = answers()
+        assert len(emulator_answers._NAMES) > before  # the cache answered
+        with monkeypatch.context() as m:
+            own = XFormedAttributePicker.get_possible_keys.__wrapped__  # type: ignore[attr-defined]
+            m.setattr(XFormedAttributePicker, "get_possible_keys", own)
+            assert answers() == cached
+        assert len(cached[0]["MetricAlarms"]) == 30
