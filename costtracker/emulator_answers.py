@@ -7,8 +7,10 @@ the shape's, one without the class or shape prefix, snake case...). The answer
 depends only on the object's class, the shape and the member's name, yet it was
 worked out again for every value: a DescribeAlarms of 200 alarms asked 40,000 times,
 and that walk was most of its 36 ms. Here the names are kept per (class, shape,
-member) and the value is still picked from the object by moto's own lookup, in the
-same order. An object with a ``Meta`` of its own (not its class's) takes moto's path.
+member) and the value is still picked from the object by moto's own lookup
+(``moto.core.utils.get_value``), in the same order, without building a picking
+context per value when the answer has no response transformers. An object with a
+``Meta`` of its own (not its class's) takes moto's path.
 ``tests/integration/test_emulator_speedups.py`` compares answers with moto's own.
 """
 
@@ -23,11 +25,18 @@ _LIMIT = 50_000  # a bound, far above what one service's shapes need
 
 def patch_moto_answers() -> None:
     """Install the cached alias names once per process (idempotent)."""
-    from moto.core.serialize import XFormedAttributePicker
+    from moto.core.constants import MISSING
+    from moto.core.serialize import (
+        AttributePickerContext,
+        ResponseSerializer,
+        XFormedAttributePicker,
+    )
+    from moto.core.utils import get_value as value_of
 
     if getattr(XFormedAttributePicker, "_costtracker_answers", False):
         return
     moto_names = XFormedAttributePicker.get_possible_keys
+    moto_get_value = ResponseSerializer.get_value
 
     def get_possible_keys(self: Any, context: Any) -> Any:
         obj = context.obj
@@ -42,6 +51,24 @@ def patch_moto_answers() -> None:
             _NAMES[key] = found
         return found[1]
 
+    def get_value(self: Any, value: Any, key: str, shape: Any) -> Any:
+        picker = self._value_picker
+        if type(picker) is not XFormedAttributePicker or picker.response_transformers:
+            return moto_get_value(self, value, key, shape)
+        found = _NAMES.get((type(value), id(shape), key))
+        if found is None or "Meta" in getattr(value, "__dict__", ()):
+            context = AttributePickerContext(obj=value, key=key, shape=shape)
+            names = get_possible_keys(picker, context)
+        else:
+            names = found[1]
+        for name in names:
+            picked = value_of(value, name, MISSING)
+            if picked is not MISSING:
+                return picked
+        return None
+
     get_possible_keys.__wrapped__ = moto_names  # type: ignore[attr-defined]
+    get_value.__wrapped__ = moto_get_value  # type: ignore[attr-defined]
     XFormedAttributePicker.get_possible_keys = get_possible_keys  # type: ignore[method-assign]
+    ResponseSerializer.get_value = get_value  # type: ignore[method-assign]
     XFormedAttributePicker._costtracker_answers = True  # type: ignore[attr-defined]

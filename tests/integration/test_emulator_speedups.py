@@ -343,7 +343,7 @@ def test_json_wire_matches_moto_on_every_call_of_a_replay(
 
 def test_answers_of_other_services_are_moto_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """CloudWatch, EC2 and S3 answers with the alias names kept: the same as moto's."""
-    from moto.core.serialize import XFormedAttributePicker
+    from moto.core.serialize import ResponseSerializer, XFormedAttributePicker
 
     with mock_aws():
         emulator_answers.patch_moto_answers()
@@ -394,7 +394,9 @@ def test_answers_of_other_services_are_moto_s_own(monkeypatch: pytest.MonkeyPatc
         cached = answers()
         assert len(emulator_answers._NAMES) > before  # the cache answered
         with monkeypatch.context() as m:
-            own = XFormedAttributePicker.get_possible_keys.__wrapped__  # type: ignore[attr-defined]
-            m.setattr(XFormedAttributePicker, "get_possible_keys", own)
+            own_names = XFormedAttributePicker.get_possible_keys.__wrapped__  # type: ignore[attr-defined]
+            own_value = ResponseSerializer.get_value.__wrapped__  # type: ignore[attr-defined]
+            m.setattr(XFormedAttributePicker, "get_possible_keys", own_names)
+            m.setattr(ResponseSerializer, "get_value", own_value)
             assert answers() == cached
         assert len(cached[0]["MetricAlarms"]) == 30
