@@ -55,12 +55,14 @@ def _all_used(entry: dict[str, Any]) -> None:
 
 
 def _plan(backend: Any, entries: list[dict[str, Any]]) -> list[tuple[Any, Any, Any, Any, Any]]:
-    """Per entry: (table, hash value, range value, checks, new attributes or the Put item)."""
-    from moto.dynamodb.models.dynamo_type import DynamoType
+    """Per entry: (table, hash value, range value, checks, the update's actions or the
+    Put's item, built and measured here)."""
+    from moto.dynamodb.exceptions import ItemSizeTooLarge
+    from moto.dynamodb.models.dynamo_type import DynamoType, Item
 
     if not entries or len(entries) > 100:
         raise Unsupported
-    plan = []
+    plan: list[tuple[Any, Any, Any, Any, Any]] = []
     seen: set[tuple[str, Any, Any]] = set()
     for entry in entries:
         if len(entry) != 1:
@@ -92,9 +94,11 @@ def _plan(backend: Any, entries: list[dict[str, Any]]) -> list[tuple[Any, Any, A
         if kind == "Put":
             table._validate_item_types(op["Item"])
             table._validate_key_sizes(op["Item"])
-            if too_large({k: DynamoType(v) for k, v in op["Item"].items()}):
-                raise Unsupported
-            plan.append((table, h, r, checks, ("put", op["Item"])))
+            try:  # moto's item, refused above its size limit
+                item = Item(h, r, op["Item"])
+            except ItemSizeTooLarge:
+                raise Unsupported from None
+            plan.append((table, h, r, checks, ("put", item)))
             continue
         actions: list[Action] | None = actions_of(op.get("UpdateExpression", ""), names, values)
         if actions is None or any(name in key_names for _, name, _ in actions):
@@ -146,8 +150,8 @@ def patch_moto_transactions_fast() -> None:
             )
         for entry, item, attrs in zip(plan, current, writes, strict=True):
             table, (kind, change) = entry[0], entry[4]
-            if kind == "put":
-                table.put_item(change)
+            if kind == "put":  # what moto's put_item does once validated (no stream)
+                table.items[entry[1]][entry[2]] = change
             elif attrs is None:
                 continue
             elif item is None:
