@@ -40,8 +40,9 @@ def load_job(
 ) -> JobRecords | None:
     """A job's records. ``full``: also every sealed record its cost questions need (rerun
     windows, spend at risk, and ``since`` on); otherwise heads and rollups only.
-    ``stored_from``: without the checkpoint heads of objects whose storage ended before
-    (for a reader of one window: a long job's deleted objects outnumber its live ones)."""
+    ``stored_from`` (a reader of the window from there on: a day's summary): sealed
+    records from there only, and not the checkpoint heads of objects whose storage
+    ended before (a long job's deleted objects outnumber its live ones)."""
     records = JobRecords(job_id=job_id)
     pk = keys.job_pk(job_id)
     keep = (STORED_UNTIL, keys.iso(stored_from)) if stored_from is not None else None
@@ -70,6 +71,11 @@ def load_job(
             if found is not None:
                 records.reservations.append(reservation_of_item(found))
     if not full:
+        return records
+    if stored_from is not None:
+        # What lies inside the window needs nothing older: a rerun window or an idle
+        # episode that reaches into it belongs to a segment that ends in it or runs on.
+        load_sealed(table, records, min(stored_from, since or stored_from))
         return records
     starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
     first = parse_time(min(starts)) if starts else None

@@ -1,22 +1,29 @@
-"""A day's readers (daily summary, FOCUS rows, operations figures) skip the checkpoint
-heads of objects whose storage ended before the day, and their figures do not change."""
+"""A day's readers (daily summary, FOCUS rows, operations figures) read sealed records
+from the day on only and skip the checkpoint heads of objects whose storage ended
+before the day; their figures are those of a reading of the job's whole history."""
 
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
+from shared.app.config import LedgerConfig, PriceOverrides
 from shared.domain.checkpoint import WINDOW, CheckpointHead, ObjectEvent, apply_object_event
+from shared.domain.instance import InstanceProfile
 from shared.services import job_view
 from shared.services.checkpoints import record_object_event
+from shared.services.instances import record_spot_notice, record_state_change
 from shared.services.ops_metrics import day_figures
 from shared.services.summaries import day_bounds, summarize_day
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
 
 DAY1 = datetime(2026, 11, 1, tzinfo=UTC)
 HOUR = 3600
+SPOT = LedgerConfig(live_prices=False, prices=PriceOverrides(spot={"p5.48xlarge": Decimal(36)}))
+I1, I2, I3 = "i-0000000000000001a", "i-0000000000000002a", "i-0000000000000003a"
 
 
 def at(hours: float) -> datetime:
@@ -50,6 +57,44 @@ def history(ledger: Ledger) -> None:
     event(ledger, "e-w", 48 + 1, "step-5/e.pt", 2**28)  # written on day 3
 
 
+def spot(instance_id: str) -> InstanceProfile:
+    return InstanceProfile(
+        instance_id=instance_id,
+        instance_type="p5.48xlarge",
+        region=REGION,
+        lifecycle="spot",
+        tags={"training-job": "j"},
+    )
+
+
+def runs(ledger: Ledger) -> None:
+    """Spot instances of the same job across the three days, interrupted on days 1 and 2
+    (so a reading of the whole job goes back to its start for rerun windows)."""
+
+    def state(instance_id: str, eid: str, hours: float, value: str) -> None:
+        record_state_change(
+            ledger.deps, event_id=eid, at=at(hours), instance_id=instance_id, state=value,
+            region=REGION, account=ACCOUNT,
+        )  # fmt: skip
+
+    def notice(instance_id: str, eid: str, hours: float) -> None:
+        record_spot_notice(
+            ledger.deps, event_id=eid, at=at(hours), instance_id=instance_id,
+            action="terminate", region=REGION, account=ACCOUNT,
+        )  # fmt: skip
+
+    state(I1, "1r", 0.2, "running")
+    notice(I1, "1n", 20)
+    state(I1, "1x", 20.03, "terminated")
+    state(I2, "2r", 1, "running")
+    state(I2, "2s", 10, "stopped")
+    state(I2, "2r2", 22, "running")  # runs into day 2
+    notice(I2, "2n", 30)
+    state(I2, "2x", 30.05, "terminated")
+    state(I3, "3r", 26, "running")
+    state(I3, "3s", 50, "stopped")  # ends on day 3
+
+
 def heads_read(ledger: Ledger, day: date, now: datetime) -> set[str]:
     start, _ = day_bounds(day)
     return {
@@ -69,9 +114,10 @@ def test_a_day_skips_the_objects_whose_storage_ended_before_it() -> None:
     assert heads_read(ledger, date(2026, 11, 3), now) == {"d.pt", "e.pt"}
 
 
-def test_the_day_figures_are_the_same_as_with_every_head(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_day_figures_are_those_of_the_whole_history(monkeypatch: pytest.MonkeyPatch) -> None:
     now = at(72)
-    ledger = memory_ledger(now=now)
+    ledger = memory_ledger(spot(I1), spot(I2), spot(I3), config=SPOT, now=now)
+    runs(ledger)
     history(ledger)
 
     def figures() -> list[Any]:
@@ -85,13 +131,15 @@ def test_the_day_figures_are_the_same_as_with_every_head(monkeypatch: pytest.Mon
     filtered = figures()
     load_job = job_view.load_job
 
-    def every_head(*args: Any, **kwargs: Any) -> Any:
+    def whole_history(*args: Any, **kwargs: Any) -> Any:
         kwargs.pop("stored_from", None)
         return load_job(*args, **kwargs)
 
-    monkeypatch.setattr(job_view, "load_job", every_head)
+    monkeypatch.setattr(job_view, "load_job", whole_history)
     assert figures() == filtered
     assert [s["checkpoint_storage_usd"] != "0.00" for s, _, _ in filtered] == [True] * 3
+    assert [s["instance_usd"] != "0.00" for s, _, _ in filtered] == [True] * 3
+    assert [s["wasted_rerun_usd"] != "0.00" for s, _, _ in filtered[:2]] == [True] * 2
 
 
 def test_a_head_knows_when_its_storage_ended() -> None:
