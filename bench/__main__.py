@@ -172,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
             **throughput,
             "replay_s": replay["replay_s"],
             "hooks_s": replay["hooks_s"],
+            "bookkeeping_s": replay["bookkeeping_s"],
             "floor": floor,
             "rejected_events": replay["rejected"][:50],
         },

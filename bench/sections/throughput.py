@@ -29,6 +29,7 @@ def section_throughput(
     rate = replay["events"] / replay_s
     r.figure(s, "replay wall time (hooks excluded)", replay_s, "s")
     r.figure(s, "counting hooks' time (excluded)", replay["hooks_s"], "s")
+    r.figure(s, "bench bookkeeping per invocation (excluded)", replay["bookkeeping_s"], "s")
     r.figure(s, "replay rate", rate, "events/s")
     per = sorted(replay["per_event_s"])
     r.figure(s, "deliver() latency, median", median_or_zero(per) * 1000, "ms")
