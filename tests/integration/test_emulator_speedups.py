@@ -390,9 +390,9 @@ def test_answers_of_other_services_are_moto_s_own(monkeypatch: pytest.MonkeyPatc
                 answer.pop("ResponseMetadata", None)
             return out
 
-        before = len(emulator_answers._NAMES)
+        emulator_answers._NAMES.clear()
         cached = answers()
-        assert len(emulator_answers._NAMES) > before  # the cache answered
+        assert emulator_answers._NAMES  # the kept names answered
         with monkeypatch.context() as m:
             own_names = XFormedAttributePicker.get_possible_keys.__wrapped__  # type: ignore[attr-defined]
             own_value = ResponseSerializer.get_value.__wrapped__  # type: ignore[attr-defined]
