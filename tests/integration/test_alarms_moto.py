@@ -16,6 +16,7 @@ from shared.adapters.alarms import CloudWatchAlarms, alarm_specs
 from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
+from tests.aws_events import ec2_state_event
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-alarms"
@@ -53,17 +54,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
 
 def state_event(eid: str, iid: str, state: str, minutes: int = 0) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": iid, "state": state},
-    }
+    return ec2_state_event(eid, iid, state, T0 + timedelta(minutes=minutes))
 
 
 def deliver(event: dict[str, Any]) -> dict[str, Any]:

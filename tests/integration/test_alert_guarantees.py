@@ -29,6 +29,7 @@ from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
+from tests.aws_events import ec2_state_event
 from tests.support import alarm_name
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -93,17 +94,7 @@ def deliver(world: dict[str, Any], function: str, event: dict[str, Any]) -> Any:
 
 
 def state_event(iid: str, minutes: float) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": f"run-{iid}",
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": stamp(T0 + timedelta(minutes=minutes)),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": iid, "state": "running"},
-    }
+    return ec2_state_event(f"run-{iid}", iid, "running", stamp(T0 + timedelta(minutes=minutes)))
 
 
 SAMPLE = json.loads((EVENTS / "alarm-state-change-single-metric.json").read_text())

@@ -22,6 +22,7 @@ from costtracker.local_api import LOCAL_CALLER_ARN, RemoteRefused, serve
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
 from shared.app.config import LedgerConfig
+from tests.aws_events import ec2_state_event
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "llama-lora-vs-p5.json"
@@ -29,9 +30,7 @@ ODD_IDS = ("x?team=y", "lora ünï/β #1")
 
 
 def _state(n: int, at: str, iid: str, st: str) -> dict[str, Any]:
-    return {"version": "0", "id": f"e{n}", "detail-type": "EC2 Instance State-change Notification",
-            "source": "aws.ec2", "account": "123456789012", "time": at, "region": "us-east-1",
-            "resources": [], "detail": {"instance-id": iid, "state": st}}  # fmt: skip
+    return ec2_state_event(f"e{n}", iid, st, at)
 
 
 SMALL = {

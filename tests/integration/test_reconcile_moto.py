@@ -20,6 +20,7 @@ from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.reconcile import CostExplorerBills, reconcile_day
+from tests.aws_events import ec2_state_event
 
 TABLE = "ledger-reconcile"
 DAY = date(2026, 11, 1)
@@ -80,20 +81,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReconciliationStore]:
                 ("r", "2026-11-01T10:00:00Z", "running"),
                 ("s", "2026-11-01T20:00:00Z", "stopped"),
             ):
-                handler(
-                    {
-                        "version": "0",
-                        "id": eid,
-                        "source": "aws.ec2",
-                        "detail-type": "EC2 Instance State-change Notification",
-                        "account": "123456789012",
-                        "time": at,
-                        "region": "us-east-1",
-                        "resources": [],
-                        "detail": {"instance-id": iid, "state": state},
-                    },
-                    FakeLambdaContext("test"),
-                )
+                handler(ec2_state_event(eid, iid, state, at), FakeLambdaContext("test"))
             yield ReconciliationStore(DynamoTable(client, TABLE))
 
 

@@ -19,6 +19,7 @@ from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
+from tests.aws_events import ec2_state_event
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-faults"
@@ -82,21 +83,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 def deliver(iid: str, eid: str, minutes: int, state: str) -> dict[str, Any]:
     from functions.instance_state.handler import handler
 
-    at = (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return handler(
-        {
-            "version": "0",
-            "id": eid,
-            "source": "aws.ec2",
-            "detail-type": "EC2 Instance State-change Notification",
-            "account": "123456789012",
-            "time": at,
-            "region": "us-east-1",
-            "resources": [],
-            "detail": {"instance-id": iid, "state": state},
-        },
-        FakeLambdaContext("test"),
-    )
+    event = ec2_state_event(eid, iid, state, T0 + timedelta(minutes=minutes))
+    return handler(event, FakeLambdaContext("test"))
 
 
 def cost_now(minutes: int) -> Decimal:
@@ -168,17 +156,7 @@ def test_dlq_redrive_replays_parked_events_idempotently(aws: str) -> None:
 
     sqs = boto3.client("sqs", region_name="us-east-1")
     queue = sqs.create_queue(QueueName="instance-state-dlq")["QueueUrl"]
-    event = {
-        "version": "0",
-        "id": "parked",
-        "source": "aws.ec2",
-        "detail-type": "EC2 Instance State-change Notification",
-        "account": "123456789012",
-        "time": "2026-11-01T10:00:00Z",
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": aws, "state": "running"},
-    }
+    event = ec2_state_event("parked", aws, "running", "2026-11-01T10:00:00Z")
     for _ in range(2):  # parked twice (two failed deliveries of one event)
         sqs.send_message(QueueUrl=queue, MessageBody=json.dumps(event))
     sqs.send_message(QueueUrl=queue, MessageBody="not json")
