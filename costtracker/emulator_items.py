@@ -19,11 +19,19 @@ from typing import Any
 ITEM_LIMIT = 405000
 
 
+def too_large(attrs: dict[str, Any]) -> bool:
+    """Above moto's item size limit, measured as moto measures it (each name's UTF-8
+    bytes and ``DynamoType.size`` of each value); ``attrs`` hold moto's typed values."""
+    from moto.dynamodb.models.utilities import bytesize
+
+    size: int = sum(bytesize(name) + value.size() for name, value in attrs.items())
+    return size > ITEM_LIMIT
+
+
 def patch_moto_items() -> None:
     """Install the one-pass item build once per process (idempotent)."""
     from moto.dynamodb.exceptions import ItemSizeTooLarge
     from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
-    from moto.dynamodb.models.utilities import bytesize
 
     if getattr(Item, "_costtracker_items", False):
         return
@@ -35,7 +43,7 @@ def patch_moto_items() -> None:
         values = LimitedSizeDict()
         for name, value in attrs.items():
             dict.__setitem__(values, name, DynamoType(value))
-        if sum(bytesize(name) + value.size() for name, value in values.items()) > ITEM_LIMIT:
+        if too_large(values):
             raise ItemSizeTooLarge
         self.attrs = values
 

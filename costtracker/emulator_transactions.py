@@ -24,13 +24,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from costtracker.emulator_items import too_large
 from costtracker.emulator_updates import (
     Action,
     Unsupported,
     actions_of,
     checks_of,
     holds,
-    too_large,
     updated_attributes,
 )
 

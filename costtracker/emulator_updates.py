@@ -25,6 +25,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from costtracker.emulator_items import too_large
+
 _NAME, _VALUE = r"#n\d+", r":v\d+"
 _SET_ITEM = re.compile(
     rf"({_NAME}) = (?:if_not_exists\(({_NAME}), ({_VALUE})\)|({_VALUE}))(?:, |$)"
@@ -35,8 +37,6 @@ _CLAUSES = re.compile(
 )
 _SCALARS = {"S", "N", "BOOL", "NULL"}
 _SETS = {"SS", "NS"}
-# moto's LimitedSizeDict refuses an item above this many bytes (DynamoDB's 400 KB).
-_ITEM_LIMIT = 405000
 
 Action = tuple[str, str, Any]  # (kind, attribute name, value)
 
@@ -156,23 +156,12 @@ def holds(checks: list[Check], item: Any) -> bool:
     return True
 
 
-def _item_size(attrs: dict[str, Any]) -> int:
-    from moto.dynamodb.models.utilities import bytesize
-
-    return sum(bytesize(k) + v.size() for k, v in attrs.items())
-
-
 def actions_of(
     expression: str, names: dict[str, str], values: dict[str, Any]
 ) -> list[Action] | None:
     """The update's actions, or None (moto's own path); looked up at call time, so that a
     test can turn every fast path off by replacing ``_actions``."""
     return _actions(expression, names, values)
-
-
-def too_large(attrs: dict[str, Any]) -> bool:
-    """Above moto's (DynamoDB's) item size limit."""
-    return _item_size(attrs) > _ITEM_LIMIT
 
 
 def updated_attributes(
