@@ -15,7 +15,7 @@ until the very end.
 from __future__ import annotations
 
 import calendar
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
 _LCM_DAYS = 377_580  # lcm(28, 29, 30, 31)
@@ -68,3 +68,9 @@ def whole_seconds(start: datetime, end: datetime) -> int:
 def day_start(at: datetime) -> datetime:
     at = at.astimezone(UTC)
     return datetime(at.year, at.month, at.day, tzinfo=UTC)
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    """A UTC day as (its start, the next day's start)."""
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return start, start + timedelta(days=1)

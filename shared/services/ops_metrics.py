@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime
 from decimal import Decimal
 
-from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.clocks import SECONDS_PER_HOUR, day_bounds, whole_seconds
 from shared.domain.day_split import checkpoint_versions
 from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
@@ -51,11 +51,6 @@ class DayFigures:
     day: date
     teams: dict[str, TeamFigures] = field(default_factory=dict)
     checkpoint_storage_gb: Decimal = Decimal(0)
-
-
-def day_bounds(day: date) -> tuple[datetime, datetime]:
-    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    return start, start + timedelta(days=1)
 
 
 def idle_hours(records: JobRecords, lo: datetime, hi: datetime, now: datetime) -> Decimal:

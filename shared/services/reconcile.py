@@ -8,11 +8,12 @@ Cost Explorer marks final is never asked again (its reconciliation item is the c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.app.config import LedgerConfig
+from shared.domain.clocks import day_bounds
 from shared.domain.day_split import job_between
 from shared.reports.formatting import iso, money
 from shared.services.deps import LedgerDeps
@@ -142,8 +143,7 @@ def reconcile_day(
     if cached is not None and cached.get("final") and (exports is None or _settled(cached)):
         return cached
     billed = bills.billed_day(day, config.tracking.job_tag_keys[0])
-    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    end = start + timedelta(days=1)
+    start, end = day_bounds(day)
     jobs: dict[str, Any] = {}
     total_estimated = total_billed = Decimal(0)
     rollups = all_rollups(deps.rollups)

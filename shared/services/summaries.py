@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from shared.adapters.notify import Alert, Notifier
 from shared.adapters.report_store import ReportStore
+from shared.domain.clocks import day_bounds
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import JobRecords, rollup_tags
 from shared.reports.csv_safe import write_csv
@@ -24,11 +25,6 @@ from shared.reports.focus_charges import focus_rows
 from shared.reports.formatting import cents, iso, money
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import all_rollups, records_active_on
-
-
-def day_bounds(day: date) -> tuple[datetime, datetime]:
-    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    return start, start + timedelta(days=1)
 
 
 def summarize_day(
