@@ -36,16 +36,16 @@ def load_job(
     *,
     since: datetime | None = None,
     full: bool = True,
-    stored_from: datetime | None = None,
+    window: bool = False,
 ) -> JobRecords | None:
     """A job's records. ``full``: also every sealed record its cost questions need (rerun
     windows, spend at risk, and ``since`` on); otherwise heads and rollups only.
-    ``stored_from`` (a reader of the window from there on: a day's summary): sealed
-    records from there only, and not the checkpoint heads of objects whose storage
+    ``window`` (a reader of the window from ``since`` on: a day's summary): sealed
+    records from ``since`` only, and not the checkpoint heads of objects whose storage
     ended before (a long job's deleted objects outnumber its live ones)."""
     records = JobRecords(job_id=job_id)
     pk = keys.job_pk(job_id)
-    keep = (STORED_UNTIL, keys.iso(stored_from)) if stored_from is not None else None
+    keep = (STORED_UNTIL, keys.iso(since)) if window and since is not None else None
     for item in table.query(pk, sk_from="F", keep_from=keep):
         kind = item.get("kind")
         if kind == "rollup":
@@ -72,10 +72,10 @@ def load_job(
                 records.reservations.append(reservation_of_item(found))
     if not full:
         return records
-    if stored_from is not None:
+    if window and since is not None:
         # What lies inside the window needs nothing older: a rerun window or an idle
         # episode that reaches into it belongs to a segment that ends in it or runs on.
-        load_sealed(table, records, min(stored_from, since or stored_from))
+        load_sealed(table, records, since)
         return records
     starts = [str(r["started_at"]) for r in records.rollups if r.get("started_at")]
     first = parse_time(min(starts)) if starts else None
@@ -159,7 +159,7 @@ def records_active_on(
     for job_id in sorted(jobs):
         if not active_between(jobs[job_id], day, day, now):
             continue
-        records = load_job(deps.table, deps.rollups, job_id, since=since, stored_from=since)
+        records = load_job(deps.table, deps.rollups, job_id, since=since, window=True)
         if records is not None:
             yield job_id, records
 

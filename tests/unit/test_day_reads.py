@@ -132,7 +132,7 @@ def test_the_day_figures_are_those_of_the_whole_history(monkeypatch: pytest.Monk
     load_job = job_view.load_job
 
     def whole_history(*args: Any, **kwargs: Any) -> Any:
-        kwargs.pop("stored_from", None)
+        kwargs.pop("window", None)
         return load_job(*args, **kwargs)
 
     monkeypatch.setattr(job_view, "load_job", whole_history)
