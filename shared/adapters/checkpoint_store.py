@@ -78,8 +78,12 @@ class CheckpointStore:
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         return Put(item, [condition])
 
-    def remember(self, op: Put) -> None:
-        head = checkpoint_of(op.item)
+    def remember(self, op: Put, head: CheckpointHead | None = None) -> None:
+        """Keep what was written (``head``: the same record, saving a parse)."""
+        if head is None:
+            head = checkpoint_of(op.item)
+        else:
+            head = head.model_copy(update={"version": int(op.item["version"])})
         self._heads[(head.job_id, head.account, head.bucket, head.key)] = head
 
     def sealed_version(self, head: CheckpointHead, version: Version, void: bool = False) -> Put:

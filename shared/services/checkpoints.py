@@ -151,7 +151,7 @@ def record_object_event(
             deps.rollups.forget(job_id, account)
 
         commit(uow, forget)
-        store.remember(head_op)
+        store.remember(head_op, change.head)
         if step_op is not None:
             store.remember_step(job_id, step_key, step_op)
         if rollup_op is not None:

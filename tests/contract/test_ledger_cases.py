@@ -15,6 +15,7 @@ from shared.adapters.items import item_size
 from shared.adapters.table import Table
 from shared.app.config import LedgerConfig, PriceOverrides, TrackingConfig
 from shared.domain.instance import InstanceProfile, Volume
+from shared.services.checkpoints import record_object_event
 from shared.services.instances import Outcome, record_spot_notice, record_state_change
 from shared.services.job_view import get_job_cost
 from shared.services.sweep import sweep_missed_events
@@ -217,3 +218,30 @@ def test_open_heads_are_listed_from_keys_and_versions_and_read_only_when_not_hel
     assert {k: h.model_dump() for k, h in reread.items()} == {
         k: h.model_dump() for k, h in listed.items()
     }
+
+
+def test_a_checkpoint_head_kept_after_a_write_equals_the_stored_one(table: Table) -> None:
+    """The writer keeps the head it wrote without reading it back: writes, overwrites
+    out of order, a duplicate and a deletion leave its copy equal to a fresh read."""
+    ledger = ledger_over(table, config=SPOT)
+    key = "runs/ck/step-7/model.pt"
+    events = [("w1", 10, 2**30), ("w2", 70, 3 * 2**29), ("w0", 5, 2**20), ("w2", 70, 3 * 2**29),
+              ("d1", 130, None), ("w3", 200, 12_345)]  # fmt: skip
+    for event_id, seconds, size in events:
+        ledger.clock.advance_to(max(ledger.clock.now(), at(seconds)))
+        record_object_event(
+            ledger.deps,
+            ledger.checkpoints,
+            event_id=event_id,
+            at=at(seconds),
+            region=REGION,
+            account=ACCOUNT,
+            bucket="ckpt",
+            raw_key=key,
+            size_bytes=size,
+            sequencer=f"{seconds:016X}",
+        )
+        kept = ledger.checkpoints.head("ck", ACCOUNT, "ckpt", key, read=False)
+        stored = fresh(ledger).checkpoints.head("ck", ACCOUNT, "ckpt", key)
+        assert kept is not None and stored is not None
+        assert kept == stored and kept.model_dump_json() == stored.model_dump_json()
