@@ -36,10 +36,12 @@ if TYPE_CHECKING:
     from shared.adapters.checkpoint_store import CheckpointStore
     from shared.adapters.daily_store import ReconciliationStore, SummaryStore
     from shared.adapters.instance_store import InstanceStore
+    from shared.adapters.inventory import Ec2Inventory
     from shared.adapters.managed_store import ReservationStore, TrainingStore
     from shared.adapters.notify import SnsNotifier
     from shared.adapters.price_cache_store import PriceCacheStore
     from shared.adapters.pricing import PriceBook
+    from shared.adapters.pricing_live import AwsLivePrices
     from shared.adapters.report_store import S3ReportStore
     from shared.adapters.reservations import CapacityReservations
     from shared.adapters.rollup_store import RollupStore
@@ -225,13 +227,28 @@ class Runtime:
         return Ec2CapacityReservations(self.client("ec2"))
 
     # -- the ledger services' dependencies ----------------------------------------------------
-    def price_book(self, today: date) -> PriceBook:
-        from shared.adapters.pricing import PriceBook
+    @cached_property
+    def live_prices(self) -> AwsLivePrices:
+        """The Price List API and spot history (clients only: kept by the container)."""
         from shared.adapters.pricing_live import AwsLivePrices
+
+        return AwsLivePrices(self.client("pricing", PRICING_ENDPOINT_REGION), self.accounts)
+
+    @cached_property
+    def inventory(self) -> Ec2Inventory:
+        """DescribeInstances in each event's account and region (clients only)."""
+        from shared.adapters.inventory import Ec2Inventory
+
+        return Ec2Inventory(self.accounts)
+
+    def price_book(self, today: date) -> PriceBook:
+        """A price book per invocation: what it looked up (spot series) is that
+        invocation's; the price cache and the clients are the container's."""
+        from shared.adapters.pricing import PriceBook
         from shared.adapters.pricing_snapshot import bundled_snapshot
 
-        live = AwsLivePrices(self.client("pricing", PRICING_ENDPOINT_REGION), self.accounts)
-        return PriceBook(self.settings.config, self.price_cache, live, bundled_snapshot(), today)
+        config = self.settings.config
+        return PriceBook(config, self.price_cache, self.live_prices, bundled_snapshot(), today)
 
     def reservation_ledger(self, prices: PriceBook) -> ReservationLedger:
         from shared.services.reservations import ReservationLedger
@@ -244,7 +261,6 @@ class Runtime:
 
     def ledger_deps(self) -> LedgerDeps:
         """Dependencies of the ledger services; the price book's check date is today's."""
-        from shared.adapters.inventory import Ec2Inventory
         from shared.services.deps import LedgerDeps
 
         prices = self.price_book(self.clock.now().date())
@@ -252,7 +268,7 @@ class Runtime:
             table=self.table,
             instances=self.instances,
             rollups=self.rollups,
-            inventory=Ec2Inventory(self.accounts),
+            inventory=self.inventory,
             prices=prices,
             clock=self.clock,
             config=self.settings.config,
