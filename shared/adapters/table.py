@@ -12,6 +12,7 @@ import copy
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import partial
 from typing import Any, Protocol
 
 from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, item_size
@@ -232,12 +233,14 @@ class DynamoTable:
         from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 
         from shared.adapters.ledger_schema import INDEX_KEYS
+        from shared.adapters.table_requests import write_request
 
         self._client = client
         self._table = table_name
         self._indexes = dict(INDEX_KEYS)
         self._ser = TypeSerializer()
         self._de = TypeDeserializer()
+        self._request = partial(write_request, table_name, self._to)
 
     def _to(self, item: Mapping[str, Any]) -> dict[str, Any]:
         return {k: self._ser.serialize(v) for k, v in item.items()}
@@ -251,51 +254,6 @@ class DynamoTable:
         )
         return self._from(response["Item"]) if "Item" in response else None
 
-    def _expression(self, op: Operation) -> dict[str, Any]:
-        names: dict[str, str] = {}
-        values: dict[str, Any] = {}
-
-        def name(n: str) -> str:
-            placeholder = f"#n{len(names)}"
-            names[placeholder] = n
-            return placeholder
-
-        def value(v: Any) -> str:
-            placeholder = f":v{len(values)}"
-            values[placeholder] = v
-            return placeholder
-
-        parts: list[str] = []
-        for condition in op.conditions:
-            if isinstance(condition, Absent):
-                parts.append(f"attribute_not_exists({name('pk')})")
-            elif isinstance(condition, VersionIs):
-                parts.append(f"{name('version')} = {value(condition.value)}")
-            else:
-                n, sign = name(condition.name), "<" if isinstance(condition, Below) else ">"
-                parts.append(f"(attribute_not_exists({n}) OR {n} {sign} {value(condition.value)})")
-        out: dict[str, Any] = {"TableName": self._table}
-        if isinstance(op, Update):
-            sets = [f"{name(k)} = {value(v)}" for k, v in op.set.items()]
-            sets += [
-                f"{(n := name(k))} = if_not_exists({n}, {value(v)})"
-                for k, v in op.set_if_absent.items()
-            ]
-            adds = [f"{name(k)} {value(v)}" for k, v in op.add.items()]
-            removes = [name(k) for k in op.remove]
-            clauses = (("SET", sets), ("ADD", adds), ("REMOVE", removes))
-            out["Key"] = self._to({"pk": op.pk, "sk": op.sk})
-            out["UpdateExpression"] = " ".join(f"{v} {', '.join(c)}" for v, c in clauses if c)
-        else:
-            out["Item"] = self._to(op.item)
-        if parts:
-            out["ConditionExpression"] = " AND ".join(parts)
-        if names:
-            out["ExpressionAttributeNames"] = names
-        if values:
-            out["ExpressionAttributeValues"] = self._to(values)
-        return out
-
     def transact(self, operations: Sequence[Operation]) -> None:
         if not operations:
             return
@@ -304,11 +262,11 @@ class DynamoTable:
             if len(operations) == 1:
                 op = operations[0]
                 write = client.put_item if isinstance(op, Put) else client.update_item
-                write(**self._expression(op))
+                write(**self._request(op))
                 return
             client.transact_write_items(
                 TransactItems=[
-                    {("Put" if isinstance(op, Put) else "Update"): self._expression(op)}
+                    {("Put" if isinstance(op, Put) else "Update"): self._request(op)}
                     for op in operations
                 ]
             )
