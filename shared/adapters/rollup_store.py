@@ -47,6 +47,7 @@ class RollupStore:
     def __init__(self, table: Table) -> None:
         self.table = table
         self._cache: dict[tuple[str, str], Item] = {}
+        self._whose: dict[tuple[str, str], tuple[str, str]] = {}  # item key -> (job, account)
         # Per container: (job, moment) -> (the job's past-changes stamp, its spend then).
         self.books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
 
@@ -88,22 +89,27 @@ class RollupStore:
             conditions.append(Above("tags_from", change.tags_from))
         if not add and not sets and current:
             return None
+        identity = {
+            "job_id": change.job_id,
+            "account": change.account,
+            "kind": "rollup",
+            **schema.index_entries(ROLLUP, keys.rollup_index_sk(change.job_id, change.account)),
+        }
+        pk, sk = keys.job_pk(change.job_id), keys.rollup_sk(change.account)
+        self._whose[(pk, sk)] = (change.job_id, change.account)
         return Update(
-            keys.job_pk(change.job_id),
-            keys.rollup_sk(change.account),
+            pk,
+            sk,
             add=add,
             set=sets,
-            set_if_absent={
-                "job_id": change.job_id,
-                "account": change.account,
-                "kind": "rollup",
-                **schema.index_entries(ROLLUP, keys.rollup_index_sk(change.job_id, change.account)),
-            },
+            # What the item is known to hold already is not sent again (nothing of the
+            # ledger is ever deleted or removed from a rollup, so it is still there).
+            set_if_absent={k: v for k, v in identity.items() if k not in current},
             conditions=conditions,
         )
 
     def remember(self, op: Update) -> None:
-        key = (str(op.set_if_absent["job_id"]), str(op.set_if_absent["account"]))
+        key = self._whose[(op.pk, op.sk)]  # an operation of this store's ``update``
         self._cache[key] = apply_update(self._cache.get(key) or None, op)
 
     def all(self) -> list[Item]:

@@ -144,8 +144,14 @@ def test_rollups_accumulate_and_are_listed_by_the_rollups_index(table: Table) ->
         change.add_strings["tag_values"] = {f"team={account}"}
         op = store.update(change)
         assert op is not None
+        # The item's identity and index keys are sent until the item is known to exist.
+        known = (job, account) == ("a", ACCOUNT) and started == "2026-11-01"
+        assert (op.set_if_absent == {}) is known
         table.transact([op])
         store.remember(op)
+    later = RollupStore(table).update(RollupChange("a", ACCOUNT, counters={"n_running": 1}))
+    assert later is not None and later.set_if_absent == {}  # read, then known
+    table.transact([later])
     rollups = RollupStore(table).all()  # a new container: one Query
     assert [(r["job_id"], r["account"]) for r in rollups] == [  # by job, then account
         ("a", ACCOUNT),
@@ -154,6 +160,7 @@ def test_rollups_accumulate_and_are_listed_by_the_rollups_index(table: Table) ->
     ]
     mine = {r["account"]: r for r in RollupStore(table).of_job("a")}
     assert mine[ACCOUNT]["n_instances"] == 2 and mine[ACCOUNT]["started_at"] == "2026-11-01"
+    assert mine[ACCOUNT]["n_running"] == 1 and mine[ACCOUNT]["kind"] == "rollup"
     assert mine[ACCOUNT]["tag_values"] == {f"team={ACCOUNT}"}
     # Nothing new: no write at all.
     again = RollupChange("a", ACCOUNT, add_strings={"tag_values": {f"team={ACCOUNT}"}})
