@@ -11,6 +11,11 @@ member) and the value is still picked from the object by moto's own lookup
 (``moto.core.utils.get_value``), in the same order, without building a picking
 context per value when the answer has no response transformers. An object with a
 ``Meta`` of its own (not its class's) takes moto's path.
+
+A CloudWatch alarm's part of an answer is also kept, with every attribute of the alarm
+it was written from: the hourly alarm sweep lists the same alarms again and again, and
+an alarm's part is written anew only when one of its attributes changed (a new state,
+actions enabled or not, or a new alarm object under the same name).
 ``tests/integration/test_emulator_speedups.py`` compares answers with moto's own.
 """
 
@@ -21,6 +26,17 @@ from typing import Any
 # (object class, id of the shape, member name) -> (shape kept alive, possible names)
 _NAMES: dict[tuple[type, int, str], tuple[Any, tuple[str, ...]]] = {}
 _LIMIT = 50_000  # a bound, far above what one service's shapes need
+# Structures whose written part is kept: (serializer class, id of the shape, id of the
+# object) -> (shape, object and attributes it was written from, (name, written part)).
+_KEPT_SHAPES = frozenset({"MetricAlarm"})
+_PARTS: dict[tuple[type, int, int], tuple[Any, Any, tuple[Any, ...], tuple[str, Any]]] = {}
+_PARTS_LIMIT = 20_000
+
+
+def _attributes(value: Any) -> tuple[Any, ...]:
+    """What a kept part depends on: every attribute (lists copied, so a change in place
+    shows)."""
+    return tuple((k, tuple(v) if type(v) is list else v) for k, v in vars(value).items())
 
 
 def patch_moto_answers() -> None:
@@ -28,6 +44,7 @@ def patch_moto_answers() -> None:
     from moto.core.constants import MISSING
     from moto.core.serialize import (
         AttributePickerContext,
+        BaseJSONSerializer,
         ResponseSerializer,
         XFormedAttributePicker,
     )
@@ -67,6 +84,35 @@ def patch_moto_answers() -> None:
                 return picked
         return None
 
+    moto_structure = BaseJSONSerializer._serialize_type_structure
+
+    def structure(self: Any, serialized: Any, value: Any, shape: Any, key: str) -> None:
+        picker = self._value_picker
+        if (
+            shape.name not in _KEPT_SHAPES
+            or not key
+            or not hasattr(value, "__dict__")
+            or type(picker) is not XFormedAttributePicker
+            or picker.response_transformers
+        ):
+            return moto_structure(self, serialized, value, shape, key)
+        where = (type(self), id(shape), id(value))
+        attributes = _attributes(value)
+        kept = _PARTS.get(where)
+        if kept is not None and kept[1] is value and kept[2] == attributes:
+            serialized[kept[3][0]] = kept[3][1]
+            return None
+        written: dict[str, Any] = {}
+        moto_structure(self, written, value, shape, key)
+        if len(written) == 1:
+            if len(_PARTS) > _PARTS_LIMIT:
+                _PARTS.clear()
+            _PARTS[where] = (shape, value, attributes, next(iter(written.items())))
+        serialized.update(written)
+        return None
+
+    structure.__wrapped__ = moto_structure  # type: ignore[attr-defined]
+    BaseJSONSerializer._serialize_type_structure = structure  # type: ignore[method-assign]
     get_possible_keys.__wrapped__ = moto_names  # type: ignore[attr-defined]
     get_value.__wrapped__ = moto_get_value  # type: ignore[attr-defined]
     XFormedAttributePicker.get_possible_keys = get_possible_keys  # type: ignore[method-assign]

@@ -343,7 +343,7 @@ def test_json_wire_matches_moto_on_every_call_of_a_replay(
 
 def test_answers_of_other_services_are_moto_s_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """CloudWatch, EC2 and S3 answers with the alias names kept: the same as moto's."""
-    from moto.core.serialize import ResponseSerializer, XFormedAttributePicker
+    from moto.core.serialize import BaseJSONSerializer, ResponseSerializer, XFormedAttributePicker
 
     with mock_aws():
         emulator_answers.patch_moto_answers()
@@ -390,13 +390,47 @@ def test_answers_of_other_services_are_moto_s_own(monkeypatch: pytest.MonkeyPatc
                 answer.pop("ResponseMetadata", None)
             return out
 
+        def moto_s_own() -> list[Any]:
+            with monkeypatch.context() as m:
+                own_names = XFormedAttributePicker.get_possible_keys.__wrapped__  # type: ignore[attr-defined]
+                own_value = ResponseSerializer.get_value.__wrapped__  # type: ignore[attr-defined]
+                own_structure = BaseJSONSerializer._serialize_type_structure.__wrapped__  # type: ignore[attr-defined]
+                m.setattr(XFormedAttributePicker, "get_possible_keys", own_names)
+                m.setattr(ResponseSerializer, "get_value", own_value)
+                m.setattr(BaseJSONSerializer, "_serialize_type_structure", own_structure)
+                return answers()
+
         emulator_answers._NAMES.clear()
+        emulator_answers._PARTS.clear()
         cached = answers()
-        assert emulator_answers._NAMES  # the kept names answered
-        with monkeypatch.context() as m:
-            own_names = XFormedAttributePicker.get_possible_keys.__wrapped__  # type: ignore[attr-defined]
-            own_value = ResponseSerializer.get_value.__wrapped__  # type: ignore[attr-defined]
-            m.setattr(XFormedAttributePicker, "get_possible_keys", own_names)
-            m.setattr(ResponseSerializer, "get_value", own_value)
-            assert answers() == cached
+        assert emulator_answers._NAMES and len(emulator_answers._PARTS) == 30  # kept, used
+        assert answers() == cached == moto_s_own()
         assert len(cached[0]["MetricAlarms"]) == 30
+        # Alarms change: a new state, actions enabled, one made anew, one deleted, one new.
+        names = [a["AlarmName"] for a in cached[0]["MetricAlarms"]]
+        cloudwatch.set_alarm_state(AlarmName=names[0], StateValue="ALARM", StateReason="idle")
+        cloudwatch.enable_alarm_actions(AlarmNames=names[1:3])
+        made_anew = dict(cached[0]["MetricAlarms"][3])
+        cloudwatch.put_metric_alarm(
+            **{k: made_anew[k] for k in ("AlarmName", "Namespace", "MetricName", "Dimensions",
+                                         "Statistic", "Period", "EvaluationPeriods",
+                                         "ComparisonOperator")},
+            Threshold=7.5,
+        )  # fmt: skip
+        cloudwatch.delete_alarms(AlarmNames=[names[4]])
+        cloudwatch.put_metric_alarm(
+            AlarmName="costtracker-i-00000000000000fff-accelerator-low",
+            Namespace="NeuronMonitor",
+            MetricName="neuroncore_utilization",
+            Statistic="Average",
+            Period=300,
+            EvaluationPeriods=3,
+            Threshold=10.0,
+            ComparisonOperator="LessThanThreshold",
+        )
+        changed = answers()
+        assert changed == moto_s_own() and changed != cached
+        by_name = {a["AlarmName"]: a for a in changed[0]["MetricAlarms"]}
+        assert by_name[names[0]]["StateValue"] == "ALARM"
+        assert by_name[names[1]]["ActionsEnabled"] and by_name[names[3]]["Threshold"] == 7.5
+        assert names[4] not in by_name and len(by_name) == 30
