@@ -8,7 +8,8 @@ built here is measured once, by the same sum (each name's UTF-8 bytes and moto's
 ``DynamoType.size`` of each value) against the same limit, and refused with moto's own
 error: the sizes are positive, so the whole sum is above the limit exactly when one of
 moto's partial sums is. Setting one attribute of an existing item is still moto's own
-check. ``tests/integration/test_emulator_speedups.py`` keeps both limits.
+check. A string or a number value is measured without moto's chain of type tests.
+``tests/integration/test_emulator_speedups.py`` keeps both limits and compares sizes.
 """
 
 from __future__ import annotations
@@ -36,6 +37,18 @@ def patch_moto_items() -> None:
     if getattr(Item, "_costtracker_items", False):
         return
     original_init = Item.__init__
+    moto_size = DynamoType.size
+
+    def size(self: Any) -> int:
+        """moto's measure, without its five type tests for a string or a number (what
+        the ledger's items mostly hold): every Query page and every transaction's
+        updated item is measured value by value."""
+        kind, value = self.type, self.value
+        if kind == "S" and type(value) is str:
+            return len(value.encode("utf-8"))
+        if kind == "N":
+            return len(str(value))
+        return moto_size(self)
 
     def __init__(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
         self.hash_key = hash_key
@@ -48,5 +61,7 @@ def patch_moto_items() -> None:
         self.attrs = values
 
     __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
+    size.__wrapped__ = moto_size  # type: ignore[attr-defined]
     Item.__init__ = __init__  # type: ignore[method-assign]
+    DynamoType.size = size  # type: ignore[method-assign]
     Item._costtracker_items = True  # type: ignore[attr-defined]

@@ -236,6 +236,8 @@ def test_plain_values_match_moto_on_every_kind_of_value() -> None:
     from moto.dynamodb.models.utilities import dynamo_to_dict
 
     plain = emulator_wire.plain_values(dynamo_to_dict)
+    emulator_items.patch_moto_items()
+    moto_size = DynamoType.size.__wrapped__  # type: ignore[attr-defined]
     rng = random.Random(5)
     for _ in range(40):
         typed = LimitedSizeDict()
@@ -244,6 +246,11 @@ def test_plain_values_match_moto_on_every_kind_of_value() -> None:
         dict.__setitem__(typed, "blob", DynamoType({"B": "YWJj"}))
         answer = {"Items": [typed, typed], "Count": 2, "ScannedCount": 2, "Flag": True}
         assert plain(answer) == dynamo_to_dict(answer)
+        # Each value measured as moto measures it (strings of any script, numbers).
+        typed["name"] = DynamoType({"S": rng.choice(("", "ascii", "naïve", "日本語", "😀x"))})
+        typed["n"] = DynamoType({"N": str(Decimal(rng.randint(-(10**9), 10**9)) / 1000)})
+        for value in typed.values():
+            assert value.size() == moto_size(value)
 
 
 def _random_put(rng: random.Random, pk: str, sk: str) -> Put:
