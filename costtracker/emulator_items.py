@@ -8,12 +8,14 @@ built here is measured once, by the same sum (each name's UTF-8 bytes and moto's
 ``DynamoType.size`` of each value) against the same limit, and refused with moto's own
 error: the sizes are positive, so the whole sum is above the limit exactly when one of
 moto's partial sums is. Setting one attribute of an existing item is still moto's own
-check. A string or a number value is measured without moto's chain of type tests.
+check. A string or a number value is measured, and compared, without moto's chain of type
+tests.
 ``tests/integration/test_emulator_speedups.py`` keeps both limits and compares sizes.
 """
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 # moto's LimitedSizeDict refuses an item above this many bytes (DynamoDB's 400 KB).
@@ -50,6 +52,18 @@ def patch_moto_items() -> None:
             return len(str(value))
         return moto_size(self)
 
+    moto_cast = DynamoType.cast_value.fget  # type: ignore[attr-defined]
+
+    def cast_value(self: Any) -> Any:
+        """moto's comparable value, without its type tests for a string or a number: an
+        index Query compares every item's key with these, and sorts by them."""
+        kind = self.type
+        if kind == "S":
+            return self.value
+        if kind == "N":
+            return Decimal(self.value)
+        return moto_cast(self)
+
     def __init__(self: Any, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
         self.hash_key = hash_key
         self.range_key = range_key
@@ -62,6 +76,8 @@ def patch_moto_items() -> None:
 
     __init__.__wrapped__ = original_init  # type: ignore[attr-defined]
     size.__wrapped__ = moto_size  # type: ignore[attr-defined]
+    cast_value.__wrapped__ = moto_cast  # type: ignore[attr-defined]
     Item.__init__ = __init__  # type: ignore[method-assign]
     DynamoType.size = size  # type: ignore[method-assign]
+    DynamoType.cast_value = property(cast_value, doc=moto_cast.__doc__)  # type: ignore[method-assign,assignment]
     Item._costtracker_items = True  # type: ignore[attr-defined]

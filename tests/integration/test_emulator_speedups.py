@@ -238,6 +238,7 @@ def test_plain_values_match_moto_on_every_kind_of_value() -> None:
     plain = emulator_wire.plain_values(dynamo_to_dict)
     emulator_items.patch_moto_items()
     moto_size = DynamoType.size.__wrapped__  # type: ignore[attr-defined]
+    moto_cast = DynamoType.cast_value.fget.__wrapped__  # type: ignore[attr-defined]
     rng = random.Random(5)
     for _ in range(40):
         typed = LimitedSizeDict()
@@ -251,6 +252,7 @@ def test_plain_values_match_moto_on_every_kind_of_value() -> None:
         typed["n"] = DynamoType({"N": str(Decimal(rng.randint(-(10**9), 10**9)) / 1000)})
         for value in typed.values():
             assert value.size() == moto_size(value)
+            assert value.cast_value == moto_cast(value)
 
 
 def _random_put(rng: random.Random, pk: str, sk: str) -> Put:
