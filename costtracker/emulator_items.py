@@ -8,9 +8,9 @@ built here is measured once, by the same sum (each name's UTF-8 bytes and moto's
 ``DynamoType.size`` of each value) against the same limit, and refused with moto's own
 error: the sizes are positive, so the whole sum is above the limit exactly when one of
 moto's partial sums is. Setting one attribute of an existing item is still moto's own
-check. A string or a number value is measured, and compared, without moto's chain of type
-tests.
-``tests/integration/test_emulator_speedups.py`` keeps both limits and compares sizes.
+check. A string or a number value is measured, and compared, without moto's chain of
+type tests. ``tests/integration/test_emulator_speedups.py`` keeps both limits and
+compares sizes and comparable values with moto's own.
 """
 
 from __future__ import annotations
