@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.checkpoint_store import CheckpointStore
@@ -22,6 +22,7 @@ from shared.app.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceProfile
+from shared.services.checkpoints import CheckpointOutcome, record_object_event
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost
 from tests.fakes import FakeInventory, RecordingNotifier
@@ -49,6 +50,41 @@ class Ledger:
         items = self.deps.rollups.of_job(job_id)
         accrual = acc.total(acc.from_attributes(i) for i in items)
         return accrual.value(component, now or self.clock.now(), self.deps.prices.clock)
+
+
+class Drives(Protocol):
+    """A ledger the checkpoint service can be driven on (this module's or the contract
+    suite's)."""
+
+    deps: LedgerDeps
+    checkpoints: CheckpointStore
+
+
+def object_event(
+    ledger: Drives,
+    event_id: str,
+    at: datetime,
+    key: str,
+    size_bytes: int | None,
+    *,
+    bucket: str = "b",
+    region: str = REGION,
+    sequencer: str = "",
+) -> CheckpointOutcome:
+    """An S3 Object Created (``size_bytes``) or Object Deleted (None) in the tests'
+    account, through the checkpoint service."""
+    return record_object_event(
+        ledger.deps,
+        ledger.checkpoints,
+        event_id=event_id,
+        at=at,
+        region=region,
+        account=ACCOUNT,
+        bucket=bucket,
+        raw_key=key,
+        size_bytes=size_bytes,
+        sequencer=sequencer,
+    )
 
 
 def memory_ledger(
@@ -216,12 +252,8 @@ class Timeline:
 
     def write(self, bucket: str, key: str, at: datetime, size_bytes: int | None = 0) -> None:
         """A checkpoint object written (``size_bytes``) or deleted (None)."""
-        from shared.services.checkpoints import record_object_event
-
         eid = f"{bucket}/{key}@{at.isoformat()}"
-        self._add(at, lambda ledger: record_object_event(
-            ledger.deps, ledger.checkpoints, event_id=eid, at=at, region=REGION,
-            account=ACCOUNT, bucket=bucket, raw_key=key, size_bytes=size_bytes))  # fmt: skip
+        self._add(at, lambda ledger: object_event(ledger, eid, at, key, size_bytes, bucket=bucket))
 
     def apply(self, ledger: Ledger) -> None:
         for at, _, apply in sorted(self._events, key=lambda e: (e[0], e[1])):

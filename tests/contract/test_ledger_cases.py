@@ -15,11 +15,11 @@ from shared.adapters.items import item_size
 from shared.adapters.table import Table
 from shared.app.config import LedgerConfig, PriceOverrides, TrackingConfig
 from shared.domain.instance import InstanceProfile, Volume
-from shared.services.checkpoints import record_object_event
 from shared.services.instances import Outcome, record_spot_notice, record_state_change
 from shared.services.job_view import get_job_cost
 from shared.services.sweep import sweep_missed_events
 from tests.contract.conftest import ACCOUNT, REGION, T0, Ledger, fresh, ledger_over
+from tests.support import object_event
 
 SPOT = LedgerConfig(
     live_prices=False,
@@ -229,17 +229,8 @@ def test_a_checkpoint_head_kept_after_a_write_equals_the_stored_one(table: Table
               ("d1", 130, None), ("w3", 200, 12_345)]  # fmt: skip
     for event_id, seconds, size in events:
         ledger.clock.advance_to(max(ledger.clock.now(), at(seconds)))
-        record_object_event(
-            ledger.deps,
-            ledger.checkpoints,
-            event_id=event_id,
-            at=at(seconds),
-            region=REGION,
-            account=ACCOUNT,
-            bucket="ckpt",
-            raw_key=key,
-            size_bytes=size,
-            sequencer=f"{seconds:016X}",
+        object_event(
+            ledger, event_id, at(seconds), key, size, bucket="ckpt", sequencer=f"{seconds:016X}"
         )
         kept = ledger.checkpoints.head("ck", ACCOUNT, "ckpt", key, read=False)
         stored = fresh(ledger).checkpoints.head("ck", ACCOUNT, "ckpt", key)

@@ -21,9 +21,8 @@ from shared.app.config import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile
-from shared.services.checkpoints import record_object_event
 from shared.services.instances import record_state_change
-from tests.support import ACCOUNT, REGION, largest_item, memory_ledger
+from tests.support import ACCOUNT, REGION, largest_item, memory_ledger, object_event
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 LIMIT = 64 * 1024  # "well under" DynamoDB's 400 KB
@@ -115,16 +114,13 @@ def test_a_checkpoint_key_overwritten_10000_times(moto_table: DynamoTable) -> No
     for n in range(10_000):
         at = T0 + timedelta(minutes=10 * n)
         ledger.clock.advance_to(at)
-        outcome = record_object_event(
-            ledger.deps,
-            ledger.checkpoints,
-            event_id=f"w{n}",
-            at=at,
-            region=REGION,
-            account=ACCOUNT,
+        outcome = object_event(
+            ledger,
+            f"w{n}",
+            at,
+            "runs/nightly/latest/model.pt",
+            size_bytes,
             bucket="ckpt",
-            raw_key="runs/nightly/latest/model.pt",
-            size_bytes=size_bytes,
             sequencer=f"{n:016X}",
         )
         assert outcome.result == "applied"

@@ -16,7 +16,6 @@ from shared.domain.checkpoint import (
 )
 from shared.domain.instance import InstanceProfile
 from shared.domain.job import merge_windows
-from shared.services.checkpoints import record_object_event
 from shared.services.instances import record_spot_notice, record_state_change
 from shared.services.price_backfill import backfill_prices
 from tests.fakes import RecordingNotifier
@@ -26,6 +25,7 @@ from tests.support import (
     Ledger,
     TransactionLog,
     memory_ledger,
+    object_event,
     with_prices,
 )
 
@@ -148,17 +148,7 @@ def notice(ledger: Ledger, iid: str, eid: str, seconds: int, action: str) -> Non
 def checkpoint(
     ledger: Ledger, eid: str, seconds: int, key: str, size: int | None = 10, region: str = REGION
 ):  # type: ignore[no-untyped-def]
-    return record_object_event(
-        ledger.deps,
-        ledger.checkpoints,
-        event_id=eid,
-        at=at(seconds),
-        region=region,
-        account=ACCOUNT,
-        bucket="b",
-        raw_key=key,
-        size_bytes=size,
-    )
+    return object_event(ledger, eid, at(seconds), key, size, region=region)
 
 
 def test_rerun_without_any_checkpoint_starts_at_the_job_start() -> None:

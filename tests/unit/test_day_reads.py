@@ -14,11 +14,10 @@ from shared.app.config import LedgerConfig, PriceOverrides
 from shared.domain.checkpoint import WINDOW, CheckpointHead, ObjectEvent, apply_object_event
 from shared.domain.instance import InstanceProfile
 from shared.services import job_view
-from shared.services.checkpoints import record_object_event
 from shared.services.instances import record_spot_notice, record_state_change
 from shared.services.ops_metrics import day_figures
 from shared.services.summaries import day_bounds, summarize_day
-from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
+from tests.support import ACCOUNT, REGION, Ledger, memory_ledger, object_event
 
 DAY1 = datetime(2026, 11, 1, tzinfo=UTC)
 HOUR = 3600
@@ -31,17 +30,7 @@ def at(hours: float) -> datetime:
 
 
 def event(ledger: Ledger, eid: str, hours: float, key: str, size: int | None) -> None:
-    record_object_event(
-        ledger.deps,
-        ledger.checkpoints,
-        event_id=eid,
-        at=at(hours),
-        region=REGION,
-        account=ACCOUNT,
-        bucket="b",
-        raw_key=f"runs/j/{key}",
-        size_bytes=size,
-    )
+    object_event(ledger, eid, at(hours), f"runs/j/{key}", size)
 
 
 def history(ledger: Ledger) -> None:

@@ -13,11 +13,10 @@ from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.rates import RatePin
 from shared.domain.segments import SegmentCost, price_span
-from shared.services.checkpoints import record_object_event
 from shared.services.instances import record_state_change
 from shared.services.utilization import alarm_of_name, record_alarm_change, sweep_auto_stop
 from tests.fakes import RecordingNotifier
-from tests.support import ACCOUNT, REGION, Ledger, alarm_name, memory_ledger
+from tests.support import ACCOUNT, REGION, Ledger, alarm_name, memory_ledger, object_event
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 IID = "i-0000000000000aaaa"
@@ -189,17 +188,7 @@ def go_idle(ledger: Ledger, stopper: FakeStopper, minute: int = 40):  # type: ig
 
 
 def checkpoint(ledger: Ledger, minute: int) -> None:
-    record_object_event(
-        ledger.deps,
-        ledger.checkpoints,
-        event_id=f"ck{minute}",
-        at=at(minute),
-        region=REGION,
-        account=ACCOUNT,
-        bucket="b",
-        raw_key=f"runs/j/step-{minute}/x.pt",
-        size_bytes=1,
-    )
+    object_event(ledger, f"ck{minute}", at(minute), f"runs/j/step-{minute}/x.pt", 1)
 
 
 ALLOW = {"costtracker:auto-stop": "true"}
@@ -254,17 +243,7 @@ def test_auto_stop_with_a_completion_marker_waits_for_the_marker(monkeypatch) ->
     checkpoint(ledger, 50)  # a shard of step 50, written after the idle start
     ledger.clock.advance_to(at(90))  # quiet for long: still no marker, still no stop
     assert sweep_auto_stop(ledger.deps, stopper) == {IID: "waiting_for_checkpoint"}
-    record_object_event(
-        ledger.deps,
-        ledger.checkpoints,
-        event_id="marker",
-        at=at(91),
-        region=REGION,
-        account=ACCOUNT,
-        bucket="b",
-        raw_key="runs/j/step-50/_COMPLETE",
-        size_bytes=0,
-    )
+    object_event(ledger, "marker", at(91), "runs/j/step-50/_COMPLETE", 0)
     assert sweep_auto_stop(ledger.deps, stopper) == {IID: "stopped"}
 
 
