@@ -15,6 +15,7 @@ from shared.adapters.table import Above, Below, Condition, Item, Table, Update, 
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.index_facts import ROLLUP
+from shared.domain.job import TAG, TAG_FROM
 
 
 @dataclass
@@ -29,7 +30,8 @@ class RollupChange:
     at_most: dict[str, str] = field(default_factory=dict)
     add_strings: dict[str, set[str]] = field(default_factory=dict)
     counters: dict[str, int] = field(default_factory=dict)
-    # grouping tags, replaced when reported by a record that ran earlier (``tags_from`` lower)
+    # Grouping tags of the reporting record, and when it first ran (``<time>#<record id>``,
+    # sortable): each key is kept from the earliest record that carries it.
     tags: dict[str, str] | None = None
     tags_from: str | None = None
 
@@ -80,13 +82,14 @@ class RollupStore:
             if name not in current or current[name] > value:
                 sets[name] = value
                 conditions.append(Above(name, value))
-        earlier = change.tags_from is not None and (
-            "tags_from" not in current or current["tags_from"] > change.tags_from
-        )
-        if change.tags is not None and change.tags_from is not None and earlier:
-            sets["tags"] = change.tags
-            sets["tags_from"] = change.tags_from
-            conditions.append(Above("tags_from", change.tags_from))
+        if change.tags_from is not None:
+            # Each grouping key on its own: a record without the key has no say in it.
+            for key, value in (change.tags or {}).items():
+                since = TAG_FROM + key
+                if since not in current or current[since] > change.tags_from:
+                    sets[since] = change.tags_from
+                    sets[TAG + key] = value
+                    conditions.append(Above(since, change.tags_from))
         if not add and not sets and current:
             return None
         identity = {

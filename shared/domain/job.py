@@ -237,11 +237,37 @@ def cost_in_windows(
     return total
 
 
+# A rollup keeps each grouping key apart: ``tag:<key>`` holds the value of the earliest
+# record carrying the key, ``tag_from:<key>`` when that record first ran
+# (``<ISO time>#<instance id, training job name or reservation id>``, so it sorts).
+TAG, TAG_FROM = "tag:", "tag_from:"
+
+
+def _tag_claims(rollup: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    """key -> (since, value) of one rollup; a rollup written before tags were kept per
+    key holds its first record's whole tag set under ``tags`` / ``tags_from``."""
+    claims = {
+        name[len(TAG) :]: (str(rollup.get(TAG_FROM + name[len(TAG) :], "~")), str(value))
+        for name, value in rollup.items()
+        if name.startswith(TAG)
+    }
+    if not claims and rollup.get("tags"):
+        since = str(rollup.get("tags_from", "~"))
+        claims = {str(k): (since, str(v)) for k, v in dict(rollup["tags"]).items()}
+    return claims
+
+
 def rollup_tags(
     rollups: Sequence[dict[str, Any]],
 ) -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
-    first = min(rollups, key=lambda r: str(r.get("tags_from", "~")), default=None)
-    tags = dict(first.get("tags") or {}) if first else {}
+    """The job's grouping tags, each key from the earliest-running record that carries it
+    (ties by the record's id), and the keys whose records disagree (``tag_conflict``)."""
+    chosen: dict[str, tuple[str, str]] = {}
+    for rollup in rollups:
+        for key, claim in _tag_claims(rollup).items():
+            if key not in chosen or claim < chosen[key]:
+                chosen[key] = claim
+    tags = {key: value for key, (_, value) in sorted(chosen.items())}
     seen: dict[str, set[str]] = {}
     for rollup in rollups:
         for entry in rollup.get("tag_values", set()) or set():

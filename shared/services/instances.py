@@ -140,7 +140,7 @@ def rollup_change(
     tags = grouping_tags(new.profile.tags, config)
     first = new.first_running_at.isoformat() if new.first_running_at else "9999"
     change.tags = tags
-    change.tags_from = f"{first}#{new.account}#{new.instance_id}"
+    change.tags_from = f"{first}#{new.instance_id}"  # ties by instance id alone
     change.add_strings["tag_values"] = {f"{k}={v}" for k, v in tags.items()}
     sources = {s.pin.provenance for s in new.segments if s.pin is not None}
     sources |= {r.size.provenance for r in new.volume_rates if r.size is not None}

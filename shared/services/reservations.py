@@ -182,7 +182,7 @@ class ReservationLedger:
         change.at_most["started_at"] = new.reservation.start.isoformat()
         tags = grouping_tags(new.reservation.tags, self.config)
         change.tags = tags
-        change.tags_from = f"{new.reservation.start.isoformat()}#{new.account}#{new.reservation_id}"
+        change.tags_from = f"{new.reservation.start.isoformat()}#{new.reservation_id}"
         change.add_strings["tag_values"] = {f"{k}={v}" for k, v in tags.items()}
         change.add_strings["reservations"] = {f"{new.account}#{new.reservation_id}"}
         if new.rate is not None:

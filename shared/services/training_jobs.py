@@ -84,7 +84,7 @@ def rollup_change(
     tags = grouping_tags(new.tags, deps.config)
     first = new.training_start.isoformat() if new.training_start else "9999"
     change.tags = tags
-    change.tags_from = f"{first}#{new.account}#{new.name}"
+    change.tags_from = f"{first}#{new.name}"  # ties by job name alone
     change.add_strings["tag_values"] = {f"{k}={v}" for k, v in tags.items()}
     change.add_strings["training_jobs"] = {new.name}
     sources = {r.provenance for r in (new.rate, new.storage_rate) if r is not None}
