@@ -32,3 +32,63 @@ def ec2_state_event(
         "resources": [],
         "detail": {"instance-id": instance_id, "state": state},
     }
+
+
+# What the tracker's alarms watch by default (``UtilizationConfig``): per family.
+TRACKER_METRICS = {
+    "neuron": ("NeuronMonitor", "neuroncore_utilization"),
+    "gpu": ("CWAgent", "nvidia_smi_utilization_gpu"),
+    "cpu": ("AWS/EC2", "CPUUtilization"),
+}
+
+
+def alarm_state_event(
+    event_id: str,
+    alarm_name: str,
+    state: str,
+    at: datetime | str,
+    *,
+    metric: tuple[str, str],
+    instance_id: str,
+    period: int = 300,
+    stat: str = "Average",
+    account: str = ACCOUNT,
+    region: str = REGION,
+) -> dict[str, Any]:
+    """A CloudWatch Alarm State Change of a one-metric alarm, shaped as
+    ``tests/events/alarm-state-change-single-metric.json`` (``metric``: namespace, name)."""
+    time = at if isinstance(at, str) else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = time.replace("Z", ".000+0000")
+    namespace, name = metric
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": "CloudWatch Alarm State Change",
+        "source": "aws.cloudwatch",
+        "account": account,
+        "time": time,
+        "region": region,
+        "resources": [f"arn:aws:cloudwatch:{region}:{account}:alarm:{alarm_name}"],
+        "detail": {
+            "alarmName": alarm_name,
+            "configuration": {
+                "metrics": [
+                    {
+                        "id": "m1",
+                        "metricStat": {
+                            "metric": {
+                                "dimensions": {"InstanceId": instance_id},
+                                "name": name,
+                                "namespace": namespace,
+                            },
+                            "period": period,
+                            "stat": stat,
+                        },
+                        "returnData": True,
+                    }
+                ]
+            },
+            "previousState": {"value": "OK", "timestamp": stamp, "reason": ""},
+            "state": {"value": state, "timestamp": stamp, "reason": "Threshold Crossed"},
+        },
+    }

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.checkpoint_store import CheckpointStore
@@ -26,6 +26,9 @@ from shared.services.checkpoints import CheckpointOutcome, record_object_event
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost
 from tests.fakes import FakeInventory, RecordingNotifier
+
+if TYPE_CHECKING:
+    from shared.domain.idle import WatchedMetric
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -210,6 +213,35 @@ def alarm_name(instance_id: str, signal: str, prefix: str = "costtracker-") -> s
     return f"{prefix}{instance_id}-{suffix}"
 
 
+def watched(
+    deps: LedgerDeps, instance_id: str, signal: str, account: str = ACCOUNT
+) -> WatchedMetric | None:
+    """What the alarm the tracker puts for this instance and signal watches, as its
+    state-change events say it (None where the tracker puts no such alarm)."""
+    from shared.adapters.alarms import alarm_specs
+    from shared.domain.idle import WatchedMetric
+
+    pointer = deps.instances.pointer(account, instance_id)
+    head = (
+        deps.instances.head(pointer.job_id, account, instance_id)
+        if pointer and pointer.job_id
+        else None
+    )
+    if head is None:
+        return None
+    config = deps.config.utilization
+    for spec in alarm_specs(config, instance_id, head.profile.instance_type):
+        if spec.signal == signal:
+            return WatchedMetric(
+                namespace=spec.metric.namespace,
+                name=spec.metric.metric,
+                dimensions=((spec.metric.dimension, instance_id),),
+                period=config.period_seconds,
+                stat="Average",
+            )
+    return None
+
+
 class Timeline:
     """The events of a hand-made scenario, applied in event-time order (as they would
     arrive live, the clock following them) through the real services."""
@@ -241,7 +273,8 @@ class Timeline:
         eid = f"{instance_id}-{signal}-{state}-{at.isoformat()}"
         self._add(at, lambda ledger: record_alarm_change(
             ledger.deps, ledger.notifier, None, event_id=eid,
-            alarm_name=alarm_name(instance_id, signal), state=state, state_at=at,
+            alarm_name=alarm_name(instance_id, signal),
+            watched=watched(ledger.deps, instance_id, signal), state=state, state_at=at,
             region=REGION, account=ACCOUNT))  # fmt: skip
 
     def idle(self, instance_id: str, start: datetime, end: datetime) -> None:

@@ -21,6 +21,7 @@ def handler(event: AlarmStateChangeEvent, rt: Runtime) -> Answer:
         rt.stopper,
         event_id=event.id,
         alarm_name=detail.alarm_name,
+        watched=event.watched(),
         state=detail.state.value,
         state_at=detail.state.timestamp,
         region=event.region,

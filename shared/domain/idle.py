@@ -25,6 +25,17 @@ AlarmValue = Literal["OK", "ALARM", "INSUFFICIENT_DATA"]
 MAX_ALARM_CHANGES = 48
 
 
+class WatchedMetric(Frozen):
+    """What an alarm watches, as its state-change event says: one metric, its dimensions,
+    period and statistic (compared with what the tracker puts before the alarm speaks)."""
+
+    namespace: str
+    name: str
+    dimensions: tuple[tuple[str, str], ...] = ()
+    period: int | None = None
+    stat: str | None = None
+
+
 class AlarmChange(Frozen):
     """One of the tracker's own alarms of an instance changing state (``at`` is the
     state's own timestamp)."""

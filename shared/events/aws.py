@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field, TypeAdapter, field_validator
 
+from shared.domain.idle import WatchedMetric
 from shared.domain.lifecycle import InstanceStateName
 from shared.events.envelope import INSTANCE_ID_PATTERN as INSTANCE_ID_PATTERN
 from shared.events.envelope import SEQUENCER_PATTERN as SEQUENCER_PATTERN
@@ -117,6 +118,8 @@ class MetricId(_Detail):
 
 class MetricStat(_Detail):
     metric: MetricId
+    period: int | None = None
+    stat: str | None = None
 
 
 class AlarmMetric(_Detail):
@@ -157,8 +160,17 @@ class AlarmStateChangeEvent(AwsEvent):
     detail_type: Literal["CloudWatch Alarm State Change"] = Field(alias="detail-type")
     detail: AlarmStateDetail
 
-    def single_metric(self) -> MetricId | None:
-        """The alarm's metric when it watches exactly one (metric math and composite
-        alarms are not ours)."""
-        stats = [m.metric_stat for m in self.detail.configuration.metrics if m.metric_stat]
-        return stats[0].metric if len(self.detail.configuration.metrics) == 1 and stats else None
+    def watched(self) -> WatchedMetric | None:
+        """The metric the alarm watches when it watches exactly one (metric math, anomaly
+        detection and composite alarms are never the tracker's)."""
+        metrics = self.detail.configuration.metrics
+        if len(metrics) != 1 or metrics[0].metric_stat is None:
+            return None
+        stat = metrics[0].metric_stat
+        return WatchedMetric(
+            namespace=stat.metric.namespace,
+            name=stat.metric.name,
+            dimensions=tuple(sorted(stat.metric.dimensions.items())),
+            period=stat.period,
+            stat=stat.stat,
+        )

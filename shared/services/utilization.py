@@ -22,11 +22,12 @@ from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore
 from shared.domain.clock import utc
-from shared.domain.idle import AlarmChange, Signal, classify, ordered_changes
+from shared.domain.idle import AlarmChange, Signal, WatchedMetric, classify, ordered_changes
 from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition, fold
 from shared.events.envelope import INSTANCE_ID_PATTERN
 from shared.reports.formatting import cents, iso
+from shared.services.alarm_identity import watches_what_we_put
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps
 from shared.services.instances import apply_to_instance
@@ -143,6 +144,7 @@ def record_alarm_change(
     *,
     event_id: str,
     alarm_name: str,
+    watched: WatchedMetric | None,
     state: str,
     state_at: datetime,
     region: str,
@@ -150,12 +152,20 @@ def record_alarm_change(
 ) -> AlarmOutcome:
     """Keep a change of one of the tracker's own alarms on the instance's head; alert
     when the instance's condition changes. Anyone else's alarm is ignored: it never
-    makes an instance idle and never stops anything."""
+    makes an instance idle and never stops anything. An alarm under the tracker's name
+    that watches another metric, period or statistic than the tracker puts (or one for
+    an instance the tracker makes no such alarm for) is someone else's."""
     parsed = alarm_of_name(alarm_name, deps.config.utilization.alarm_prefix)
     if parsed is None:
         logger.debug("not one of our alarms", extra={"event_id": event_id, "alarm": alarm_name})
         return AlarmOutcome("ignored")
     instance_id, signal = parsed
+    if not watches_what_we_put(deps, account, instance_id, signal, watched):
+        logger.warning(
+            "alarm named like ours watches something else: ignored",
+            extra={"event_id": event_id, "alarm": alarm_name, "watched": repr(watched)},
+        )
+        return AlarmOutcome("ignored", instance_id)
     change = AlarmChange(event_id=event_id, at=utc(state_at), signal=signal, state=state)
 
     def apply(head: InstanceHead) -> Change | None:

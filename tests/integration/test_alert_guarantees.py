@@ -29,7 +29,7 @@ from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
-from tests.aws_events import ec2_state_event
+from tests.aws_events import TRACKER_METRICS, ec2_state_event
 from tests.support import alarm_name
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -126,7 +126,9 @@ def alarm_event(
 
 
 def ours(world: dict[str, Any], signal: str, state: str, minutes: float) -> dict[str, Any]:
-    return alarm_event(alarm_name(world["iid"], signal), state, minutes, world["iid"])
+    """One of the tracker's two alarms of the trn1 instance, on the metric it watches."""
+    metric = TRACKER_METRICS["neuron" if signal == "accelerator" else "cpu"]
+    return alarm_event(alarm_name(world["iid"], signal), state, minutes, world["iid"], metric)
 
 
 def checkpoint_object(key: str, minutes: float) -> dict[str, Any]:

@@ -34,6 +34,7 @@ import pytest
 
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
+from tests.aws_events import TRACKER_METRICS, alarm_state_event
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
 
@@ -53,22 +54,10 @@ def state(eid: str, at: str, iid: str, st: str) -> dict[str, Any]:
 
 
 def alarm(eid: str, at: str, iid: str, signal: str, value: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "CloudWatch Alarm State Change",
-        "source": "aws.cloudwatch",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [],
-        "detail": {
-            "alarmName": f"costtracker-{iid}-{signal}-low",
-            "state": {"value": value, "timestamp": at.replace("Z", ".000+0000")},
-            "previousState": {"value": "OK", "timestamp": at.replace("Z", ".000+0000")},
-            "configuration": {"metrics": []},
-        },
-    }
+    """One of the tracker's own alarms of a GPU instance (its metric, period, statistic)."""
+    metric = TRACKER_METRICS["gpu" if signal == "accelerator" else "cpu"]
+    name = f"costtracker-{iid}-{signal}-low"
+    return alarm_state_event(eid, name, value, at, metric=metric, instance_id=iid)
 
 
 def created(eid: str, at: str, key: str, size: int) -> dict[str, Any]:

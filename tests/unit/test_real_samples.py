@@ -59,14 +59,20 @@ def test_alarm_samples_single_metric_is_read_anomaly_detection_is_not_ours() -> 
     single = parse_event(
         load("alarm-state-change-single-metric.json"), AlarmStateChangeEvent, logger
     )
-    metric = single.single_metric()
+    metric = single.watched()
     assert metric is not None and (metric.namespace, metric.name) == ("AWS/EC2", "CPUUtilization")
+    # The real event carries what the tracker compares: dimension, period and statistic.
+    assert (metric.dimensions, metric.period, metric.stat) == (
+        (("InstanceId", "i-12345678901234567"),),
+        300,
+        "Average",
+    )
     assert single.detail.state.value == "ALARM"
     assert single.detail.state.timestamp.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
     anomaly = parse_event(
         load("alarm-state-change-anomaly-detection.json"), AlarmStateChangeEvent, logger
     )
-    assert anomaly.single_metric() is None
+    assert anomaly.watched() is None
 
 
 def test_cost_explorer_sample_groups_parse_by_tag() -> None:

@@ -16,7 +16,15 @@ from shared.domain.segments import SegmentCost, price_span
 from shared.services.instances import record_state_change
 from shared.services.utilization import alarm_of_name, record_alarm_change, sweep_auto_stop
 from tests.fakes import RecordingNotifier
-from tests.support import ACCOUNT, REGION, Ledger, alarm_name, memory_ledger, object_event
+from tests.support import (
+    ACCOUNT,
+    REGION,
+    Ledger,
+    alarm_name,
+    memory_ledger,
+    object_event,
+    watched,
+)
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 IID = "i-0000000000000aaaa"
@@ -175,6 +183,7 @@ def alarm(
         stopper,
         event_id=eid,
         alarm_name=name or alarm_name(IID, signal),
+        watched=watched(ledger.deps, IID, signal),
         state=state,
         state_at=at(minute),
         region=REGION,
