@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from shared.app.config import LedgerConfig
 
 _DIGITS = re.compile(r"[0-9]+")
+# A breakdown's entry for spend without the key (so every breakdown adds up).
+NO_TAG = "(none)"
 # Far beyond any model's tokens per step; a bigger value is a typo, not a measurement.
 MAX_TOKENS_PER_STEP = 10**12
 

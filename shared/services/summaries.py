@@ -18,6 +18,7 @@ from shared.adapters.report_store import ReportStore
 from shared.domain.clocks import day_bounds
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import JobRecords, rollup_tags
+from shared.domain.tags import NO_TAG
 from shared.reports.csv_safe import write_csv
 from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
@@ -48,6 +49,7 @@ def summarize_day(
     incomplete: list[str] = []
     rows: list[dict[str, Any]] = []
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
+    required = set(config.summary.required_tags)
     for job_id, records in records_active_on(deps, day, start, now, jobs):
         if each_job is not None:
             each_job(records)
@@ -70,8 +72,10 @@ def summarize_day(
         elif not tags:
             missing_grouping += total
         rows += focus_rows(records, start, now, deps.prices.series)
+        # An instance lacking a required key, or a key its job has (it has no say in it).
+        expected = [*config.summary.required_tags, *(k for k in tags if k not in required)]
         for head in records.heads:
-            missing = [k for k in config.summary.required_tags if k not in head.profile.tags]
+            missing = [k for k in expected if k not in head.profile.tags]
             if missing:
                 compliance.append(
                     {"instance_id": head.instance_id, "job_id": job_id, "missing": missing}
@@ -83,9 +87,7 @@ def summarize_day(
     summary: dict[str, Any] = {
         "date": day.isoformat(),
         "total_usd": money(total),
-        "by_tag": {
-            k: {v: money(x) for v, x in sorted(vals.items())} for k, vals in sorted(by_tag.items())
-        },
+        "by_tag": {k: tag_breakdown(vals, total) for k, vals in sorted(by_tag.items())},
         "untagged_usd": money(untagged),
         "complete": not incomplete,
         "incomplete_jobs": incomplete,
@@ -110,6 +112,14 @@ def summarize_day(
         ),
     }
     return summary, rows
+
+
+def tag_breakdown(values: dict[str, Decimal], total: Decimal) -> dict[str, str]:
+    """One key's spend by value, and ``(none)``: the day's spend of jobs without the key,
+    so that the breakdown adds up to the day's total."""
+    without = total - sum(values.values(), Decimal(0))
+    spend = {**values, NO_TAG: values.get(NO_TAG, Decimal(0)) + without}
+    return {v: money(spend[v]) for v in (*sorted(set(values) - {NO_TAG}), NO_TAG)}
 
 
 def summaries_between(
@@ -200,8 +210,10 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
     if summary["trailing_7d_mean_usd"] is not None:
         lines.append(f"Trailing 7-day mean: {cents(Decimal(summary['trailing_7d_mean_usd']))}")
     for key, values in summary["by_tag"].items():
+        # Spend without the key is named where there is some (the JSON always has it).
+        shown = {v: x for v, x in values.items() if v != NO_TAG or Decimal(x)}
         lines.append(
-            f"By {key}: " + ", ".join(f"{v} {cents(Decimal(x))}" for v, x in values.items())
+            f"By {key}: " + ", ".join(f"{v} {cents(Decimal(x))}" for v, x in shown.items())
         )
     lines.append(
         f"Untagged: {cents(Decimal(summary['untagged_usd']))}"

@@ -251,7 +251,8 @@ def test_summaries_api_reads_stored_days_and_rejects_bad_ranges(aws: dict[str, A
     assert status == 200 and body["total_usd"] == summary["total_usd"]
     status, body = api("/summaries", {"from": "2026-11-01", "to": "2026-11-02", "group_by": "team"})
     assert status == 200
-    assert body["days"][0]["by_tag"] == {"nlp": summary["total_usd"]}
+    # Every breakdown adds up: spend without the key is its (none) entry (none here).
+    assert body["days"][0]["by_tag"] == {"nlp": summary["total_usd"], "(none)": "0.000000000"}
     assert body["days"][1] == {"date": "2026-11-02", "available": False}
     assert api("/summaries/2026-11-09")[0] == 404
     assert api("/summaries", {"from": "2026-11-02", "to": "2026-11-01"})[0] == 400
