@@ -179,6 +179,10 @@ class Scenario(_Model):
             table = prices.get(kind)
             if isinstance(table, dict):
                 for key, value in table.items():
+                    if kind == "spot" and isinstance(value, list):  # a price history
+                        for n, entry in enumerate(value):
+                            _check_spot_entry(f"spot.{key}[{n}]", entry)
+                        continue
                     _check_price(f"{kind}.{key}", value, bound)
         if prices.get("s3_gb_month") is not None:
             _check_price("s3_gb_month", prices["s3_gb_month"], MAX_GB_MONTH_USD)
@@ -198,6 +202,17 @@ class Scenario(_Model):
             except (KeyError, TypeError, ValueError):
                 continue
         return times
+
+
+def _check_spot_entry(where: str, entry: Any) -> None:
+    """One step of a spot price history: ``{"from": ISO time, "usd": price}``."""
+    if not isinstance(entry, dict) or set(entry) != {"from", "usd"}:
+        raise ValueError(f'{where}: give a history step as {{"from": TIME, "usd": PRICE}}')
+    try:
+        datetime.fromisoformat(str(entry["from"]).replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"{where}.from: not an ISO 8601 time") from exc
+    _check_price(f"{where}.usd", entry["usd"], MAX_HOURLY_USD)
 
 
 def _check_price(where: str, value: Any, bound: Decimal) -> None:
