@@ -4,8 +4,10 @@ the argument types: each refuses bad input with one line (the parser adds the us
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Iterable
 from datetime import date
+from functools import cache
 from typing import NoReturn, TypeAlias
 
 
@@ -13,7 +15,53 @@ class Parser(argparse.ArgumentParser):
     """argparse with one-line usage errors."""
 
     def error(self, message: str) -> NoReturn:
+        if "unrecognized arguments" in message and "--as" in message.split(":", 1)[-1].split():
+            # ``--as`` chooses who the local API acts as: the demo's option, not a reader's.
+            message = (
+                "--as belongs to `costtracker demo` (whom its local API acts as): start the "
+                "demo with --as, e.g. `costtracker demo --as team:nlp`, then ask it without"
+            )
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def did_you_mean(text: str, known: Iterable[str]) -> str:
+    """`` (did you mean X?)`` for the closest known word, or nothing."""
+    close = difflib.get_close_matches(text, list(known), n=1, cutoff=0.75)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def region_name(text: str) -> str:
+    """An AWS region botocore knows (a typo is named, with the closest region)."""
+    known = aws_regions()
+    if known and text not in known:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an AWS region{did_you_mean(text, known)}"
+        )
+    return text
+
+
+@cache
+def aws_regions() -> frozenset[str]:
+    """Every region of the partitions botocore knows (empty if it cannot say)."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    regions: set[str] = set()
+    for partition in session.get_available_partitions():
+        regions.update(session.get_available_regions("ec2", partition))
+    return frozenset(regions)
+
+
+@cache
+def instance_types() -> frozenset[str]:
+    """Every EC2 instance type and SageMaker training instance type botocore knows."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    names: set[str] = set()
+    for service, shape in (("ec2", "InstanceType"), ("sagemaker", "TrainingInstanceType")):
+        names.update(session.get_service_model(service).shape_for(shape).enum)
+    return frozenset(names)
 
 
 # What ``add_subparsers`` returns; each command group's ``add_*`` function adds to it.
