@@ -107,7 +107,7 @@ def test_an_alert_is_recorded_once_and_leaves_the_pending_index_when_sent(table:
     assert store.record(first, NOW) is True
     assert store.record(first, NOW) is False
     assert [i["sk"] for i in store.pending()] == ["a1", "a2"]  # oldest first
-    store.note_failure("a1", "throttled")
+    store.note_failure("a1", "throttled", NOW + timedelta(minutes=1), 0)
     store.mark_sent("a1", NOW)
     assert [i["sk"] for i in store.pending()] == ["a2"]
     sent = store.get("a1")
