@@ -31,6 +31,9 @@ DOCUMENT_PARTS = 80
 # tags, a tag key's values) holds at most this many entries, the largest first; the rest
 # is counted (and summed where it is money). 10,000 of each stay under DOCUMENT_PARTS.
 DOCUMENT_ENTRIES = 10_000
+# A day's reconciliation keeps this many jobs (about 600 bytes each), those whose
+# estimate is furthest from the bill; the others are counted and summed.
+RECONCILED_JOBS = 2_000
 
 # -- delivery (the outbox's re-send path) ----------------------------------------------
 # One SNS publish: connect and read timeouts (seconds) and attempts (botocore "standard"
