@@ -30,6 +30,7 @@ from shared.app import runtime
 from shared.app.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.domain.budgets import Budget
 from shared.reports.views import iso, job_summary
+from shared.services.alerts import stop_watching
 from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.summaries import publish_summary, summaries_between
 
@@ -256,6 +257,7 @@ def replay_session(
                     with _logs_to_stderr(verbose), fewer_full_collections():
                         yield replayer
             finally:
+                stop_watching()
                 runtime.reset()  # the environment goes back: settings and clients with it
 
 

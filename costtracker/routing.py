@@ -23,7 +23,7 @@ from shared.app.functions import BY_NAME, event_rules, schedules
 from shared.app.triggers import Schedule
 from shared.domain.clock import FixedClock, utc
 from shared.reports.views import iso
-from shared.services.alerts import refusals
+from shared.services.alerts import take_recorded, watch_recorded
 
 Handler = Callable[[Any, Any], Any]
 LAMBDA_ATTEMPTS = 3  # an asynchronous invocation and Lambda's two retries
@@ -56,6 +56,7 @@ class Replayer:
         self.skipped_runs: dict[str, int] = {}
         self.skip_quiet = skip_quiet
         self._handlers: dict[str, Handler] = {}
+        watch_recorded()  # the outbox's new alerts, to wake the re-send path
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
         self.rules = event_rules(buckets)
@@ -113,13 +114,13 @@ class Replayer:
                     pending[function] = (schedule, resume)
                 continue
             self.clock.advance_to(at)
-            refused = refusals()
+            take_recorded()
             result = self.invoke(function, self.scheduled_event(schedule, at))
             self._note_quiet(function, result)
             self.scheduled_runs[function] = self.scheduled_runs.get(function, 0) + 1
             pending[function] = (schedule, schedule.next_after(at))
             tick = next((s for s in self.schedules if s.function == "budget_tick"), None)
-            if refusals() != refused and tick is not None:  # wake the tick: it re-sends
+            if self._outbox_waits() and tick is not None:  # wake the tick: it re-sends
                 self.quiet_until.pop("budget_tick", None)
                 self._quiet_regardless.discard("budget_tick")
                 pending["budget_tick"] = (tick, tick.next_after(at))
@@ -170,12 +171,23 @@ class Replayer:
         # An event may change spend: forget the quiet moments that depend on it.
         for function in [f for f in self.quiet_until if f not in self._quiet_regardless]:
             del self.quiet_until[function]
-        refused = refusals()
+        take_recorded()
         for function in routed:
             self.invoke(function, event)
-        if refusals() != refused:  # an alert waits in the outbox: the next tick sends it
+        if self._outbox_waits():  # an alert waits in the outbox: the next tick sends it
             self.quiet_until.pop("budget_tick", None)
             self._quiet_regardless.discard("budget_tick")
+
+    def _outbox_waits(self) -> bool:
+        """Whether an alert recorded by the last invocation (or the re-send path's own
+        tick) is still pending: also one whose write landed but whose answer was lost,
+        which the handler's retry finds already known. One read per alert recorded."""
+        outbox = runtime.current().outbox
+        for alert_id in dict.fromkeys(take_recorded()):
+            item = outbox.get(alert_id)
+            if item is not None and item.get("state") == "pending":
+                return True
+        return False
 
     def _note_quiet(self, function: str, result: Any) -> None:
         value = result.get("quiet_until") if isinstance(result, dict) else None

@@ -26,6 +26,7 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     from costtracker.errors import validation_summary
     from costtracker.progress import Progress
     from shared.app import runtime
+    from shared.services.alerts import AlertPoster
     from shared.services.summaries import publish_summary, summarize_day
 
     if args.to < args.from_:
@@ -60,8 +61,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             summary,
             rows,
             runtime.report_store(),
-            runtime.notifier() if args.notify else None,
+            AlertPoster(runtime.current().outbox, runtime.notifier()) if args.notify else None,
             runtime.current_settings().config.summary.focus_version,
+            now,
         )
         progress.advance()
         print(f"{day}: {summary['total_usd']} USD")

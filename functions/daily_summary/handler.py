@@ -12,6 +12,7 @@ from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.domain.clock import utc
 from shared.events.envelope import SummaryTick
+from shared.services.alerts import AlertPoster
 from shared.services.summaries import publish_summary, summarize_day
 
 
@@ -33,7 +34,8 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
     summary, rows = summarize_day(deps, day, now, history, each_job=walk.add if walk else None)
     summaries.put_summary(day, summary)
     version = rt.settings.config.summary.focus_version
-    keys = publish_summary(summary, rows, rt.report_store, rt.notifier, version)
+    poster = AlertPoster(rt.outbox, rt.notifier)  # the finance message, via the outbox
+    keys = publish_summary(summary, rows, rt.report_store, poster, version, now)
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})
     for key in ("project", "team"):
         for value, usd in summary["by_tag"].get(key, {}).items():

@@ -158,17 +158,30 @@ class AccountClients:
         return held
 
 
-def client_config() -> Any:
+def client_config(service: str = "") -> Any:
     """Standard retries (throttling and 5xx back off and retry), short timeouts, and no
     client-side parameter validation unless ``COSTTRACKER_VALIDATE_REQUESTS=1`` (the test
     suite sets it, so every request the adapters build is checked there).
+
+    SNS gets shorter timeouts and fewer attempts (``shared.domain.limits``): one publish
+    takes at most ``PUBLISH_WORST_SECONDS``, so a brown-out costs a run seconds, never
+    its whole timeout (the outbox sends the alert again later).
 
     botocore's validation walks every attribute of every request before AWS validates
     it again: measured at a fifth of the replay's client CPU (bench, section 3), and the
     same share of a handler's billed time in Lambda."""
     from botocore.config import Config
 
+    from shared.domain import limits
+
     validate = os.environ.get("COSTTRACKER_VALIDATE_REQUESTS") == "1"
+    if service == "sns":
+        return Config(
+            retries={"mode": "standard", "max_attempts": limits.PUBLISH_ATTEMPTS},
+            connect_timeout=limits.PUBLISH_CONNECT_SECONDS,
+            read_timeout=limits.PUBLISH_READ_SECONDS,
+            parameter_validation=validate,
+        )
     return Config(
         retries={"mode": "standard", "max_attempts": 5},
         connect_timeout=5,
@@ -182,7 +195,7 @@ def boto3_client(service: str, region: str, credentials: Credentials | None) -> 
     function's own)."""
     import boto3
 
-    config = client_config()
+    config = client_config(service)
     if credentials is None:
         return boto3.client(service, region_name=region, config=config)
     return boto3.client(

@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from shared.domain.limits import ALERT_BODY_BYTES
+
 Audience = Literal["finance", "team", "admin"]
 # SNS limits a subject to 100 printable ASCII characters.
 _SUBJECT_LIMIT = 100
@@ -34,6 +36,19 @@ class Alert:
     def __post_init__(self) -> None:
         if not self.alert_id:
             raise ValueError(f"a {self.kind} alert needs its alert_id")
+        # Bounded by construction: whatever built the body, SNS and the outbox take it.
+        object.__setattr__(self, "message", fit_body(self.message))
+
+
+def fit_body(text: str, limit: int = ALERT_BODY_BYTES) -> str:
+    """The body cut at a line end to at most ``limit`` UTF-8 bytes (a last guard: the
+    bodies are built bounded), saying that it was cut."""
+    if len(text.encode()) <= limit:
+        return text
+    note = "\n(cut to fit the message limit; the API has the rest)"
+    room = limit - len(note.encode())
+    cut = text.encode()[:room].decode("utf-8", "ignore")
+    return cut[: cut.rfind("\n")] + note if "\n" in cut else cut + note
 
 
 class Notifier(Protocol):

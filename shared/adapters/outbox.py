@@ -1,11 +1,15 @@
 """The alert outbox: every alert is recorded (pending) before it is sent, and stays
-until SNS accepts it; its id is the record's key, so an alert is recorded once, ever."""
+until SNS accepts it (``sent``) or refuses it for good (``failed``); its id is the
+record's key, so an alert is recorded once, ever. A pending alert that was refused
+carries when it may be tried again (``retry_at``)."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import asdict
 from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from shared.adapters import keys
@@ -58,13 +62,35 @@ class OutboxStore:
             ]
         )
 
-    def note_failure(self, alert_id: str, error: str) -> None:
-        from decimal import Decimal
-
+    def note_failure(self, alert_id: str, error: str, retry_at: datetime, refusals: int) -> None:
+        """A refused publish: the error, one more attempt, when to try again, and how
+        many refusals for good in a row (0 after any other failure)."""
         update = Update(
-            OUTBOX, alert_id, set={"last_error": error[:500]}, add={"attempts": Decimal(1)}
+            OUTBOX,
+            alert_id,
+            set={
+                "last_error": error[:500],
+                "retry_at": keys.iso(retry_at),
+                "refusals": Decimal(refusals),
+            },
+            add={"attempts": Decimal(1)},
         )
         self.table.transact([update])
 
-    def pending(self) -> list[dict[str, Any]]:
-        return list(self.table.query(schema.PENDING, index=schema.PENDING_INDEX.name))
+    def mark_failed(self, alert_id: str, error: str, now: datetime) -> None:
+        """Refused for good: a final state, out of the pending index."""
+        self.table.transact(
+            [
+                Update(
+                    OUTBOX,
+                    alert_id,
+                    set={"state": "failed", "failed_at": keys.iso(now), "last_error": error[:500]},
+                    add={"attempts": Decimal(1)},
+                    remove=schema.index_attributes(schema.PENDING_INDEX),
+                )
+            ]
+        )
+
+    def pending(self) -> Iterator[dict[str, Any]]:
+        """The pending alerts, oldest first, read page by page as the caller goes."""
+        return iter(self.table.query(schema.PENDING, index=schema.PENDING_INDEX.name))

@@ -147,6 +147,35 @@ def apply_update(current: Item | None, op: Update) -> Item:
     return item
 
 
+class _ItemsByKey(dict[Key, Item]):
+    """The twin's items, also grouped by partition key, so that a Query of the table
+    reads its partition rather than every item (a day of 5,000 jobs is 10,000 Queries:
+    a scan each made the twin quadratic). Writes go through ``__setitem__``/``update``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.partitions: dict[str, dict[Key, None]] = {}
+
+    def __setitem__(self, key: Key, item: Item) -> None:
+        super().__setitem__(key, item)
+        self.partitions.setdefault(key[0], {})[key] = None
+
+    def __delitem__(self, key: Key) -> None:
+        super().__delitem__(key)
+        self.partitions.get(key[0], {}).pop(key, None)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        for key, item in dict(*args, **kwargs).items():
+            self[key] = item
+
+    def pop(self, key: Key, *default: Any) -> Any:
+        self.partitions.get(key[0], {}).pop(key, None)
+        return super().pop(key, *default)
+
+    def in_partition(self, pk: str) -> list[Item]:
+        return [self[k] for k in self.partitions.get(pk, {}) if k in self]
+
+
 class MemoryTable:
     """``Table`` in a dict, with the same conditions and index rules (the twin): its
     indexes are the table's GSIs (``ledger_schema.INDEXES``: an item is in an index when
@@ -155,7 +184,7 @@ class MemoryTable:
     def __init__(self) -> None:
         from shared.adapters.ledger_schema import INDEX_KEYS
 
-        self.items: dict[Key, Item] = {}
+        self.items: dict[Key, Item] = _ItemsByKey()
         self.indexes = dict(INDEX_KEYS)
         self.calls: dict[str, int] = {}
 
@@ -203,9 +232,15 @@ class MemoryTable:
     ) -> Iterator[Item]:
         self._count("query")
         pk_name, sk_name = self.indexes[index] if index else ("pk", "sk")
+        items = self.items
+        candidates = (
+            items.in_partition(pk)
+            if index is None and isinstance(items, _ItemsByKey)
+            else list(items.values())
+        )
         found = [
             item
-            for item in self.items.values()
+            for item in candidates
             if item.get(pk_name) == pk
             and sk_name in item
             and (begins_with is None or str(item[sk_name]).startswith(begins_with))

@@ -209,7 +209,9 @@ FUNCTIONS: tuple[Function, ...] = (
             timedelta(minutes=1),
             description="budgets: alert within a minute of a threshold crossing; forecasts",
         ),
-        Grants(publishes=(Topic.FINANCE,)),
+        # The re-send path delivers every pending alert, whatever its audience, and the
+        # admins' delivery_failed alerts.
+        Grants(publishes=(Topic.FINANCE, Topic.TEAM, Topic.ADMIN)),
     ),
     Function(
         "alarm_sweep",

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from shared.adapters.inventory import Ec2Inventory
     from shared.adapters.managed_store import ReservationStore, TrainingStore
     from shared.adapters.notify import SnsNotifier
+    from shared.adapters.outbox import OutboxStore
     from shared.adapters.price_cache_store import PriceCacheStore
     from shared.adapters.pricing import PriceBook
     from shared.adapters.pricing_live import AwsLivePrices
@@ -91,7 +92,8 @@ class Runtime:
 
             from shared.adapters.accounts import client_config
 
-            self._clients[key] = boto3.client(service, region_name=key[1], config=client_config())
+            config = client_config(service)
+            self._clients[key] = boto3.client(service, region_name=key[1], config=config)
         return self._clients[key]
 
     @cached_property
@@ -120,6 +122,12 @@ class Runtime:
         from shared.adapters.table import DynamoTable
 
         return DynamoTable(self.client("dynamodb"), self.settings.table_name)
+
+    @cached_property
+    def outbox(self) -> OutboxStore:
+        from shared.adapters.outbox import OutboxStore
+
+        return OutboxStore(self.table)
 
     @cached_property
     def instances(self) -> InstanceStore:

@@ -4,12 +4,14 @@ subscriptions filter on (scope tags and recipients)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from shared.adapters.notify import Alert
 from shared.domain.budgets import Budget
+from shared.domain.limits import TOP_ITEMS
 from shared.reports.formatting import cents, iso
 from shared.services.forecasts import forecast_revision
 
@@ -28,6 +30,8 @@ def scope_attributes(budget: Budget) -> dict[str, str]:
 
 
 def alert_body(status: BudgetStatus, headline: str) -> str:
+    """The body names the largest jobs (``TOP_ITEMS``) and sums up the rest: its size
+    does not grow with the jobs in scope (the rest are in ``GET /budgets/{id}``)."""
     budget = status.budget
     lines = [
         headline,
@@ -42,15 +46,41 @@ def alert_body(status: BudgetStatus, headline: str) -> str:
         )
     lines.append(f"Projected by {iso(status.projected_until)}: {cents(status.projected_total)}.")
     if status.forecast is not None:
-        lines.extend(status.forecast.lines())
+        lines.extend(_projection_lines(status))
     lines.append("Spend by job:")
-    for job_id, spend in sorted(status.spend_by_job.items(), key=lambda kv: -kv[1]):
+    ranked = sorted(status.spend_by_job.items(), key=lambda kv: -kv[1])
+    for job_id, spend in ranked[:TOP_ITEMS]:
         lines.append(f"  {job_id}: {cents(spend)}")
+    if len(ranked) > TOP_ITEMS:
+        rest = sum((spend for _, spend in ranked[TOP_ITEMS:]), Decimal(0))
+        lines.append(
+            f"  and {len(ranked) - TOP_ITEMS} more, {cents(rest)} "
+            f"(every job: GET /budgets/{budget.budget_id})"
+        )
     lines.append(
         "Figures are estimates from live EC2/S3 events priced with list, spot or configured "
         "rates (see GET /jobs/{job_id} for each rate's source); the bill confirms them later."
     )
     return "\n".join(lines)
+
+
+def _projection_lines(status: BudgetStatus) -> list[str]:
+    """How each running job was projected: the ``TOP_ITEMS`` largest spenders (in the
+    forecast's own order), then how many more."""
+    projection = status.forecast
+    assert projection is not None
+    running = projection.projections
+    if len(running) <= TOP_ITEMS:
+        return projection.lines()
+    spend = status.spend_by_job
+    largest = sorted(running, key=lambda p: (-spend.get(p.job_id, Decimal(0)), p.job_id))
+    shown = {p.job_id for p in largest[:TOP_ITEMS]}
+    kept = tuple(p for p in running if p.job_id in shown)
+    return [
+        *replace(projection, projections=kept).lines(),
+        f"  and {len(running) - TOP_ITEMS} more running jobs, projected the same way "
+        f"(GET /budgets/{status.budget.budget_id})",
+    ]
 
 
 def budget_alert(status: BudgetStatus, threshold: int, now: datetime) -> Alert:

@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from shared.adapters.budget_store import BudgetStore
-from shared.adapters.notify import Alert, Notifier
+from shared.adapters.notify import Alert
 from shared.adapters.outbox import OutboxStore
 from shared.app.config import LedgerConfig
 from shared.domain.budgets import Budget
@@ -36,14 +36,15 @@ def day_spend(
 
 
 def check_anomalies(
-    deps: LedgerDeps, store: BudgetStore, config: LedgerConfig, notifier: Notifier, now: datetime
+    deps: LedgerDeps, store: BudgetStore, config: LedgerConfig, now: datetime
 ) -> list[str]:
     """Once a day: yesterday's spend in each budget's scope against its trailing 7-day
-    mean; above ``anomaly_multiple`` times it (with enough history) is an anomaly."""
+    mean; above ``anomaly_multiple`` times it (with enough history) is an anomaly,
+    recorded in the outbox (the re-send path sends it)."""
     yesterday = now.date() - timedelta(days=1)
     cache = JobCache(deps)
     sent = []
-    poster = AlertPoster(OutboxStore(deps.table), notifier)
+    poster = AlertPoster(OutboxStore(deps.table))
     settings = config.budgeting
     for budget in effective_budgets(store, config):
         spend = day_spend(deps, config, budget, yesterday, now, cache)
@@ -76,6 +77,6 @@ def check_anomalies(
             alert_id=f"anomaly:{budget.budget_id}:{yesterday.isoformat()}",
             at=iso(now) or "",
         )
-        if poster.post(alert, now) != "known":
+        if poster.record(alert, now) != "known":
             sent.append(f"{budget.budget_id}:anomaly")
     return sent

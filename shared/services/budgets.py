@@ -9,13 +9,13 @@ once, even with concurrent runs: a conditional write claims it first.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
 from shared.adapters.budget_store import BudgetStore
-from shared.adapters.notify import Notifier
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES
 from shared.app.config import LedgerConfig
@@ -36,6 +36,7 @@ from shared.services.forecasts import (
 from shared.services.job_view import all_rollups, load_job
 
 HOUR = timedelta(hours=1)
+logger = logging.getLogger("costtracker.budgets")
 
 
 def effective_budgets(
@@ -211,6 +212,8 @@ class Evaluation:
     quiet_until: datetime
     # True when no event can bring the quiet moment forward (there are no budgets).
     quiet_regardless_of_events: bool = False
+    # Budgets whose evaluation raised (logged with their ids; the others went on).
+    failed: list[str] = field(default_factory=list)
 
 
 QUIET_MARGIN = timedelta(minutes=2)
@@ -247,35 +250,53 @@ def _next_change(
 
 
 def evaluate_budgets(
-    deps: LedgerDeps, store: BudgetStore, config: LedgerConfig, notifier: Notifier, now: datetime
+    deps: LedgerDeps, store: BudgetStore, config: LedgerConfig, now: datetime
 ) -> Evaluation:
-    """Alert every threshold crossed and every forecast over budget, once each; re-send
-    alerts that SNS has not accepted yet (the outbox)."""
+    """Record an alert for every threshold crossed and every forecast over budget, once
+    each, in the outbox; no SNS call (the re-send path sends them). Each budget is
+    evaluated on its own: one that fails is logged with its id and the rest go on."""
     sent = []
-    poster = AlertPoster(OutboxStore(deps.table), notifier)
-    _, still_pending = poster.resend_pending(now)
+    poster = AlertPoster(OutboxStore(deps.table))
     cache = JobCache(deps)
     next_midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
     budgets = effective_budgets(store, config)
-    if still_pending:  # try again at the next tick
-        quiet_until = now + timedelta(minutes=1)
     if not budgets:
-        if still_pending:
-            return Evaluation([], quiet_until)
         return Evaluation([], next_midnight, quiet_regardless_of_events=True)
+    failed: list[str] = []
     for budget in budgets:
-        status = budget_status(deps, config, budget, now, cache)
-        for threshold in budget.thresholds:
-            if status.spend * 100 < budget.amount_usd * threshold:
-                continue
-            if poster.post(budget_alert(status, threshold, now), now) != "known":
-                sent.append(f"{budget.budget_id}:{threshold}")
-        over = status.projected_total > budget.amount_usd > status.spend
-        forecasts = sent_forecasts(poster.outbox, forecast_id(status)) if over else (0, None)
-        to_post = forecast_alert(status, now, forecasts) if over else None
-        if to_post is not None and poster.post(to_post, now) != "known":
-            sent.append(f"{budget.budget_id}:forecast")
-            forecasts = sent_forecasts(poster.outbox, forecast_id(status))
-        quiet_until = min(quiet_until, _next_change(status, now, forecasts))
-    return Evaluation(sent, max(quiet_until, now), quiet_regardless_of_events=False)
+        try:
+            alerted, next_change = _evaluate(deps, config, budget, now, cache, poster)
+        except Exception:
+            logger.exception("budget not evaluated", extra={"budget_id": budget.budget_id})
+            failed.append(budget.budget_id)
+            quiet_until = now + timedelta(minutes=1)  # try it again at the next tick
+            continue
+        sent += alerted
+        quiet_until = min(quiet_until, next_change)
+    return Evaluation(sent, max(quiet_until, now), quiet_regardless_of_events=False, failed=failed)
+
+
+def _evaluate(
+    deps: LedgerDeps,
+    config: LedgerConfig,
+    budget: Budget,
+    now: datetime,
+    cache: JobCache,
+    poster: AlertPoster,
+) -> tuple[list[str], datetime]:
+    """One budget: the alerts it recorded and when it may next change."""
+    sent = []
+    status = budget_status(deps, config, budget, now, cache)
+    for threshold in budget.thresholds:
+        if status.spend * 100 < budget.amount_usd * threshold:
+            continue
+        if poster.record(budget_alert(status, threshold, now), now) != "known":
+            sent.append(f"{budget.budget_id}:{threshold}")
+    over = status.projected_total > budget.amount_usd > status.spend
+    forecasts = sent_forecasts(poster.outbox, forecast_id(status)) if over else (0, None)
+    to_post = forecast_alert(status, now, forecasts) if over else None
+    if to_post is not None and poster.record(to_post, now) != "known":
+        sent.append(f"{budget.budget_id}:forecast")
+        forecasts = sent_forecasts(poster.outbox, forecast_id(status))
+    return sent, _next_change(status, now, forecasts)

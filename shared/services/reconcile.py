@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from shared.app.config import LedgerConfig
 from shared.domain.clocks import day_bounds
 from shared.domain.day_split import job_between
+from shared.domain.limits import RECONCILED_JOBS
 from shared.reports.formatting import iso, money
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import active_between, all_rollups, load_job
@@ -191,8 +192,32 @@ def reconcile_day(
             result["by_resource"] = reconcile_by_resource(deps, exports, day, now)
         except DataExportError as exc:  # a file it cannot read: said, and tried next run
             result["by_resource"] = {"error": str(exc), "jobs": [], "unallocated": []}
+    result = bounded_reconciliation(result)
     store.put_reconciliation(day, result)
     return result
+
+
+def bounded_reconciliation(result: dict[str, Any]) -> dict[str, Any]:
+    """At most ``RECONCILED_JOBS`` jobs, those furthest from the bill, in job order; the
+    rest counted and summed (``jobs_count``, ``other_jobs``), so that a day of 10,000
+    jobs is a bounded document (and a bounded API answer)."""
+    jobs: dict[str, Any] = result["jobs"]
+    if len(jobs) <= RECONCILED_JOBS:
+        return result
+    ranked = sorted(jobs, key=lambda j: (-abs(Decimal(jobs[j]["difference_usd"])), j))
+    kept, rest = set(ranked[:RECONCILED_JOBS]), ranked[RECONCILED_JOBS:]
+    return {
+        **result,
+        "jobs": {j: row for j, row in jobs.items() if j in kept},
+        "jobs_count": len(jobs),
+        "other_jobs": {
+            "count": len(rest),
+            "estimated_usd": money(
+                sum((Decimal(jobs[j]["estimated_usd"]) for j in rest), Decimal(0))
+            ),
+            "billed_usd": money(sum((Decimal(jobs[j]["billed_usd"]) for j in rest), Decimal(0))),
+        },
+    }
 
 
 def reconcile_recent(

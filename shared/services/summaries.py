@@ -13,17 +13,19 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from shared.adapters.notify import Alert, Notifier
+from shared.adapters.notify import Alert
 from shared.adapters.report_store import ReportStore
 from shared.domain.clocks import day_bounds
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import JobRecords, rollup_tags
+from shared.domain.limits import DOCUMENT_ENTRIES, TOP_ITEMS
 from shared.domain.tags import NO_TAG
 from shared.reports.csv_safe import write_csv
 from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
 from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
 from shared.reports.focus_charges import focus_rows
 from shared.reports.formatting import cents, iso, money
+from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import all_rollups, records_active_on
 
@@ -90,16 +92,16 @@ def summarize_day(
         "by_tag": {k: tag_breakdown(vals, total) for k, vals in sorted(by_tag.items())},
         "untagged_usd": money(untagged),
         "complete": not incomplete,
-        "incomplete_jobs": incomplete,
+        "incomplete_jobs": incomplete[:DOCUMENT_ENTRIES],
         "missing_grouping_tags_usd": money(missing_grouping),
         **{f"{kind}_usd": money(value) for kind, value in sums.items()},
-        "by_job": {job: money(value) for job, value in sorted(by_job.items())},
+        "by_job": _largest_sums(by_job),
         "top_jobs": [
             {"job_id": job, "total_usd": money(value)}
             for job, value in sorted(by_job.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
         ],
-        "untagged_instances": sorted(untagged_instances),
-        "tag_compliance": compliance,
+        "untagged_instances": sorted(untagged_instances)[:DOCUMENT_ENTRIES],
+        "tag_compliance": compliance[:DOCUMENT_ENTRIES],
         "change_vs_previous_day_usd": money(total - yesterday) if yesterday is not None else None,
         "trailing_7d_mean_usd": money(sum(week, Decimal(0)) / len(week)) if week else None,
         "estimated": True,
@@ -111,15 +113,45 @@ def summarize_day(
             for r in items
         ),
     }
+    # How many entries each list or map had before the cap (DOCUMENT_ENTRIES), for
+    # those that had more; the FOCUS files in S3 have every row.
+    counts = {
+        name: n
+        for name, n in (
+            ("incomplete_jobs", len(incomplete)),
+            ("by_job", len(by_job)),
+            ("untagged_instances", len(untagged_instances)),
+            ("tag_compliance", len(compliance)),
+            *((f"by_tag.{k}", len(v)) for k, v in sorted(by_tag.items())),
+        )
+        if n > DOCUMENT_ENTRIES
+    }
+    if counts:
+        summary["counts"] = counts
     return summary, rows
 
 
 def tag_breakdown(values: dict[str, Decimal], total: Decimal) -> dict[str, str]:
-    """One key's spend by value, and ``(none)``: the day's spend of jobs without the key,
-    so that the breakdown adds up to the day's total."""
+    """One key's spend by value (capped as ``_largest_sums``), and ``(none)``: the day's
+    spend of jobs without the key, so that the breakdown adds up to the day's total."""
     without = total - sum(values.values(), Decimal(0))
     spend = {**values, NO_TAG: values.get(NO_TAG, Decimal(0)) + without}
-    return {v: money(spend[v]) for v in (*sorted(set(values) - {NO_TAG}), NO_TAG)}
+    named = _largest_sums({v: x for v, x in spend.items() if v != NO_TAG})
+    return {**named, NO_TAG: money(spend[NO_TAG])}
+
+
+OTHERS = "(others)"
+
+
+def _largest_sums(values: dict[str, Decimal]) -> dict[str, str]:
+    """Every entry in name order, or past ``DOCUMENT_ENTRIES`` the largest ones and
+    their rest as ``(others)``, so that the map still adds up to the total."""
+    if len(values) <= DOCUMENT_ENTRIES:
+        return {k: money(v) for k, v in sorted(values.items())}
+    ranked = sorted(values.items(), key=lambda kv: (-kv[1], kv[0]))
+    kept = dict(sorted(ranked[: DOCUMENT_ENTRIES - 1]))
+    rest = sum((v for _, v in ranked[DOCUMENT_ENTRIES - 1 :]), Decimal(0))
+    return {**{k: money(v) for k, v in kept.items()}, OTHERS: money(rest)}
 
 
 def summaries_between(
@@ -155,10 +187,13 @@ def publish_summary(
     summary: dict[str, Any],
     rows: Sequence[dict[str, Any]],
     store: ReportStore,
-    notifier: Notifier | None,
+    poster: AlertPoster | None,
     focus_version: str = "1.2",
+    now: datetime | None = None,
 ) -> list[str]:
-    """Write the day's JSON, CSV and FOCUS files (same keys on a re-run) and tell finance.
+    """Write the day's JSON, CSV and FOCUS files (same keys on a re-run) and tell finance
+    through the outbox (``daily_summary:<date>``: recorded, then sent; a failed publish
+    is re-sent by the budget tick's re-send path).
 
     The FOCUS rows go out twice: Parquet (typed, for FinOps tools) and CSV (spreadsheets);
     ``focus_version`` "1.3" adds the allocation columns (``shared.reports.focus13``)."""
@@ -180,8 +215,9 @@ def publish_summary(
     }
     for key, (body, content_type) in keys.items():
         store.put(key, body, content_type)
-    if notifier is not None and summary.get("spend_started", True):
-        notifier.send(summary_alert(summary))
+    if poster is not None and summary.get("spend_started", True):
+        at = now or datetime.fromisoformat(str(summary["as_of"]).replace("Z", "+00:00"))
+        poster.post(summary_alert(summary), at)
     return sorted(keys)
 
 
@@ -197,10 +233,12 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
             "finance", "daily_summary", line, line, attributes, alert_id, summary.get("as_of") or ""
         )
     lines = [f"Estimated ML training spend on {summary['date']} (UTC): {figure}"]
+    counts: dict[str, int] = summary.get("counts", {})
+    rest = f"GET /summaries/{summary['date']}"
     if not complete:
         lines.append(
             "Incomplete: some time has no price yet ("
-            + ", ".join(summary.get("incomplete_jobs", []))
+            + _first_names(summary.get("incomplete_jobs", []), counts.get("incomplete_jobs"), rest)
             + "); the figure is a lower bound until the price is known."
         )
     if summary["change_vs_previous_day_usd"] is not None:
@@ -212,14 +250,13 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
     for key, values in summary["by_tag"].items():
         # Spend without the key is named where there is some (the JSON always has it).
         shown = {v: x for v, x in values.items() if v != NO_TAG or Decimal(x)}
-        lines.append(
-            f"By {key}: " + ", ".join(f"{v} {cents(Decimal(x))}" for v, x in shown.items())
-        )
+        lines.append(f"By {key}: " + _largest_values(shown, counts.get(f"by_tag.{key}"), rest))
+    untagged = summary["untagged_instances"]
     lines.append(
         f"Untagged: {cents(Decimal(summary['untagged_usd']))}"
         + (
-            f" (instances to tag: {', '.join(summary['untagged_instances'])})"
-            if summary["untagged_instances"]
+            f" (instances to tag: {_first_names(untagged, counts.get('untagged_instances'), rest)})"
+            if untagged
             else ""
         )
     )
@@ -233,7 +270,8 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         + ", ".join(f"{j['job_id']} {cents(Decimal(j['total_usd']))}" for j in summary["top_jobs"])
     )
     if summary["tag_compliance"]:
-        lines.append(f"{len(summary['tag_compliance'])} instance(s) miss required tags.")
+        missing = counts.get("tag_compliance", len(summary["tag_compliance"]))
+        lines.append(f"{missing} instance(s) miss required tags.")
     lines.append("Estimates from live events; reconciled with the bill once it is final.")
     return Alert(
         "finance",
@@ -243,4 +281,26 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         attributes,
         alert_id,
         summary.get("as_of") or "",
+    )
+
+
+def _first_names(names: Sequence[str], count: int | None, where: str) -> str:
+    """The first ``TOP_ITEMS`` names, then how many more (``count``: all there were)."""
+    more = (count if count is not None else len(names)) - TOP_ITEMS
+    shown = ", ".join(names[:TOP_ITEMS])
+    return f"{shown} and {more} more ({where})" if more > 0 else shown
+
+
+def _largest_values(values: dict[str, str], count: int | None, where: str) -> str:
+    """A tag key's values: all of them in name order, or past ``TOP_ITEMS`` the largest
+    ones (in name order) and "and N more, $X"."""
+    if len(values) <= TOP_ITEMS:
+        return ", ".join(f"{v} {cents(Decimal(x))}" for v, x in values.items())
+    ranked = sorted(values.items(), key=lambda kv: (-Decimal(kv[1]), kv[0]))
+    shown = sorted(ranked[:TOP_ITEMS])
+    rest = sum((Decimal(x) for _, x in ranked[TOP_ITEMS:]), Decimal(0))
+    more = (count if count is not None else len(values)) - TOP_ITEMS
+    return (
+        ", ".join(f"{v} {cents(Decimal(x))}" for v, x in shown)
+        + f" and {more} more, {cents(rest)} ({where})"
     )

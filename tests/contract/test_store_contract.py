@@ -99,6 +99,27 @@ def test_daily_documents_by_date_beyond_one_batch(table: Table) -> None:
     assert summaries.get_summaries([days[0]]) == {}  # the kinds do not mix
 
 
+def test_a_large_day_document_is_stored_in_bounded_parts_and_read_whole(table: Table) -> None:
+    """A day of 10,000 jobs: a document of several parts, none over the part size; a
+    shorter re-write is read alone (the head's count says which parts are current)."""
+    from shared.domain.limits import DOCUMENT_PART_BYTES
+
+    summaries = SummaryStore(table)
+    day, other = date(2026, 11, 1), date(2026, 11, 2)
+    big = {"date": day.isoformat(), "by_job": {f"sweep-{n:05d}": "21.50" for n in range(10_000)}}
+    summaries.put_summary(day, big)
+    summaries.put_summary(other, {"date": other.isoformat(), "total_usd": "1"})
+    parts = list(table.query("SUMMARY#2026-11-01"))
+    assert len(parts) > 3
+    assert all(len(str(p["document"])) <= DOCUMENT_PART_BYTES for p in parts)
+    assert summaries.get_summaries([day, other]) == {
+        day: big,
+        other: {"date": other.isoformat(), "total_usd": "1"},
+    }
+    summaries.put_summary(day, {"date": day.isoformat(), "total_usd": "2"})
+    assert summaries.get_summaries([day]) == {day: {"date": day.isoformat(), "total_usd": "2"}}
+
+
 def test_an_alert_is_recorded_once_and_leaves_the_pending_index_when_sent(table: Table) -> None:
     store = OutboxStore(table)
     first = Alert("finance", "budget", "s", "m", alert_id="a1")
@@ -107,7 +128,7 @@ def test_an_alert_is_recorded_once_and_leaves_the_pending_index_when_sent(table:
     assert store.record(first, NOW) is True
     assert store.record(first, NOW) is False
     assert [i["sk"] for i in store.pending()] == ["a1", "a2"]  # oldest first
-    store.note_failure("a1", "throttled")
+    store.note_failure("a1", "throttled", NOW + timedelta(minutes=1), 0)
     store.mark_sent("a1", NOW)
     assert [i["sk"] for i in store.pending()] == ["a2"]
     sent = store.get("a1")

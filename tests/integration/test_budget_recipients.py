@@ -21,7 +21,7 @@ from shared.adapters.subscriptions import recipient_filter_policy
 from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
-from shared.services.budgets import evaluate_budgets
+from shared.services.budget_tick import run_tick
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-recipients"
@@ -137,9 +137,9 @@ def test_a_recipients_subscription_receives_only_the_budgets_that_name_it(
         Attributes={"FilterPolicy": recipient_filter_policy("lead@example.com")},
     )
     now = T0 + timedelta(hours=1)  # $20 of $10: both budgets alert
-    sent = evaluate_budgets(
-        runtime.ledger_deps(), runtime.budget_store(), CONFIG, runtime.notifier(), now
-    ).sent
+    sent = run_tick(
+        runtime.ledger_deps(), runtime.budget_store(), CONFIG, runtime.notifier(), now, lambda: 55.0
+    ).alerts
     assert {"llama:100", "other:100"} <= set(sent)
     messages = sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
     budgets = {json.loads(m["Body"])["MessageAttributes"]["budget_id"]["Value"] for m in messages}

@@ -17,7 +17,7 @@ from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
-from shared.services.budgets import evaluate_budgets
+from shared.services.budget_tick import run_tick
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-budgets"
@@ -112,9 +112,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
 def test_a_team_filter_policy_receives_only_that_teams_alerts(aws: dict[str, Any]) -> None:
     now = T0 + timedelta(hours=1)  # both teams at $20 of $10: both budgets alert
-    sent = evaluate_budgets(
-        runtime.ledger_deps(), runtime.budget_store(), CONFIG, runtime.notifier(), now
-    ).sent
+    sent = run_tick(
+        runtime.ledger_deps(), runtime.budget_store(), CONFIG, runtime.notifier(), now, lambda: 55.0
+    ).alerts
     assert sorted(sent) == ["nlp:100", "vision:100"]
     messages = aws["sqs"].receive_message(
         QueueUrl=aws["queue"], MaxNumberOfMessages=10, MessageAttributeNames=["All"]

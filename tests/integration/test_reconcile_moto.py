@@ -131,3 +131,45 @@ def test_a_day_the_bill_does_not_have_yet_stays_estimated(aws: ReconciliationSto
     assert result["status"] == "estimated" and result["jobs"]["llama"]["status"] == "estimated"
     stored = aws.get_reconciliations([DAY])[DAY]
     assert stored["final"] is False
+
+
+def test_a_day_of_10000_reconciled_jobs_is_stored_bounded() -> None:
+    """Issue 27: the jobs furthest from the bill are kept (``RECONCILED_JOBS``), the rest
+    counted and summed; the document is stored in parts, each under the item bound."""
+    from datetime import date as date_
+
+    from shared.adapters.daily_store import ReconciliationStore
+    from shared.adapters.items import dump
+    from shared.adapters.table import MemoryTable
+    from shared.domain import limits
+    from shared.reports.formatting import money
+    from shared.services.reconcile import bounded_reconciliation
+
+    def row(n: int) -> dict[str, Any]:
+        kinds = ("instance", "ebs", "checkpoint_storage")
+        return {
+            "estimated_usd": f"{n}.00",
+            "billed_usd": "1.00",
+            "difference_usd": f"{n - 1}.00",
+            "difference_pct": "1.0",
+            "by_kind": {k: {"estimated_usd": "1.00", "billed_usd": "1.00"} for k in kinds},
+            "unconfirmed_billed_usd": {k: "0.00" for k in ("data_transfer", "cloudwatch")},
+            "status": "confirmed",
+        }
+
+    jobs = {f"job-{n:05d}": row(n) for n in range(1, 10_001)}
+    result = bounded_reconciliation({"date": "2026-11-01", "final": True, "jobs": jobs})
+    kept = limits.RECONCILED_JOBS
+    assert len(result["jobs"]) == kept and result["jobs_count"] == 10_000
+    assert min(result["jobs"]) == f"job-{10_001 - kept:05d}"  # the furthest from the bill
+    rest = range(1, 10_001 - kept)
+    assert result["other_jobs"] == {
+        "count": 10_000 - kept,
+        "estimated_usd": money(Decimal(sum(rest))),
+        "billed_usd": money(Decimal(len(rest))),
+    }
+    table = MemoryTable()
+    store = ReconciliationStore(table)
+    store.put_reconciliation(date_(2026, 11, 1), result)
+    assert store.get_reconciliations([date_(2026, 11, 1)])[date_(2026, 11, 1)] == result
+    assert max(len(dump(i).encode()) for i in table.items.values()) < limits.ITEM_BYTES

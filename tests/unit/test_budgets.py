@@ -6,11 +6,13 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
+from shared.adapters.outbox import OutboxStore
 from shared.app.config import LedgerConfig
 from shared.domain.budgets import Budget, period_bounds
 from shared.domain.instance import InstanceProfile
+from shared.services.alerts import AlertPoster
 from shared.services.budget_anomalies import check_anomalies
-from shared.services.budgets import evaluate_budgets
+from shared.services.budget_tick import run_tick
 from shared.services.instances import record_state_change
 from tests.fakes import RecordingNotifier
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
@@ -54,7 +56,9 @@ def ledger_with(budgets: list[dict]) -> Ledger:  # type: ignore[type-arg]
 
 def evaluate(ledger: Ledger, notifier: RecordingNotifier, at: datetime) -> list[str]:
     ledger.clock.advance_to(at)
-    return evaluate_budgets(ledger.deps, ledger.budgets, ledger.deps.config, notifier, at).sent
+    return run_tick(
+        ledger.deps, ledger.budgets, ledger.deps.config, notifier, at, lambda: 55.0
+    ).alerts
 
 
 def run_ticks(ledger: Ledger, until: datetime) -> list[tuple[str, str, str]]:
@@ -207,8 +211,9 @@ def test_anomaly_needs_history_and_a_spike(delay: timedelta) -> None:
                 account=ACCOUNT,
             )
         ledger.clock.advance_to(midnight + delay)
-        sent = check_anomalies(
-            ledger.deps, ledger.budgets, ledger.deps.config, notifier, midnight + delay
+        sent = check_anomalies(ledger.deps, ledger.budgets, ledger.deps.config, midnight + delay)
+        AlertPoster(OutboxStore(ledger.deps.table), notifier).deliver_pending(
+            midnight + delay, lambda: 55.0
         )
         # Nov 1..5: a flat $240 a day, no anomaly; Nov 6: $240 + $2,400.
         assert sent == (["acct:anomaly"] if day == 7 else []), day
