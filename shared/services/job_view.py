@@ -14,6 +14,7 @@ from shared.adapters.instance_store import head_of
 from shared.adapters.managed_store import reservation_of_item, training_of
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import Table
+from shared.adapters.utilization_store import UtilizationStore
 from shared.domain.checkpoint import Version
 from shared.domain.idle import IdleEpisode
 from shared.domain.job import JobCost, JobRecords, parse_time
@@ -64,6 +65,10 @@ def load_job(
             )
     if not records.rollups and not records.heads and not records.checkpoints:
         return None
+    # What was measured of each instance (rule 10): one item per instance, batched.
+    records.measured = UtilizationStore(table).totals(
+        [(h.account, h.instance_id) for h in records.heads]
+    )
     for rollup in records.rollups:  # the reservations charging this job unused time
         for ref in sorted(rollup.get("reservations", set()) or set()):
             account, _, reservation_id = str(ref).partition("#")
@@ -183,4 +188,6 @@ def cost_of(deps: LedgerDeps, records: JobRecords, now: datetime) -> JobCost:
         deps.prices.series,
         marker=bool(config.checkpoint.completion_marker),
         tokens_tag=config.checkpoint.tokens_per_step_tag,
+        accelerator_counts=config.measurement.accelerator_counts,
+        measurable=lambda t: config.utilization.accelerator_metric(t) is not None,
     )

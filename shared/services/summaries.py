@@ -15,6 +15,7 @@ from typing import Any
 
 from shared.adapters.notify import Alert, Notifier
 from shared.adapters.report_store import ReportStore
+from shared.adapters.utilization_store import UtilizationStore
 from shared.domain.clocks import day_bounds
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import JobRecords, rollup_tags
@@ -25,6 +26,7 @@ from shared.reports.focus_charges import focus_rows
 from shared.reports.formatting import cents, iso, money
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import all_rollups, records_active_on
+from shared.services.metric_reads import DayMeasurement
 
 
 def summarize_day(
@@ -48,9 +50,11 @@ def summarize_day(
     incomplete: list[str] = []
     rows: list[dict[str, Any]] = []
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
+    measured = DayMeasurement(config, UtilizationStore(deps.table), start, end)
     for job_id, records in records_active_on(deps, day, start, now, jobs):
         if each_job is not None:
             each_job(records)
+        measured.add(records, now)  # after ``each_job``: it may read the day's last hours
         breakdown, priced = job_between(records, start, end, now, deps.prices.series)
         total = breakdown["total"]
         if not total and priced:
@@ -91,6 +95,7 @@ def summarize_day(
         "incomplete_jobs": incomplete,
         "missing_grouping_tags_usd": money(missing_grouping),
         **{f"{kind}_usd": money(value) for kind, value in sums.items()},
+        **measured.view(),
         "by_job": {job: money(value) for job, value in sorted(by_job.items())},
         "top_jobs": [
             {"job_id": job, "total_usd": money(value)}
