@@ -588,6 +588,12 @@ VIEWS.job = async function job(arg, params) {
         "job:per1k"),
       card("Per 1M tokens", detail.cost_per_million_tokens_usd ? perUnit(detail.cost_per_million_tokens_usd) : "–",
         detail.cost_per_million_tokens_usd ? "tokens-per-step tag" : "no tokens-per-step tag", "job:per1m"),
+      card("Per accelerator-hour", detail.usd_per_accelerator_hour ? perUnit(detail.usd_per_accelerator_hour) : "–",
+        detail.accelerator_seconds === null ? "accelerator count unknown"
+          : `${fixed(detail.accelerator_seconds / 3600, 2)} accelerator-hours`, "job:peraccel"),
+      card("Utilization", detail.utilization === null ? "not measured" : pct(Number(detail.utilization)),
+        detail.utilization === null ? "no datapoints of the accelerator metric"
+          : `measured over ${pct(Number(detail.utilization_measured_share))} of the time`, "job:util"),
       card("Burn rate", `${perUnit(detail.burn_rate_usd_per_hour)}/h`, "now", "job:burn"),
       card("Spend at risk", usd(detail.spend_at_risk_usd),
         detail.last_checkpoint_at ? `since ${utc(detail.last_checkpoint_at)}` : "since the start", "job:risk")),
