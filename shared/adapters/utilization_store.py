@@ -1,10 +1,11 @@
 """Measured utilization per instance-hour (SPEC rule 10), and per instance the sum of its
-closed hours, so that a job view reads one item per instance and never CloudWatch.
+closed hours in the job's partition, so that a job view has it from the job's one Query
+(one item per instance) and never asks CloudWatch.
 
 | record | pk | sk |
 |---|---|---|
 | one hour of one instance | UTIL#<account>#<instance> | H#<hour> |
-| the instance's closed hours summed, its open hours inline | UTIL#<account>#<instance> | TOTAL |
+| the instance's closed hours summed, its open hours inline | JOB#<job> | U#<account>#<instance> |
 
 An hour is *closed* when it was read 15 minutes or more after it ended (agent metrics
 arrive late); a closed hour is written once and added to the total once (the hour's
@@ -23,12 +24,16 @@ from shared.adapters import keys
 from shared.adapters.table import Below, ConditionFailed, Item, Put, Table, Update
 from shared.domain.utilization import Measured
 
-TOTAL = "TOTAL"
+KIND = "utilization_total"
 OPEN = "open_"
 
 
 def util_pk(account: str, instance_id: str) -> str:
     return f"UTIL#{account}#{instance_id}"
+
+
+def total_key(job_id: str, account: str, instance_id: str) -> tuple[str, str]:
+    return keys.job_pk(job_id), f"U#{account}#{instance_id}"
 
 
 def hour_sk(hour: datetime) -> str:
@@ -76,21 +81,19 @@ class UtilizationStore:
             },
             conditions=(Below("closed", 1),),
         )
+        total_pk, total_sk = total_key(job_id, account, instance_id)
+        names = {"kind": KIND, "account": account, "instance_id": instance_id}
         if closed:
             total = Update(
-                pk,
-                TOTAL,
+                total_pk,
+                total_sk,
                 add={"weighted": measured.weighted, "covered_seconds": measured.covered_seconds},
-                set={"kind": "utilization_total", "job_id": job_id},
+                set=names,
                 remove=(_open_name(hour),),
             )
         else:
             inline = f"{measured.weighted}|{measured.covered_seconds}"
-            total = Update(
-                pk,
-                TOTAL,
-                set={"kind": "utilization_total", "job_id": job_id, _open_name(hour): inline},
-            )
+            total = Update(total_pk, total_sk, set={**names, _open_name(hour): inline})
         try:
             self.table.transact([put, total])
         except ConditionFailed:
@@ -109,23 +112,6 @@ class UtilizationStore:
         )
         return {str(i["hour"]) for i in items if int(i.get("closed", 0))}
 
-    def totals(self, instances: Sequence[tuple[str, str]]) -> dict[tuple[str, str], Measured]:
-        """Per (account, instance): every hour measured so far, closed and open."""
-        if not instances:
-            return {}
-        found = self.table.batch_get([(util_pk(a, i), TOTAL) for a, i in instances])
-        out: dict[tuple[str, str], Measured] = {}
-        for item in found:
-            _, account, instance_id = str(item["pk"]).split("#", 2)
-            measured = Measured(
-                Decimal(item.get("weighted", 0)), int(item.get("covered_seconds", 0))
-            )
-            for name, value in item.items():
-                if name.startswith(OPEN):
-                    measured = measured + _measured(value)
-            out[(account, instance_id)] = measured
-        return out
-
     def between(self, account: str, instance_id: str, lo: datetime, hi: datetime) -> Measured:
         """The hours in [lo, hi) (a day: at most 24 items, one Query)."""
         total = Measured()
@@ -139,3 +125,13 @@ class UtilizationStore:
 
 def _item_measured(item: Item) -> Measured:
     return Measured(Decimal(item.get("weighted", 0)), int(item.get("covered_seconds", 0)))
+
+
+def measured_total(item: Item) -> tuple[tuple[str, str], Measured]:
+    """(account, instance id) and what was measured of it so far, from its total item
+    (closed hours summed, open hours inline)."""
+    measured = _item_measured(item)
+    for name, value in item.items():
+        if name.startswith(OPEN):
+            measured = measured + _measured(value)
+    return (str(item["account"]), str(item["instance_id"])), measured

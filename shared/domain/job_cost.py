@@ -180,7 +180,10 @@ def job_cost(
         ),
         has_training=value(N_TRAINING) > 0,
         has_reservation=value(N_RESERVATIONS) > 0,
-        accelerator_seconds=None if use.unknown_types else use.accelerator_seconds,
+        # SageMaker jobs' accelerators are not counted yet: unknown, not 0.
+        accelerator_seconds=None
+        if use.unknown_types or records.training
+        else use.accelerator_seconds,
         utilization=use.utilization,
         utilization_measured_share=use.measured_share,
         effective_accelerator_hours=use.effective_accelerator_hours,

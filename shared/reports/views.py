@@ -73,8 +73,11 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
 
 def accelerator_keys(cost: JobCost) -> dict[str, Any]:
     """Rule 10's keys: accelerator-seconds, measured utilization (``None``: not measured,
-    never 100 % or 0 %), and the instance cost per accelerator-hour."""
+    never 100 % or 0 %), and the instance cost per accelerator-hour (``None`` while any
+    time is unpriced: never a $0 figure)."""
     hours = Decimal(cost.accelerator_seconds) / 3600 if cost.accelerator_seconds else None
+    if not cost.complete:
+        hours = None
     return {
         "accelerator_seconds": cost.accelerator_seconds,
         "accelerator_counts_unknown": list(cost.accelerator_counts_unknown),

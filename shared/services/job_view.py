@@ -14,7 +14,8 @@ from shared.adapters.instance_store import head_of
 from shared.adapters.managed_store import reservation_of_item, training_of
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import Table
-from shared.adapters.utilization_store import UtilizationStore
+from shared.adapters.utilization_store import KIND as UTILIZATION_TOTAL
+from shared.adapters.utilization_store import measured_total
 from shared.domain.checkpoint import Version
 from shared.domain.idle import IdleEpisode
 from shared.domain.job import JobCost, JobRecords, parse_time
@@ -59,16 +60,15 @@ def load_job(
             records.steps.append(item)
         elif kind == "training":
             records.training.append(training_of(item))
+        elif kind == UTILIZATION_TOTAL:  # what was measured of an instance (rule 10)
+            instance, measured = measured_total(item)
+            records.measured[instance] = measured
         elif kind == "notice":
             records.notices.append(
                 (str(item["instance_id"]), Notice.model_validate_json(item["record"]))
             )
     if not records.rollups and not records.heads and not records.checkpoints:
         return None
-    # What was measured of each instance (rule 10): one item per instance, batched.
-    records.measured = UtilizationStore(table).totals(
-        [(h.account, h.instance_id) for h in records.heads]
-    )
     for rollup in records.rollups:  # the reservations charging this job unused time
         for ref in sorted(rollup.get("reservations", set()) or set()):
             account, _, reservation_id = str(ref).partition("#")

@@ -7,7 +7,7 @@ minutes or more after it ended; an earlier read is kept as open and made again l
 hourly (``read_last_hour``, at :20 past, so the hour is closed on its first read) and,
 for whatever that missed (an instance that stopped in the hour, a failed read), with
 the daily summary (``read_hours`` of the day's jobs). A job view reads only what is
-stored (``measured_totals``).
+stored: each instance's total, in the job's partition (``shared.services.job_view``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from shared.domain.segments import SegmentCost
 from shared.domain.utilization import (
     HOUR,
     AcceleratorUse,
-    Measured,
     Spans,
     device_mean,
     hours_run,
@@ -151,13 +150,6 @@ def read_last_hour(
     end = (now - CLOSE_AFTER).replace(minute=0, second=0, microsecond=0)
     targets = [Target(h, running_spans(h.segments, now)) for h in open_heads]
     return read_hours(config, store, metrics, targets, end - HOUR, end, now)
-
-
-def measured_totals(
-    store: UtilizationStore, heads: Sequence[InstanceHead]
-) -> dict[tuple[str, str], Measured]:
-    """What was measured of each instance so far (stored hours only)."""
-    return store.totals([(h.account, h.instance_id) for h in heads])
 
 
 def job_targets(records: JobRecords, now: datetime) -> list[Target]:

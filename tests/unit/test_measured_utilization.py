@@ -11,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from shared.adapters.metric_reads import CloudWatchMetrics, MetricQuery
-from shared.adapters.utilization_store import UtilizationStore
+from shared.adapters.utilization_store import UtilizationStore, measured_total, total_key
 from shared.app.config import LedgerConfig
 from shared.domain.instance import InstanceProfile
 from shared.domain.utilization import AcceleratorUse, Measured, Point, measure
@@ -251,7 +251,8 @@ def test_a_closed_hour_is_added_to_the_instance_total_once() -> None:
     again = Measured(Decimal("0"), 3600)
     assert not store.record(ACCOUNT, A1, "llm", hour, again, closed=True, read_at=T0)
     assert not store.record(ACCOUNT, A1, "llm", hour, again, closed=False, read_at=T0)
-    assert store.totals([(ACCOUNT, A1)]) == {(ACCOUNT, A1): kept}
+    total = ledger.table.get(*total_key("llm", ACCOUNT, A1))
+    assert total is not None and measured_total(total) == ((ACCOUNT, A1), kept)
 
 
 def test_queries_go_500_to_a_call() -> None:
@@ -323,3 +324,15 @@ def test_warmup_without_evidence_is_not_measured_never_the_whole_run() -> None:
     cost = ledger.job("llm", T0 + timedelta(days=3))
     assert (cost.warmup_seconds, cost.warmup_usd) == (None, None)
     assert job_summary(cost)["warmup_seconds"] is None
+
+
+def test_usd_per_accelerator_hour_is_none_while_time_is_unpriced_never_zero() -> None:
+    """trn2.48xlarge has no list price (bundled snapshot, no override): the job is
+    incomplete and has no $/accelerator-hour, rather than $0.00."""
+    ledger = ledger_of(profile(A1, "trn2.48xlarge"))
+    timeline = Timeline()
+    timeline.run(A1, T0, T0 + timedelta(hours=1))
+    timeline.apply(ledger)
+    cost = ledger.job("llm", T0 + timedelta(hours=2))
+    assert not cost.complete and cost.accelerator_seconds == 3600 * 16
+    assert job_summary(cost)["usd_per_accelerator_hour"] is None
