@@ -12,6 +12,7 @@ import json
 import math
 import statistics
 from datetime import timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ PRICES = {
     "cw_logs_ingest_gb": 0.50,
     "cw_logs_store_gb_month": 0.03,
     "cw_api_per_1k": 0.01,
+    "cw_get_metric_data_per_1k_metrics": 0.01,  # GetMetricData: per metric requested
     "xray_trace_recorded_per_m": 5.00,
     "kms_key_month": 1.00,
     "eventbridge_aws_events": 0.0,
@@ -73,13 +75,44 @@ def _mean(rows: list[dict[str, Any]], key: str) -> float:
 
 
 def _cw(rows: list[dict[str, Any]]) -> float:
-    """Mean CloudWatch API calls per invocation."""
+    """Mean CloudWatch API calls per invocation (GetMetricData is priced per metric
+    requested instead: ``metric_reads_model``)."""
     if not rows:
         return 0.0
     mean: float = statistics.mean(
-        sum(v for k, v in r["ops"].items() if k.startswith("cloudwatch.")) for r in rows
+        sum(
+            v
+            for k, v in r["ops"].items()
+            if k.startswith("cloudwatch.") and k != "cloudwatch.GetMetricData"
+        )
+        for r in rows
     )
     return mean
+
+
+@cache
+def _measured_reads() -> dict[str, Any]:
+    from bench.metric_reads import measure
+
+    return measure(10)
+
+
+def metric_reads_model(n: int, days: float) -> dict[str, float]:
+    """Measured utilization's GetMetricData (rule 10) for ``n`` instances, half running:
+    the queries per running instance-day measured on the real read path
+    (``bench/metric_reads.py``, 10 instances, a tenth stopping once a day), and one call
+    per account, region and hour for up to 500 of them (one account and region here)."""
+    measured = _measured_reads()
+    running = n * WORKLOAD["running_fraction"]
+    queries = measured["queries_per_instance_day"] * running * days
+    calls = days * (24 * math.ceil(running / 500) + measured["daily_reread_calls"])
+    return {
+        "queries_per_running_instance_day": measured["queries_per_instance_day"],
+        "calls_per_month": calls,
+        "calls_per_running_instance_day": calls / days / running,
+        "queries_per_month": queries,
+        "usd": queries / 1000 * PRICES["cw_get_metric_data_per_1k_metrics"],
+    }
 
 
 def build(
@@ -237,6 +270,7 @@ def build(
         )
         api_requests = ops["GET /jobs/{id}"][0] + ops["GET /jobs"][0]
         cw_api_calls = sum(count * u.get("cw_calls", 0) for count, u in ops.values())
+        metric_reads = metric_reads_model(n, days)
         lines = {
             "lambda_requests": invocations / 1e6 * p["lambda_request_per_m"],
             "lambda_duration": gb_s * p["lambda_arm_gb_s"],
@@ -250,6 +284,7 @@ def build(
             / 1e9
             * (p["cw_logs_ingest_gb"] + p["cw_logs_store_gb_month"] * w["log_retention_months"]),
             "cloudwatch_api": cw_api_calls / 1000 * p["cw_api_per_1k"],
+            "cloudwatch_get_metric_data": metric_reads["usd"],
             "xray_traces": invocations / 1e6 * p["xray_trace_recorded_per_m"],
             "kms_keys": template_counts()["kms_keys"] * p["kms_key_month"],
             "sns": 0.0,
@@ -271,6 +306,10 @@ def build(
                 "total_usd": total,
                 "tracked_spend_usd": tracked,
                 "fraction_pct": total / tracked * 100,
+                "get_metric_data": {
+                    **metric_reads,
+                    "share_of_self_cost_pct": metric_reads["usd"] / total * 100,
+                },
             }
         )
     return {

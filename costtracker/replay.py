@@ -16,7 +16,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from unittest import mock
@@ -25,13 +25,17 @@ from costtracker.emulator import Emulator, function_environment, launch_instance
 from costtracker.progress import Progress
 from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
+from costtracker.scenario_metrics import seed_metrics
 from shared.adapters.report_store import DirectoryReportStore
 from shared.app import runtime
 from shared.app.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.domain.budgets import Budget
+from shared.domain.clocks import day_bounds
 from shared.reports.views import iso, job_summary
 from shared.services.alerts import stop_watching
-from shared.services.job_view import active_between, all_rollups, get_job_cost
+from shared.services.deps import LedgerDeps
+from shared.services.job_view import active_between, all_rollups, get_job_cost, load_job
+from shared.services.metric_reads import job_targets, read_hours
 from shared.services.summaries import publish_summary, summaries_between
 
 # The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
@@ -67,6 +71,9 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
         for key, value in scenario.utilization.items():
             merged[key] = {**merged[key], **value} if isinstance(value, dict) else value
         update["utilization"] = UtilizationConfig.model_validate(merged)
+    if scenario.metrics and all(m.period == 60 for m in scenario.metrics):
+        # The agent publishes one-minute data: read it at 60 s.
+        update["measurement"] = config.measurement.model_copy(update={"period_seconds": 60})
     if scenario.budgets:
         update["budgets"] = tuple(Budget.model_validate(b) for b in scenario.budgets)
     if scenario.discounts is not None:
@@ -118,6 +125,8 @@ def report(
     deps = runtime.ledger_deps()
     alerts = collect_alerts(replayer.emulator)
     times = replayer.scenario.event_times()
+    if times:
+        read_remaining_hours(deps, day_bounds(min(times).date())[0], now)
     last_whole_day = now.date() - timedelta(days=1)
     summaries = []
     if times and min(times).date() <= last_whole_day:
@@ -156,6 +165,21 @@ def report(
             "scheduled_runs_skipped": replayer.skipped_runs,
         },
     }
+
+
+def read_remaining_hours(deps: LedgerDeps, since: datetime, now: datetime) -> None:
+    """The hours of accelerator utilization that no scheduled read stored before the
+    end (the last hours of the scenario; the daily summary of its last day runs after
+    ``until``), so that the document holds what the emulator's CloudWatch has."""
+    rt = runtime.current()
+    rollups = all_rollups(deps.rollups)
+    for job_id in sorted(rollups):
+        records = load_job(deps.table, deps.rollups, job_id, since=since)
+        if records is not None:
+            targets = job_targets(records, now)
+            read_hours(
+                deps.config, rt.utilization_store, rt.metric_reader, targets, since, now, now
+            )
 
 
 def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
@@ -239,6 +263,7 @@ def replay_session(
         for spec in scenario.instances:
             launch_instance(emulator, spec)
         config = ledger_config_for(scenario, base_config)
+        seed_metrics(emulator, scenario, config)
         env = function_environment(emulator, config.model_dump_json())
         with mock.patch.dict(os.environ, env):
             runtime.reset()

@@ -124,6 +124,22 @@ class CapacityReservationSpec(_Model):
         return self
 
 
+class MetricPoint(_Model):
+    """A datapoint: its time and its value in percent (as CloudWatch holds it)."""
+
+    t: AwareDatetime
+    v: Decimal = Field(ge=0, le=1000)
+
+
+class MetricSeriesSpec(_Model):
+    """Datapoints of an instance's configured accelerator metric (instance-level) that
+    the emulator's CloudWatch holds (SPEC rule 10)."""
+
+    instance_id: str = Field(pattern=r"^i-[0-9a-f]{8,17}$")
+    period: Literal[60, 300] = 300
+    points: list[MetricPoint] = Field(default_factory=list, max_length=100_000)
+
+
 class Scenario(_Model):
     region: str = "us-east-1"
     account: str = "123456789012"
@@ -138,6 +154,7 @@ class Scenario(_Model):
     until: AwareDatetime | None = None
     training_jobs: list[TrainingJobSpec] = Field(default_factory=list)
     capacity_reservations: list[CapacityReservationSpec] = Field(default_factory=list)
+    metrics: list[MetricSeriesSpec] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _unique_managed(self) -> Scenario:

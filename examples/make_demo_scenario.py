@@ -3,6 +3,9 @@ global batch, so the same tokens per step, to the same 6,000 steps) run twice: o
 on-demand trn1.32xlarge (with an m5.large data-prep node) and on one p5.48xlarge spot
 instance that is stopped and resumed once. Both write a checkpoint every 500 steps, so
 `costtracker jobs compare` shows $/step and $/1M tokens for both (rerun to regenerate).
+The accelerators' utilization metric has five-minute datapoints for part of each run
+(the rest is "not measured"), so the comparison also shows $/accelerator-hour, measured
+utilization and the share of the time it rests on.
 """
 
 import json
@@ -137,6 +140,40 @@ events.sort(key=lambda e: (e["time"], e["id"]))
 events.insert(3, events[1])
 events.append(state(99, "2026-11-01T22:14:00Z", TRN_B, "pending"))
 
+
+def metric_points(start: str, hours: int, low: int, spread: int) -> list[dict]:
+    """Five-minute datapoints (percent) for ``hours`` from ``start``: a fixed pattern
+    between ``low`` and ``low + spread``, so the file does not change when regenerated."""
+    at = datetime.fromisoformat(start)
+    return [
+        {
+            "t": (at + timedelta(minutes=5 * k)).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "v": f"{low + (k * 37) % (spread * 10) / 10:.1f}",
+        }
+        for k in range(hours * 12)
+    ]
+
+
+# NeuronCore utilization (neuron-monitor, InstanceId dimension) and GPU utilization (the
+# CloudWatch agent's InstanceId aggregate) for part of each run.
+metrics = [
+    {
+        "instance_id": TRN_A,
+        "period": 300,
+        "points": metric_points("2026-11-01T12:00:00+00:00", 24, 62, 25),
+    },
+    {
+        "instance_id": TRN_B,
+        "period": 300,
+        "points": metric_points("2026-11-01T22:15:00+00:00", 12, 58, 25),
+    },
+    {
+        "instance_id": P5,
+        "period": 300,
+        "points": metric_points("2026-11-01T10:00:00+00:00", 18, 81, 12),
+    },
+]
+
 lora = {
     "project": "llama",
     "team": "nlp",
@@ -182,6 +219,7 @@ scenario = {
             "volumes": [{"size_gib": 2048, "volume_type": "gp3"}],
         },
     ],
+    "metrics": metrics,
     "events": events,
     "until": "2026-11-03T00:00:00Z",
 }

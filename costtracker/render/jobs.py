@@ -123,6 +123,7 @@ def job_show(job: dict[str, Any]) -> str:
         f"{time_line}, {job['instance_seconds'] / 3600:,.2f} instance-hours"
         f" over {len(job.get('instances', [])) or '?'} instance(s)"
     )
+    lines.append(accelerator_line(job))
     lines.append(
         f"  work    {job['checkpoints']} checkpoints (last step "
         f"{job.get('last_checkpoint_step') or '-'}), {job['interruptions']} interruptions"
@@ -165,6 +166,32 @@ def job_show(job: dict[str, Any]) -> str:
                 f"{rate(last['effective_usd_per_hour'])}/h after discounts"
             )
     return "\n".join(out)
+
+
+def accelerator_line(job: dict[str, Any]) -> str:
+    """Accelerator-hours, $/accelerator-hour and measured utilization (rule 10), each
+    "not measured" / "unknown" where it is so, never a default."""
+    seconds = job.get("accelerator_seconds")
+    unknown = ", ".join(job.get("accelerator_counts_unknown", []))
+    if seconds is None:
+        bought = f"accelerator count unknown for {unknown or '?'}"
+    else:
+        bought = (
+            f"{seconds / 3600:,.2f} accelerator-hours at "
+            f"{per_unit(job.get('usd_per_accelerator_hour'))}/accelerator-hour"
+        )
+    use = job.get("utilization")
+    if use is None:
+        measured = "utilization not measured"
+    else:
+        share = Decimal(job["utilization_measured_share"])
+        effective = job.get("effective_accelerator_hours")
+        measured = f"utilization {Decimal(use):.1%} over {share:.0%} of the time measured" + (
+            f" ({Decimal(effective):,.2f} effective accelerator-hours)" if effective else ""
+        )
+    warmup = job.get("warmup_seconds")
+    warm = "warm-up not measured" if warmup is None else f"warm-up {hours(warmup)}"
+    return f"  accel   {bought}; {measured}; {warm}"
 
 
 def job_list(body: dict[str, Any]) -> str:

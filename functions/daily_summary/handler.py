@@ -11,8 +11,11 @@ from shared.adapters.telemetry import spend
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.domain.clock import utc
+from shared.domain.clocks import day_bounds
+from shared.domain.job import JobRecords
 from shared.events.envelope import SummaryTick
 from shared.services.alerts import AlertPoster
+from shared.services.metric_reads import day_reader
 from shared.services.summaries import publish_summary, summarize_day
 
 
@@ -31,7 +34,16 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
         from shared.services.ops_metrics import DayFiguresWalk  # only with metrics
 
         walk = DayFiguresWalk(deps, day, now)
-    summary, rows = summarize_day(deps, day, now, history, each_job=walk.add if walk else None)
+    start, end = day_bounds(day)
+    # The day's hours of accelerator utilization that no hourly read closed, read first.
+    reread = day_reader(deps.config, rt.utilization_store, rt.metric_reader, start, end, now)
+
+    def each_job(records: JobRecords) -> None:
+        reread(records)
+        if walk is not None:
+            walk.add(records)
+
+    summary, rows = summarize_day(deps, day, now, history, each_job=each_job)
     summaries.put_summary(day, summary)
     version = rt.settings.config.summary.focus_version
     poster = AlertPoster(rt.outbox, rt.notifier)  # the finance message, via the outbox

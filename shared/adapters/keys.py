@@ -20,6 +20,8 @@
 | daily summary | SUMMARY#<date> | SUMMARY |
 | reconciliation | RECONCILIATION#<date> | RECONCILIATION |
 | unmatched checkpoint object | UNMATCHED | <bucket>/<key> |
+| measured utilization of one instance-hour | UTIL#<account>#<instance> | H#<hour> |
+| an instance's measured utilization so far | JOB#<job> | U#<account>#<instance> |
 
 Index entries (``ledger_schema.index_entries`` from ``shared.domain.index_facts``):
 rollups in the rollups-index (ROLLUPS / <job>#<account>); running, accruing instances and

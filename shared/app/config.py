@@ -15,6 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from shared.api.access import AccessConfig
+from shared.app.measurement_config import MeasurementConfig
 from shared.domain.budgets import Budget
 
 DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")
@@ -29,9 +30,8 @@ class _Config(BaseModel):
     Cold start: every pydantic model of the Lambda code is built on first use, not at
     import. One idiom: ``defer_build=True`` in the model's base config (pydantic builds
     the validator the first time the model validates), and a model-typed default is a
-    ``Field(default_factory=...)``, never an instance made at import (making one would
-    build the model). ``tests/unit/test_cold_import.py`` guards it.
-    """
+    ``Field(default_factory=...)``, never an instance made at import (it would build the
+    model; ``tests/unit/test_cold_import.py`` guards it)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
@@ -286,8 +286,7 @@ class BudgetingConfig(_Config):
 
     # A job tag declaring the run's expected length in hours (forecasts of total budgets).
     expected_duration_tag: str = "expected-duration-hours"
-    # Unused: forecasts follow declared ends, else each job's own run pattern
-    # (shared/services/forecasts.py). Kept so that existing context stays valid.
+    # Unused (forecasts follow declared ends or each job's run): kept for old context.
     forecast_horizon_hours: int = Field(default=24, ge=1, le=24 * 90)
     # A day's spend above this multiple of the trailing 7-day mean is an anomaly.
     anomaly_multiple: Decimal = Field(default=Decimal(3), gt=1)
@@ -322,7 +321,7 @@ class AccountsConfig(_Config):
     """Many accounts: the organisation whose accounts may send events to the tracker's
     bus, and the read-only role the tracker assumes in each member account."""
 
-    # AWS Organizations id (o-...): the event bus accepts PutEvents from its accounts.
+    # Organizations id (o-...): the bus accepts PutEvents from its accounts.
     organization_id: str | None = Field(default=None, pattern=r"^o-[a-z0-9]{10,32}$")
     # The role the member stack creates and the tracker assumes for Describe calls.
     member_role_name: str = Field(default="costtracker-member-read", pattern=r"^[\w+=,.@-]{1,64}$")
@@ -346,6 +345,7 @@ class LedgerConfig(_Config):
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
     utilization: UtilizationConfig = Field(default_factory=UtilizationConfig)
+    measurement: MeasurementConfig = Field(default_factory=MeasurementConfig)
     auto_stop: AutoStopConfig = Field(default_factory=AutoStopConfig)
     budgeting: BudgetingConfig = Field(default_factory=BudgetingConfig)
     summary: SummaryConfig = Field(default_factory=SummaryConfig)

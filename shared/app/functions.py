@@ -21,6 +21,7 @@ from shared.app.grants import (
     COST_EXPLORER_READ_ACTIONS,
     DESCRIBE_AND_PRICE,
     INSTANCE_READ_ACTIONS,
+    METRIC_READ_ACTIONS,
     PRICE_READ_ACTIONS,
     RESERVATION_READ_ACTIONS,
     TRAINING_READ_ACTIONS,
@@ -202,6 +203,18 @@ FUNCTIONS: tuple[Function, ...] = (
         Grants(unscoped_reads=PRICE_READ_ACTIONS, publishes=(Topic.ADMIN,)),
     ),
     Function(
+        "metric_read",
+        "read each running instance's last hour of accelerator utilization",
+        300,
+        Every(
+            HOUR,
+            timedelta(minutes=20),
+            "read each running instance's last closed hour of accelerator utilization",
+        ),
+        Grants(unscoped_reads=METRIC_READ_ACTIONS),
+        _MEMBER_ROLE,
+    ),
+    Function(
         "budget_tick",
         "evaluate budgets every minute; forecasts and anomalies",
         55,
@@ -236,7 +249,9 @@ FUNCTIONS: tuple[Function, ...] = (
             description="the previous UTC day's tagged summary and FOCUS export",
             at_summary_time=True,
         ),
-        Grants(publishes=(Topic.FINANCE,), reports_write=True),
+        # It also reads the day's hours of accelerator utilization that were not closed.
+        Grants(publishes=(Topic.FINANCE,), reports_write=True, unscoped_reads=METRIC_READ_ACTIONS),
+        _MEMBER_ROLE,
         environment=("REPORT_BUCKET",),
     ),
     Function(

@@ -20,6 +20,8 @@ PRICE_READ_ACTIONS = ("ec2:DescribeSpotPriceHistory", "pricing:GetProducts")
 RESERVATION_READ_ACTIONS = ("ec2:DescribeCapacityReservations",)
 # Ended SageMaker training jobs' billed figures (scoped to training jobs).
 TRAINING_READ_ACTIONS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
+# Measured utilization (rule 10): GetMetricData has no resource-level permissions.
+METRIC_READ_ACTIONS = ("cloudwatch:GetMetricData",)
 # ce:GetCostAndUsage likewise only accepts Resource "*".
 COST_EXPLORER_READ_ACTIONS = ("ce:GetCostAndUsage",)
 # Partition keys the API writes: budgets, their history, cached prices.

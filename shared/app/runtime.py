@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from shared.adapters.instance_store import InstanceStore
     from shared.adapters.inventory import Ec2Inventory
     from shared.adapters.managed_store import ReservationStore, TrainingStore
+    from shared.adapters.metric_reads import CloudWatchMetrics
     from shared.adapters.notify import SnsNotifier
     from shared.adapters.outbox import OutboxStore
     from shared.adapters.price_cache_store import PriceCacheStore
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.sagemaker import TrainingJobs
     from shared.adapters.table import DynamoTable
+    from shared.adapters.utilization_store import UtilizationStore
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger
     from shared.services.utilization import Ec2Stopper
@@ -173,6 +175,12 @@ class Runtime:
         return PriceCacheStore(self.table)
 
     @cached_property
+    def utilization_store(self) -> UtilizationStore:
+        from shared.adapters.utilization_store import UtilizationStore
+
+        return UtilizationStore(self.table)
+
+    @cached_property
     def summary_store(self) -> SummaryStore:
         from shared.adapters.daily_store import SummaryStore
 
@@ -210,6 +218,13 @@ class Runtime:
         from shared.adapters.alarms import CloudWatchAlarms
 
         return CloudWatchAlarms(self.client("cloudwatch"))
+
+    @cached_property
+    def metric_reader(self) -> CloudWatchMetrics:
+        """GetMetricData in each instance's own account and region (clients only)."""
+        from shared.adapters.metric_reads import CloudWatchMetrics
+
+        return CloudWatchMetrics(self.accounts)
 
     @cached_property
     def stopper(self) -> Ec2Stopper:

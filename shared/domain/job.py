@@ -24,6 +24,7 @@ from shared.domain.lifecycle import Notice
 from shared.domain.managed.reservation import ReservationHead, ReservationView
 from shared.domain.managed.training import TrainingHead
 from shared.domain.segments import SegmentCost, SeriesReader, cost_inside
+from shared.domain.utilization import Measured
 
 ClockFn = Callable[[str, datetime], Decimal]
 Status = Literal["running", "stopped", "interrupted", "complete"]
@@ -55,6 +56,8 @@ class JobRecords:
     # SageMaker training heads of the job, and the reservations charging it unused time.
     training: list[TrainingHead] = field(default_factory=list)
     reservations: list[ReservationHead] = field(default_factory=list)
+    # Measured utilization of each instance so far, by (account, instance id) (rule 10).
+    measured: dict[tuple[str, str], Measured] = field(default_factory=dict)
 
     def accrual(self) -> Accrual:
         return acc.total(acc.from_attributes(r) for r in self.rollups)
@@ -134,6 +137,12 @@ class JobCost(Frozen):
     reservations: tuple[ReservationView, ...] = ()
     has_training: bool = False
     has_reservation: bool = False
+    # Rule 10: None where not measured (no datapoint) or an accelerator count is unknown.
+    accelerator_seconds: int | None = None
+    utilization: Decimal | None = None
+    utilization_measured_share: Decimal | None = None
+    effective_accelerator_hours: Decimal | None = None
+    accelerator_counts_unknown: tuple[str, ...] = ()
 
     @property
     def managed_usd(self) -> Decimal:
@@ -317,10 +326,3 @@ def wall_clock_seconds(cost: JobCost) -> int:
     instance-hours, which add up every instance's time."""
     span = _span(cost)
     return int((span[1] - span[0]).total_seconds()) if span else 0
-
-
-def busy_share(cost: JobCost) -> Decimal | None:
-    """The share of billed instance time that was not idle; None before any is billed."""
-    if not cost.billed_seconds:
-        return None
-    return 1 - Decimal(cost.idle_seconds) / Decimal(cost.billed_seconds)

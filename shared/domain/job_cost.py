@@ -1,11 +1,11 @@
 """Turning a job's records into its ``JobCost`` (the figures every view shows): the money
 from the rollups' accrual, waste inside rerun windows, progress from checkpoint steps (the
-``tokens-per-step`` tag read by its one parser), warnings and the warm-up before the
-accelerators got busy."""
+``tokens-per-step`` tag read by its one parser), warnings, accelerator-hours with measured
+utilization (rule 10) and the warm-up before the first evidence of useful work (rule 11)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -34,6 +34,7 @@ from shared.domain.managed.reservation import view as reservation_view
 from shared.domain.managed.training import N_TRAINING, managed_spot_saving
 from shared.domain.segments import UNPRICED_PREFIX, SegmentCost, SeriesReader, cost_inside
 from shared.domain.tags import tokens_per_step
+from shared.domain.utilization import AcceleratorUse, Measured, warmup_end
 
 
 def _instance_summary(
@@ -81,7 +82,12 @@ def job_cost(
     *,
     marker: bool = False,
     tokens_tag: str = "tokens-per-step",
+    accelerator_counts: Mapping[str, int] | None = None,
+    measurable: Callable[[str], bool] = lambda _type: False,
 ) -> JobCost:
+    """``accelerator_counts``: accelerators per instance type (rule 10's table);
+    ``measurable``: whether an instance type has an accelerator metric (else a CPU node,
+    with no accelerators)."""
     a = records.accrual()
 
     def value(component: str) -> Decimal:
@@ -115,7 +121,8 @@ def job_cost(
     progress = _progress(records, marks, total, tokens_tag)
     unpriced = tuple(_keys_with_prefix(a, UNPRICED_PREFIX, now))
     unconfirmed_extra = _keys_with_prefix(a, "unconfirmed:", now)
-    warmup_seconds, warmup_usd = _warmup(records, segments, started_at, series)
+    warmup_seconds, warmup_usd = _warmup(records, segments, started_at, series, marker)
+    use = _accelerator_use(records, instances, accelerator_counts or {}, measurable)
     last_step = [str(r.get("last_checkpoint_step", "")) for r in records.rollups]
     return JobCost(
         job_id=records.job_id,
@@ -173,7 +180,31 @@ def job_cost(
         ),
         has_training=value(N_TRAINING) > 0,
         has_reservation=value(N_RESERVATIONS) > 0,
+        # SageMaker jobs' accelerators are not counted yet: unknown, not 0.
+        accelerator_seconds=None
+        if use.unknown_types or records.training
+        else use.accelerator_seconds,
+        utilization=use.utilization,
+        utilization_measured_share=use.measured_share,
+        effective_accelerator_hours=use.effective_accelerator_hours,
+        accelerator_counts_unknown=tuple(sorted(use.unknown_types)),
     )
+
+
+def _accelerator_use(
+    records: JobRecords,
+    instances: Sequence[InstanceSummary],
+    counts: Mapping[str, int],
+    measurable: Callable[[str], bool],
+) -> AcceleratorUse:
+    """Rule 10 over the job's accelerator instances (a CPU node has none and is not
+    measured); running seconds are the instance's billed seconds."""
+    use = AcceleratorUse()
+    for i in instances:
+        if measurable(i.instance_type):
+            measured = records.measured.get((i.account, i.instance_id), Measured())
+            use.add(i.instance_type, counts.get(i.instance_type), i.billed_seconds, measured)
+    return use
 
 
 def _status(a: Accrual, records: JobRecords, now: datetime) -> Status:
@@ -253,18 +284,24 @@ def _warmup(
     segments: Sequence[SegmentCost],
     started_at: datetime | None,
     series: SeriesReader | None,
+    marker: bool,
 ) -> tuple[int | None, Decimal | None]:
-    """Seconds and cost from the job's start to its first busy accelerator alarm."""
+    """Rule 11: from the job's first start to its first complete checkpoint (its marker,
+    or its first object without one) or its first accelerator-low alarm going OK,
+    whichever comes first; None (not measured) without either."""
+    name = "complete_at" if marker else "first_write"
+    completions = [t for s in records.steps if (t := parse_time(s.get(name))) is not None]
     busy = [
         c.at
         for h in records.heads
         for c in h.alarms
         if c.signal == "accelerator" and c.state == "OK"
     ]
-    if not busy or started_at is None or min(busy) < started_at:
+    end = warmup_end(started_at, completions, busy)
+    if end is None or started_at is None:
         return None, None
     warmup_usd = sum(
-        (cost_inside(s, started_at, min(busy), series, list_price=False) for s in segments),
+        (cost_inside(s, started_at, end, series, list_price=False) for s in segments),
         Decimal(0),
     )
-    return whole_seconds(started_at, min(busy)), warmup_usd
+    return whole_seconds(started_at, end), warmup_usd

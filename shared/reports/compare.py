@@ -7,9 +7,9 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from shared.domain.accelerators import accelerator_of
-from shared.domain.job import JobCost, busy_share, wall_clock_seconds
+from shared.domain.job import JobCost, wall_clock_seconds
 from shared.reports.formatting import money
-from shared.reports.views import maybe_money
+from shared.reports.views import accelerator_keys, maybe_money
 
 if TYPE_CHECKING:
     from shared.app.config import LedgerConfig, UtilizationConfig
@@ -24,7 +24,6 @@ def _compare_row(cost: JobCost, utilization: UtilizationConfig) -> dict[str, Any
     wall_hours = Decimal(wall_clock_seconds(cost)) / 3600
     lifecycles = sorted({i.lifecycle for i in cost.instances}) or ["on-demand"]
     steps = cost.last_checkpoint_step
-    busy = busy_share(cost)
     return {
         "job_id": cost.job_id,
         "status": cost.status,
@@ -49,14 +48,23 @@ def _compare_row(cost: JobCost, utilization: UtilizationConfig) -> dict[str, Any
         "tokens_per_step": cost.tokens_per_step,
         "checkpoints": cost.checkpoints,
         "interruptions": cost.interruptions,
-        "utilization": f"{busy:.3f}" if busy is not None else None,
-        "idle_share": f"{1 - busy:.3f}" if busy is not None else None,
+        # Measured (rule 10) or None: alarms say when an instance idles, not how busy it is.
+        **accelerator_keys(cost),
+        "idle_share": _idle_share(cost),
         "wasted_rerun_usd": money(cost.wasted_rerun_usd),
         "wasted_idle_usd": money(cost.wasted_idle_usd),
         "warmup_seconds": cost.warmup_seconds,
         "warmup_usd": maybe_money(cost.warmup_usd),
         "complete": cost.complete,
     }
+
+
+def _idle_share(cost: JobCost) -> str | None:
+    """The share of billed time the idle alarms (rule 6) called idle; None before any
+    time is billed."""
+    if not cost.billed_seconds:
+        return None
+    return f"{Decimal(cost.idle_seconds) / Decimal(cost.billed_seconds):.3f}"
 
 
 def _names(rows: list[dict[str, Any]], keep: Any) -> str:

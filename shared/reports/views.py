@@ -65,9 +65,32 @@ def job_summary(cost: JobCost) -> dict[str, Any]:
             "idle_seconds": cost.idle_seconds,
             "warmup_seconds": cost.warmup_seconds,
             "warmup_usd": maybe_money(cost.warmup_usd),
+            **accelerator_keys(cost),
             **managed_keys(cost),
         },
     )
+
+
+def accelerator_keys(cost: JobCost) -> dict[str, Any]:
+    """Rule 10's keys: accelerator-seconds, measured utilization (``None``: not measured,
+    never 100 % or 0 %), and the instance cost per accelerator-hour (``None`` while any
+    time is unpriced: never a $0 figure)."""
+    hours = Decimal(cost.accelerator_seconds) / 3600 if cost.accelerator_seconds else None
+    if not cost.complete:
+        hours = None
+    return {
+        "accelerator_seconds": cost.accelerator_seconds,
+        "accelerator_counts_unknown": list(cost.accelerator_counts_unknown),
+        "utilization": fraction_view(cost.utilization),
+        "utilization_measured_share": fraction_view(cost.utilization_measured_share),
+        "effective_accelerator_hours": maybe_money(cost.effective_accelerator_hours),
+        "usd_per_accelerator_hour": money(cost.instance_usd / hours) if hours else None,
+    }
+
+
+def fraction_view(value: Decimal | None) -> str | None:
+    """A fraction as a decimal string of 6 places (0.512345), or None."""
+    return f"{value:.6f}" if value is not None else None
 
 
 def managed_keys(cost: JobCost) -> dict[str, Any]:

@@ -14,6 +14,8 @@ from shared.adapters.instance_store import head_of
 from shared.adapters.managed_store import reservation_of_item, training_of
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import Table
+from shared.adapters.utilization_store import KIND as UTILIZATION_TOTAL
+from shared.adapters.utilization_store import measured_total
 from shared.domain.checkpoint import Version
 from shared.domain.idle import IdleEpisode
 from shared.domain.job import JobCost, JobRecords, parse_time
@@ -58,6 +60,9 @@ def load_job(
             records.steps.append(item)
         elif kind == "training":
             records.training.append(training_of(item))
+        elif kind == UTILIZATION_TOTAL:  # what was measured of an instance (rule 10)
+            instance, measured = measured_total(item)
+            records.measured[instance] = measured
         elif kind == "notice":
             records.notices.append(
                 (str(item["instance_id"]), Notice.model_validate_json(item["record"]))
@@ -183,4 +188,6 @@ def cost_of(deps: LedgerDeps, records: JobRecords, now: datetime) -> JobCost:
         deps.prices.series,
         marker=bool(config.checkpoint.completion_marker),
         tokens_tag=config.checkpoint.tokens_per_step_tag,
+        accelerator_counts=config.measurement.accelerator_counts,
+        measurable=lambda t: config.utilization.accelerator_metric(t) is not None,
     )

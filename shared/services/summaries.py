@@ -15,6 +15,7 @@ from typing import Any
 
 from shared.adapters.notify import Alert
 from shared.adapters.report_store import ReportStore
+from shared.adapters.utilization_store import UtilizationStore
 from shared.domain.clocks import day_bounds
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import JobRecords, rollup_tags
@@ -28,6 +29,7 @@ from shared.reports.formatting import cents, iso, money
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import all_rollups, records_active_on
+from shared.services.metric_reads import DayMeasurement
 
 
 def summarize_day(
@@ -52,9 +54,11 @@ def summarize_day(
     rows: list[dict[str, Any]] = []
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
     required = set(config.summary.required_tags)
+    measured = DayMeasurement(config, UtilizationStore(deps.table), start, end)
     for job_id, records in records_active_on(deps, day, start, now, jobs):
         if each_job is not None:
             each_job(records)
+        measured.add(records, now)  # after ``each_job``: it may read the day's last hours
         breakdown, priced = job_between(records, start, end, now, deps.prices.series)
         total = breakdown["total"]
         if not total and priced:
@@ -95,6 +99,7 @@ def summarize_day(
         "incomplete_jobs": incomplete[:DOCUMENT_ENTRIES],
         "missing_grouping_tags_usd": money(missing_grouping),
         **{f"{kind}_usd": money(value) for kind, value in sums.items()},
+        **measured.view(),
         "by_job": _largest_sums(by_job),
         "top_jobs": [
             {"job_id": job, "total_usd": money(value)}

@@ -16,6 +16,10 @@ ASYNC_FUNCTIONS = [f.name for f in FUNCTIONS if f.asynchronous]
 DESCRIBERS = {
     f.name for f in FUNCTIONS if set(INSTANCE_READ_ACTIONS) <= set(f.grants.unscoped_reads)
 }
+# Measured utilization is read in each instance's own account too (rule 10).
+METRIC_READERS = {
+    f.name for f in FUNCTIONS if "cloudwatch:GetMetricData" in f.grants.unscoped_reads
+}
 
 
 def test_describers_assume_exactly_the_member_role_in_the_organisation(
@@ -28,7 +32,8 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
         "alarm_state",
         "ledger_sweep",
     } == DESCRIBERS
-    for name in DESCRIBERS:
+    assert {"metric_read", "daily_summary"} == METRIC_READERS
+    for name in DESCRIBERS | METRIC_READERS:
         (statement,) = [
             s for s in role_statements(featured, name) if "sts:AssumeRole" in json.dumps(s)
         ]
@@ -40,7 +45,7 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
             ]
         }, name
         assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
-    for name in {f.name for f in FUNCTIONS} - DESCRIBERS:
+    for name in {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS:
         assert "sts:AssumeRole" not in actions_of(role_statements(featured, name)), name
 
 

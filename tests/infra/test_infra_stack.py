@@ -33,6 +33,8 @@ UNSCOPABLE = {
     "ec2:DescribeCapacityReservations",
     "pricing:GetProducts",
     "ce:GetCostAndUsage",
+    # Measured utilization (rule 10): GetMetricData has no resource-level permissions.
+    "cloudwatch:GetMetricData",
 }
 
 

@@ -41,6 +41,8 @@ def test_jobs_show_fits_80_columns(endpoint: str, capsys: pytest.CaptureFixture[
     out = run(capsys, "jobs", "show", "llama3-8b-lora", "--endpoint", endpoint)
     assert "Job llama3-8b-lora" in out and "$1,313.27" in out
     assert max(len(line) for line in out.splitlines()) <= 80
+    # Rule 10 measured for part of the run, rule 11's warm-up to the first checkpoint.
+    assert "accelerator-hours" in out and "of the time measured" in out and "warm-up" in out
 
 
 def test_json_output_is_the_apis_document_with_sorted_keys(
@@ -123,7 +125,9 @@ def test_the_demo_compare_supports_a_decision(
         "$/h (wall clock)",
         "wall clock",
         "instance-hours",
-        "busy (not idle)",
+        "$/accelerator-hour",
+        "utilization",
+        "measured share",
         "idle waste",
         "rerun waste",
         "pricing model",
@@ -133,6 +137,11 @@ def test_the_demo_compare_supports_a_decision(
     # one line each, with a figure for both jobs
     assert len(dollars) == 2 and all(line.count("$") == 3 for line in dollars), dollars
     assert max(len(line) for line in out.splitlines()) <= 80
+    # The example measures part of each run: utilization is a measurement (not 100 %).
+    for job in (trn, gpu):
+        assert job["utilization"] is not None and Decimal(job["utilization"]) < 1
+        assert 0 < Decimal(job["utilization_measured_share"]) < 1
+        assert job["usd_per_accelerator_hour"] is not None
 
 
 def test_jobs_show_says_what_its_figures_are(

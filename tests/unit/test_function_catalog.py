@@ -91,7 +91,8 @@ def test_schedule_times() -> None:
             {"accounts": {"organization_id": "o-abcdef1234"}},
             Feature.ORGANIZATION,
             {"instance_state", "spot_interruption", "alarm_lifecycle", "alarm_state"}
-            | {"ledger_sweep"},
+            # Measured utilization is read in each instance's own account (rule 10).
+            | {"ledger_sweep", "metric_read", "daily_summary"},
         ),
     ],
 )

@@ -588,6 +588,12 @@ VIEWS.job = async function job(arg, params) {
         "job:per1k"),
       card("Per 1M tokens", detail.cost_per_million_tokens_usd ? perUnit(detail.cost_per_million_tokens_usd) : "–",
         detail.cost_per_million_tokens_usd ? "tokens-per-step tag" : "no tokens-per-step tag", "job:per1m"),
+      card("Per accelerator-hour", detail.usd_per_accelerator_hour ? perUnit(detail.usd_per_accelerator_hour) : "–",
+        detail.accelerator_seconds === null ? "accelerator count unknown"
+          : `${fixed(detail.accelerator_seconds / 3600, 2)} accelerator-hours`, "job:peraccel"),
+      card("Utilization", detail.utilization === null ? "not measured" : pct(Number(detail.utilization)),
+        detail.utilization === null ? "no datapoints of the accelerator metric"
+          : `measured over ${pct(Number(detail.utilization_measured_share))} of the time`, "job:util"),
       card("Burn rate", `${perUnit(detail.burn_rate_usd_per_hour)}/h`, "now", "job:burn"),
       card("Spend at risk", usd(detail.spend_at_risk_usd),
         detail.last_checkpoint_at ? `since ${utc(detail.last_checkpoint_at)}` : "since the start", "job:risk")),
@@ -712,11 +718,17 @@ VIEWS.compare = async function compare(arg, params) {
       metric("Tokens per step", (r) => ({ v: r.tokens_per_step ?? "–", cls: "num" })),
       metric("Wall-clock (h)", (r, i) => ({ v: fixed(walls[i], 1), cls: "num" })),
       metric("Instance-hours", (r) => ({ v: fixed(r.instance_hours, 2), cls: "num", fig: `cmp:${r.job_id}:hours` })),
-      metric("Utilization (alarms: share not idle)", (r) => ({ v: r.idle_share === null ? "–"
-        : pct(1 - Number(r.idle_share)), cls: "num" })),
+      metric("Accelerator-hours", (r) => ({ v: r.accelerator_seconds === null ? "unknown"
+        : fixed(r.accelerator_seconds / 3600, 2), cls: "num" })),
+      metric("$ per accelerator-hour", (r) => unit(r.usd_per_accelerator_hour, `cmp:${r.job_id}:peraccel`)),
+      metric("Utilization (measured)", (r) => ({ v: r.utilization === null ? "not measured"
+        : `${pct(Number(r.utilization))} of ${pct(Number(r.utilization_measured_share))} measured`,
+        cls: "num" })),
+      metric("Effective accelerator-hours", (r) => ({ v: r.effective_accelerator_hours === null
+        ? "not measured" : fixed(r.effective_accelerator_hours, 2), cls: "num" })),
       metric("Wasted: idle", (r) => m(r.wasted_idle_usd, `cmp:${r.job_id}:idle`)),
       metric("Wasted: rerun", (r) => m(r.wasted_rerun_usd, `cmp:${r.job_id}:rerun`)),
-      metric("Warm-up before busy", (r) => r.warmup_seconds === null ? "–"
+      metric("Warm-up (to first checkpoint or busy alarm)", (r) => r.warmup_seconds === null ? "not measured"
         : `${duration(r.warmup_seconds)} (${usd(r.warmup_usd)})`),
       metric("Priced completely", (r) => (r.complete ? "yes" : "no: unpriced time")),
     ], { name: "compare" }),
@@ -735,8 +747,10 @@ VIEWS.compare = async function compare(arg, params) {
     body.notes.map((n) => el("li", { text: n })))
     : el("p", { class: "muted", text: "The jobs are comparable on every figure shown." }));
   out.push(el("p", { class: "muted small", text:
-    "Utilization is the share of running time the instances' own alarms did not call idle; " +
-    "the API reads no utilization metric itself. Wall-clock: first start to last stop (or now)." }));
+    "Utilization is measured: the accelerator metric's mean over the time it covers (of " +
+    "the share shown); without datapoints it is not measured, never 100 % or 0 %. Idle " +
+    "alarms say when an instance idled, not how busy it was. Wall-clock: first start to " +
+    "last stop (or now)." }));
   return out;
 };
 

@@ -28,7 +28,12 @@ class CompareRow(Reply):
     tokens_per_step: int | None
     checkpoints: int
     interruptions: int
+    accelerator_seconds: int | None
+    accelerator_counts_unknown: list[str]
     utilization: str | None
+    utilization_measured_share: str | None
+    effective_accelerator_hours: Money | None
+    usd_per_accelerator_hour: Money | None
     idle_share: str | None
     wasted_rerun_usd: Money
     wasted_idle_usd: Money

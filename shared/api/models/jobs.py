@@ -86,6 +86,13 @@ class JobSummary(Reply):
     idle_seconds: int
     warmup_seconds: int | None
     warmup_usd: Money | None
+    # Rule 10: measured or null ("not measured"), never a default.
+    accelerator_seconds: int | None
+    accelerator_counts_unknown: list[str]
+    utilization: str | None
+    utilization_measured_share: str | None
+    effective_accelerator_hours: Money | None
+    usd_per_accelerator_hour: Money | None
     training_jobs: list[str] | MISSING = MISSING
     training_job_name: str | MISSING | None = MISSING
     managed_spot_saving: Money | MISSING | None = MISSING

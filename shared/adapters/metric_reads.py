@@ -1,0 +1,98 @@
+"""GetMetricData for measured utilization (SPEC rule 10): one query per instance-hour,
+up to 500 queries to a call (the API's limit), statistic Average, paged with boto3's
+paginator. An instance-level metric is a MetricStat; where the metric exists only per
+device, a ``SEARCH()`` per instance returns one series per device (GPU index,
+NeuronCore) and the domain averages them (``shared.domain.utilization.device_mean``).
+
+Reads go through the instance's own account and region (``ClientFactory``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from shared.adapters.accounts import ClientFactory, factory_of
+from shared.domain.utilization import HOUR, Point, fraction
+
+MAX_QUERIES_PER_CALL = 500
+
+
+@dataclass(frozen=True)
+class MetricQuery:
+    """The accelerator metric of one instance: instance-level, or per device when
+    ``device_dimensions`` names the device dimensions."""
+
+    instance_id: str
+    namespace: str
+    metric: str
+    dimension: str
+    period_seconds: int
+    device_dimensions: tuple[str, ...] = ()
+
+    def request(self, query_id: str) -> dict[str, Any]:
+        if self.device_dimensions:
+            schema = ",".join((_quoted(self.namespace), self.dimension, *self.device_dimensions))
+            search = (
+                f"{{{schema}}} MetricName={_quoted(self.metric)} "
+                f"{self.dimension}={_quoted(self.instance_id)}"
+            )
+            expression = f"SEARCH('{search}', 'Average', {self.period_seconds})"
+            return {"Id": query_id, "Expression": expression, "ReturnData": True}
+        metric = {
+            "Namespace": self.namespace,
+            "MetricName": self.metric,
+            "Dimensions": [{"Name": self.dimension, "Value": self.instance_id}],
+        }
+        return {
+            "Id": query_id,
+            "MetricStat": {"Metric": metric, "Period": self.period_seconds, "Stat": "Average"},
+            "ReturnData": True,
+        }
+
+
+def _quoted(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class CloudWatchMetrics:
+    """GetMetricData per (account, region, hour); ``calls`` counts the requests made (the
+    self-cost model prices them: each query is a metric requested)."""
+
+    def __init__(self, clients: ClientFactory | Any) -> None:
+        self._clients = factory_of(clients)
+        self.calls = 0
+        self.queries = 0
+
+    def read_hour(
+        self, account: str, region: str, hour: datetime, queries: Sequence[MetricQuery]
+    ) -> dict[str, list[list[Point]]]:
+        """Per instance, its series inside [hour, hour + 1 h): one (instance-level) or one
+        per device. An instance with no datapoint has an empty list."""
+        client = self._clients.client_for("cloudwatch", account, region)
+        out: dict[str, list[list[Point]]] = {q.instance_id: [] for q in queries}
+        for first in range(0, len(queries), MAX_QUERIES_PER_CALL):
+            batch = queries[first : first + MAX_QUERIES_PER_CALL]
+            ids = {f"q{n}": q.instance_id for n, q in enumerate(batch)}
+            requests = [q.request(f"q{n}") for n, q in enumerate(batch)]
+            self.queries += len(requests)
+            paginator = client.get_paginator("get_metric_data")
+            series: dict[tuple[str, str], list[Point]] = {}
+            for page in paginator.paginate(
+                MetricDataQueries=requests,
+                StartTime=hour,
+                EndTime=hour + HOUR,
+                ScanBy="TimestampAscending",
+            ):
+                self.calls += 1
+                for result in page.get("MetricDataResults", []):
+                    key = (str(result["Id"]), str(result.get("Label", "")))
+                    points = series.setdefault(key, [])
+                    for at, value in zip(result["Timestamps"], result["Values"], strict=True):
+                        points.append(Point(at, fraction(value)))
+            for (query_id, _), points in sorted(series.items()):
+                if points:
+                    out[ids[query_id]].append(sorted(points, key=lambda p: p.at))
+        return out

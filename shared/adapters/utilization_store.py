@@ -1,0 +1,137 @@
+"""Measured utilization per instance-hour (SPEC rule 10), and per instance the sum of its
+closed hours in the job's partition, so that a job view has it from the job's one Query
+(one item per instance) and never asks CloudWatch.
+
+| record | pk | sk |
+|---|---|---|
+| one hour of one instance | UTIL#<account>#<instance> | H#<hour> |
+| the instance's closed hours summed, its open hours inline | JOB#<job> | U#<account>#<instance> |
+
+An hour is *closed* when it was read 15 minutes or more after it ended (agent metrics
+arrive late); a closed hour is written once and added to the total once (the hour's
+put is conditional on it not being closed yet, in the same transaction as the add). An
+hour read earlier is *open*: kept on its own item and inline in the total (``open_<hour>``)
+until a later read closes it; open hours are few (the daily summary closes the day's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from decimal import Decimal
+
+from shared.adapters import keys
+from shared.adapters.table import Below, ConditionFailed, Item, Put, Table, Update
+from shared.domain.utilization import Measured
+
+KIND = "utilization_total"
+OPEN = "open_"
+
+
+def util_pk(account: str, instance_id: str) -> str:
+    return f"UTIL#{account}#{instance_id}"
+
+
+def total_key(job_id: str, account: str, instance_id: str) -> tuple[str, str]:
+    return keys.job_pk(job_id), f"U#{account}#{instance_id}"
+
+
+def hour_sk(hour: datetime) -> str:
+    return f"H#{keys.iso(hour)}"
+
+
+def _open_name(hour: datetime) -> str:
+    return OPEN + hour.astimezone(UTC).strftime("%Y%m%d%H")
+
+
+def _measured(value: object) -> Measured:
+    weighted, _, covered = str(value).partition("|")
+    return Measured(Decimal(weighted), int(covered or 0))
+
+
+class UtilizationStore:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def record(
+        self,
+        account: str,
+        instance_id: str,
+        job_id: str,
+        hour: datetime,
+        measured: Measured,
+        *,
+        closed: bool,
+        read_at: datetime,
+    ) -> bool:
+        """Keep what one read of an hour measured; False when the hour was closed already
+        (a retry, or a second read: nothing changes)."""
+        pk = util_pk(account, instance_id)
+        put = Put(
+            {
+                "pk": pk,
+                "sk": hour_sk(hour),
+                "kind": "utilization_hour",
+                "job_id": job_id,
+                "hour": keys.iso(hour),
+                "weighted": measured.weighted,
+                "covered_seconds": measured.covered_seconds,
+                "closed": 1 if closed else 0,
+                "read_at": keys.iso(read_at),
+            },
+            conditions=(Below("closed", 1),),
+        )
+        total_pk, total_sk = total_key(job_id, account, instance_id)
+        names = {"kind": KIND, "account": account, "instance_id": instance_id}
+        if closed:
+            total = Update(
+                total_pk,
+                total_sk,
+                add={"weighted": measured.weighted, "covered_seconds": measured.covered_seconds},
+                set=names,
+                remove=(_open_name(hour),),
+            )
+        else:
+            inline = f"{measured.weighted}|{measured.covered_seconds}"
+            total = Update(total_pk, total_sk, set={**names, _open_name(hour): inline})
+        try:
+            self.table.transact([put, total])
+        except ConditionFailed:
+            return False
+        return True
+
+    def closed_hours(self, account: str, instance_id: str, hours: Sequence[datetime]) -> set[str]:
+        """Which of ``hours`` (ISO) are closed already: one Query over their range."""
+        if not hours:
+            return set()
+        items = self.table.query(
+            util_pk(account, instance_id),
+            sk_from=hour_sk(min(hours)),
+            sk_to=hour_sk(max(hours)),
+            attributes=("hour", "closed"),
+        )
+        return {str(i["hour"]) for i in items if int(i.get("closed", 0))}
+
+    def between(self, account: str, instance_id: str, lo: datetime, hi: datetime) -> Measured:
+        """The hours in [lo, hi) (a day: at most 24 items, one Query)."""
+        total = Measured()
+        for item in self.table.query(
+            util_pk(account, instance_id), sk_from=hour_sk(lo), sk_to=hour_sk(hi) + "~"
+        ):
+            if str(item["hour"]) < keys.iso(hi):
+                total = total + _item_measured(item)
+        return total
+
+
+def _item_measured(item: Item) -> Measured:
+    return Measured(Decimal(item.get("weighted", 0)), int(item.get("covered_seconds", 0)))
+
+
+def measured_total(item: Item) -> tuple[tuple[str, str], Measured]:
+    """(account, instance id) and what was measured of it so far, from its total item
+    (closed hours summed, open hours inline)."""
+    measured = _item_measured(item)
+    for name, value in item.items():
+        if name.startswith(OPEN):
+            measured = measured + _measured(value)
+    return (str(item["account"]), str(item["instance_id"])), measured

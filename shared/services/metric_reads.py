@@ -1,0 +1,217 @@
+"""Reading measured utilization (SPEC rule 10) into hourly aggregates per instance.
+
+One GetMetricData query per instance-hour of the instance's configured accelerator
+metric, asked in the instance's own account and region, up to 500 to a call (one call
+per account, region and hour). An hour is closed, and kept for good, only when read 15
+minutes or more after it ended; an earlier read is kept as open and made again later:
+hourly (``read_last_hour``, at :20 past, so the hour is closed on its first read) and,
+for whatever that missed (an instance that stopped in the hour, a failed read), with
+the daily summary (``read_hours`` of the day's jobs). A job view reads only what is
+stored: each instance's total, in the job's partition (``shared.services.job_view``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from aws_lambda_powertools import Logger
+
+from shared.adapters.metric_reads import CloudWatchMetrics, MetricQuery
+from shared.adapters.utilization_store import UtilizationStore
+from shared.app.config import LedgerConfig
+from shared.app.measurement_config import AcceleratorKind
+from shared.domain.instance import InstanceHead
+from shared.domain.job import JobRecords
+from shared.domain.segments import SegmentCost
+from shared.domain.utilization import (
+    HOUR,
+    AcceleratorUse,
+    Spans,
+    device_mean,
+    hours_run,
+    measure,
+    running_seconds,
+)
+
+logger = Logger(service="costtracker", child=True)
+CLOSE_AFTER = timedelta(minutes=15)
+
+
+def query_for(config: LedgerConfig, instance_id: str, instance_type: str) -> MetricQuery | None:
+    """The accelerator metric of an instance (None for a CPU node)."""
+    utilization, measurement = config.utilization, config.measurement
+    ref = utilization.accelerator_metric(instance_type)
+    if ref is None:
+        return None
+    kind: AcceleratorKind = "neuron" if ref is utilization.neuron else "gpu"
+    return MetricQuery(
+        instance_id,
+        ref.namespace,
+        ref.metric,
+        ref.dimension,
+        measurement.period_seconds,
+        measurement.device_dimensions.get(kind, ()),
+    )
+
+
+def running_spans(
+    segments: Iterable[SegmentCost], now: datetime
+) -> list[tuple[datetime, datetime]]:
+    """Each running segment as [start, end) (an open one up to ``now``), each once."""
+    seen = {(s.span.start, s.span.end or now) for s in segments}
+    return sorted((a, b) for a, b in seen if a < b)
+
+
+def closes_at(hour: datetime) -> datetime:
+    return hour + HOUR + CLOSE_AFTER
+
+
+@dataclass
+class ReadOutcome:
+    hours_read: int = 0
+    hours_closed: int = 0
+    already_closed: int = 0
+    failed: list[str] = field(default_factory=list)  # "account/region: reason"
+
+
+@dataclass(frozen=True)
+class Target:
+    """An instance to read, with its running spans."""
+
+    head: InstanceHead
+    spans: Spans
+
+
+def read_hours(
+    config: LedgerConfig,
+    store: UtilizationStore,
+    metrics: CloudWatchMetrics,
+    targets: Sequence[Target],
+    lo: datetime,
+    hi: datetime,
+    now: datetime,
+) -> ReadOutcome:
+    """Read every hour in [lo, min(hi, now)) in which a target ran and that is not closed
+    yet; one account or region that fails is reported and never stops the others."""
+    outcome = ReadOutcome()
+    wanted: dict[tuple[str, str, datetime], list[tuple[MetricQuery, Target]]] = {}
+    for target in targets:
+        head = target.head
+        query = query_for(config, head.instance_id, head.profile.instance_type)
+        if query is None:
+            continue
+        hours = hours_run(target.spans, lo, min(hi, now))
+        kept = store.closed_hours(head.account, head.instance_id, hours)
+        for hour in hours:
+            if hour.strftime("%Y-%m-%dT%H:%M:%SZ") in kept:
+                outcome.already_closed += 1
+                continue
+            key = (head.account, head.profile.region, hour)
+            wanted.setdefault(key, []).append((query, target))
+    for (account, region, hour), pairs in sorted(wanted.items(), key=lambda kv: kv[0]):
+        try:
+            series = metrics.read_hour(account, region, hour, [q for q, _ in pairs])
+        except Exception as exc:  # a role not assumable, a region off: report, go on
+            logger.warning(
+                "GetMetricData failed",
+                extra={"account": account, "region": region, "error": str(exc)},
+            )
+            outcome.failed.append(f"{account}/{region}: {type(exc).__name__}")
+            continue
+        closed = now >= closes_at(hour)
+        for query, target in pairs:
+            points = device_mean(series[query.instance_id])
+            measured = measure(points, query.period_seconds, target.spans, hour)
+            head = target.head
+            written = store.record(
+                head.account,
+                head.instance_id,
+                head.job_id,
+                hour,
+                measured,
+                closed=closed,
+                read_at=now,
+            )
+            outcome.hours_read += 1
+            outcome.hours_closed += int(written and closed)
+    return outcome
+
+
+def read_last_hour(
+    config: LedgerConfig,
+    store: UtilizationStore,
+    metrics: CloudWatchMetrics,
+    open_heads: Iterable[InstanceHead],
+    now: datetime,
+) -> ReadOutcome:
+    """Hourly: the last hour that can be closed now, for every running instance."""
+    end = (now - CLOSE_AFTER).replace(minute=0, second=0, microsecond=0)
+    targets = [Target(h, running_spans(h.segments, now)) for h in open_heads]
+    return read_hours(config, store, metrics, targets, end - HOUR, end, now)
+
+
+def job_targets(records: JobRecords, now: datetime) -> list[Target]:
+    """The job's instances with the running spans its loaded records hold."""
+    by_instance: dict[str, list[SegmentCost]] = {}
+    for segment in records.all_segments():
+        by_instance.setdefault(segment.instance_id, []).append(segment)
+    return [
+        Target(h, running_spans(by_instance.get(h.instance_id, []), now)) for h in records.heads
+    ]
+
+
+def day_reader(
+    config: LedgerConfig,
+    store: UtilizationStore,
+    metrics: CloudWatchMetrics,
+    start: datetime,
+    end: datetime,
+    now: datetime,
+) -> Callable[[JobRecords], None]:
+    """For the daily summary's walk (``summarize_day(each_job=...)``): read each job's
+    hours of the day that are not closed yet, before the day's figures are made."""
+
+    def read(records: JobRecords) -> None:
+        read_hours(config, store, metrics, job_targets(records, now), start, end, now)
+
+    return read
+
+
+class DayMeasurement:
+    """Rule 10's figures of one day over every job's accelerator instances: running
+    seconds inside the day, and the day's stored hours (one Query per instance)."""
+
+    def __init__(
+        self, config: LedgerConfig, store: UtilizationStore, start: datetime, end: datetime
+    ) -> None:
+        self._config = config
+        self._store = store
+        self._bounds = (start, end)
+        self.use = AcceleratorUse()
+
+    def add(self, records: JobRecords, now: datetime) -> None:
+        start, end = self._bounds
+        counts = self._config.measurement.accelerator_counts
+        for target in job_targets(records, now):
+            head = target.head
+            instance_type = head.profile.instance_type
+            if self._config.utilization.accelerator_metric(instance_type) is None:
+                continue
+            seconds = running_seconds([(max(s, start), min(e, end)) for s, e in target.spans])
+            if seconds:
+                measured = self._store.between(head.account, head.instance_id, start, end)
+                self.use.add(instance_type, counts.get(instance_type), seconds, measured)
+
+    def view(self) -> dict[str, object]:
+        from shared.reports.views import fraction_view, maybe_money
+
+        use = self.use
+        return {
+            "accelerator_seconds": None if use.unknown_types else use.accelerator_seconds,
+            "accelerator_counts_unknown": sorted(use.unknown_types),
+            "utilization": fraction_view(use.utilization),
+            "utilization_measured_share": fraction_view(use.measured_share),
+            "effective_accelerator_hours": maybe_money(use.effective_accelerator_hours),
+        }
