@@ -17,6 +17,7 @@ from urllib.parse import unquote_plus
 from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.unit_of_work import UnitOfWork
+from shared.app.config import MAX_STEP_DIGITS
 from shared.domain.checkpoint import (
     CheckpointHead,
     ObjectEvent,
@@ -72,6 +73,12 @@ def record_object_event(
         deps.table.transact([store.unmatched(bucket, key, event_id, at)])
         return CheckpointOutcome("unmatched", bucket, key)
     job_id, step = matched
+    if step is None and (named := config.step_of(key)) is not None:
+        logger.warning(
+            f"checkpoint step of {len(named)} characters set aside (at most "
+            f"{MAX_STEP_DIGITS} digits): the object counts without a step",
+            extra={"event_id": event_id, "bucket": bucket, "key": key},
+        )
     marker = bool(config.completion_marker) and key.rsplit("/", 1)[-1] == config.completion_marker
     event = ObjectEvent(event_id=event_id, at=at, size_bytes=size_bytes, sequencer=sequencer)
     now = deps.clock.now()

@@ -27,7 +27,7 @@ def test_a_carriage_return_inside_a_cell_stays_in_that_cell() -> None:
         ("a\nb", '"a\nb"'),
         ('say "hi"', '"say ""hi"""'),
         ("a,b", '"a,b"'),
-        ("\r=1+1", "\"'\r=1+1\""),  # neutralised, then quoted
+        ("\r=1+1", '"\'\r=1+1"'),  # neutralised, then quoted
         ("plain", "plain"),
     ],
 )
