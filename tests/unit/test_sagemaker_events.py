@@ -143,6 +143,28 @@ def test_heterogeneous_cluster_groups() -> None:
         ("ResourceConfig", {"VolumeSizeInGB": 20}, "neither InstanceType nor InstanceGroups"),
         ("ResourceConfig", {"InstanceType": "ml.p5.48xlarge"}, "InstanceCount is required"),
         ("ResourceConfig", {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 0}, "InstanceCount"),
+        # Plausibility bounds (shared.domain.managed.models): beyond what AWS allows.
+        (
+            "ResourceConfig",
+            {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 10**9},
+            "InstanceCount",
+        ),
+        (
+            "ResourceConfig",
+            {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 1, "VolumeSizeInGB": 10**7},
+            "VolumeSizeInGB",
+        ),
+        (
+            "ResourceConfig",
+            {
+                "InstanceType": "ml.p5.48xlarge",
+                "InstanceCount": 1,
+                "KeepAlivePeriodInSeconds": 3601,
+            },
+            "KeepAlivePeriodInSeconds",
+        ),
+        ("StoppingCondition", {"MaxRuntimeInSeconds": 10**12}, "MaxRuntimeInSeconds"),
+        ("StoppingCondition", {"MaxPendingTimeInSeconds": 10**8}, "MaxPendingTimeInSeconds"),
     ],
 )
 def test_malformed_details_are_rejected_naming_the_field(
