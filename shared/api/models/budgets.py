@@ -25,7 +25,9 @@ class BudgetState(Reply):
     amount_usd: Money
     period: Literal["total", "month", "day"]
     thresholds: list[int]
-    recipients: list[str]
+    recipients: list[str] | None = Field(
+        description="the addresses its alerts go to; null: shown to finance and admins only"
+    )
     since: Day | None
     source: Literal["context", "api"] = Field(
         description="context: defined in CDK context (ledger.budgets); api: set through the API"
