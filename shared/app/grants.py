@@ -85,7 +85,7 @@ class Grants:
             reports_write=self.reports_write or other.reports_write,
             publishes=self.publishes + other.publishes,
             manages_recipients=self.manages_recipients or other.manages_recipients,
-            unscoped_reads=self.unscoped_reads + other.unscoped_reads,
+            unscoped_reads=tuple(dict.fromkeys(self.unscoped_reads + other.unscoped_reads)),
             alarm_actions=self.alarm_actions + other.alarm_actions,
             training_reads=self.training_reads + other.training_reads,
             stops_instances=self.stops_instances or other.stops_instances,

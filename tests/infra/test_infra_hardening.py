@@ -98,6 +98,9 @@ def test_stop_and_cost_explorer_only_when_their_features_are_on(
     stoppers = {n for n in ALL_FUNCTIONS
                 if "ec2:StopInstances" in actions_of(role_statements(featured, n))}  # fmt: skip
     assert stoppers == {"alarm_state", "alarm_sweep"}
+    for name in stoppers:  # the stopper reads the instance's tags again before a stop
+        assert "ec2:DescribeInstances" in actions_of(role_statements(featured, name)), name
+    assert "ec2:DescribeInstances" not in actions_of(role_statements(synthesized, "alarm_sweep"))
     explorers = {n for n in ALL_FUNCTIONS
                  if "ce:GetCostAndUsage" in actions_of(role_statements(featured, n))}  # fmt: skip
     assert explorers == {"reconcile"}
