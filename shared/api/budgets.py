@@ -176,7 +176,7 @@ def _change_budget(
         return effective_budgets(runtime.budget_store(), runtime.current_settings().config)
 
     try:
-        return change_budget(subscriptions, before, after, record)
+        return change_budget(subscriptions, runtime.budget_store(), before, after, record)
     except (ClientError, BotoCoreError) as exc:
         raise ApiProblem(
             503, f"the recipients' email subscriptions could not be changed ({exc}); try again"

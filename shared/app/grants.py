@@ -22,8 +22,9 @@ RESERVATION_READ_ACTIONS = ("ec2:DescribeCapacityReservations",)
 TRAINING_READ_ACTIONS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
 # ce:GetCostAndUsage likewise only accepts Resource "*".
 COST_EXPLORER_READ_ACTIONS = ("ce:GetCostAndUsage",)
-# Partition keys the API writes: budgets, their history, cached prices.
-API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "PRICE#*")
+# Partition keys the API writes: budgets, their history, the recipients' subscriptions it
+# made, cached prices.
+API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "RECIPIENTS", "PRICE#*")
 DESCRIBE_AND_PRICE = INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS + RESERVATION_READ_ACTIONS
 
 

@@ -57,6 +57,10 @@ class Subscriptions(Reply):
     left_unconfirmed: list[str] = Field(
         description="removed before confirming: they receive nothing and SNS deletes them"
     )
+    not_ours: list[str] = Field(
+        description="no budget names them any more, but their subscription was not made by "
+        "the API (the stack's, or finance's own): left as it is"
+    )
 
 
 class BudgetSet(BudgetState):
