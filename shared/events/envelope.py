@@ -15,9 +15,9 @@ INSTANCE_ID_PATTERN = r"^i-[0-9a-f]{8,17}$"
 SEQUENCER_PATTERN = r"^[0-9A-Fa-f]{0,64}$"
 # An AWS account id is 12 digits; anything else ("123456789012#x") would key a second
 # record of the same account.
-ACCOUNT_ID_PATTERN = r"^\d{12}$"
+ACCOUNT_ID_PATTERN = r"^[0-9]{12}$"
 # A region looks like us-east-1, eu-central-2, us-gov-west-1 or cn-north-1.
-REGION_PATTERN = r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$"
+REGION_PATTERN = r"^[a-z]{2,4}(-[a-z]+)+-\d{1,2}$"
 # Event times from EC2's launch (2006) to 2100: a time outside is a mistake or an attack
 # (a replay from year 999 would walk every minute since), never a real event.
 EARLIEST_EVENT_YEAR, LATEST_EVENT_YEAR = 2006, 2100

@@ -564,7 +564,12 @@ def test_a_time_outside_the_years_events_carry_is_rejected_as_malformed(
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("account", "123456789012#x"), ("account", "12345678901"), ("region", "us-east-1#x")],
+    [
+        ("account", "123456789012#x"),
+        ("account", "12345678901"),
+        ("account", "\u0661" * 12),  # Arabic-Indic digits: not an account id
+        ("region", "us-east-1#x"),
+    ],
 )
 def test_an_account_or_region_of_the_wrong_form_is_rejected_as_malformed(
     field: str, value: str
