@@ -72,7 +72,7 @@ def epoch_millis(value: object) -> datetime:
             raise ValueError(f"epoch milliseconds out of range: {value!r}")
     except InvalidOperation:
         raise ValueError(f"epoch milliseconds out of range: {value!r}") from None
-    return _EPOCH + timedelta(milliseconds=int(millis))
+    return to_utc(_EPOCH + timedelta(milliseconds=int(millis)))  # the years events carry
 
 
 def _naive(value: datetime) -> NoReturn:

@@ -93,7 +93,17 @@ def test_times_as_numbers_strings_or_iso_all_read_the_same() -> None:
 
 
 @pytest.mark.parametrize(
-    "value", [True, "soon", -1, "99999999999999999999", float("inf"), "2026-11-03T08:00:00"]
+    "value",
+    [
+        True,
+        "soon",
+        -1,
+        "99999999999999999999",
+        float("inf"),
+        "2026-11-03T08:00:00",
+        "0",  # 1970: outside the years an event can carry (2006-2100)
+        "4133980800000",  # 2101-01-01
+    ],
 )
 def test_bad_times_are_clear_errors(value: object) -> None:
     with pytest.raises(ValidationError, match="TrainingStartTime"):
