@@ -124,7 +124,7 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
     def _refuses_host(self) -> bool:
         """Refuse (403) a request whose Host is not this server's own address."""
         names: frozenset[str] = getattr(self.server, "own_names", frozenset())
-        port = int(self.server.server_address[1])
+        port = int(getattr(self.server, "server_port", 0))  # HTTPServer sets it when bound
         if own_host(self.headers.get("Host") or "", names, port):
             return False
         from shared.api.errors import ApiProblem
