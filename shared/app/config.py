@@ -199,30 +199,14 @@ class CheckpointConfig(_Config):
             raise ValueError("the pattern needs a named group `job`, e.g. (?P<job>[^/]+)")
         return pattern
 
-    def match(self, bucket: str, key: str) -> tuple[str, int | None] | None:
-        """(job, step) for a checkpoint object, or None when the key names no job."""
+    def match(self, bucket: str, key: str) -> tuple[str, str | None] | None:
+        """(job, step as written) of a checkpoint object, or None when it names no job."""
         if self.buckets and bucket not in self.buckets:
             return None
         found = re.search(self.key_pattern, key)
         if found is None or not found.group("job"):
             return None
-        step = found.groupdict().get("step")
-        return found.group("job"), int(step) if step and step_in_bounds(step) else None
-
-    def step_of(self, key: str) -> str | None:
-        """The key's step as written (None: the pattern names none), bounded or not."""
-        found = re.search(self.key_pattern, key)
-        return found.groupdict().get("step") if found is not None else None
-
-
-# A step of at most 18 digits: its pace (steps per hour) stays within the precision money
-# is formatted with; a longer one (any writer of the bucket can make one) is set aside.
-MAX_STEP_DIGITS = 18
-
-
-def step_in_bounds(step: str) -> bool:
-    """A checkpoint key's step: ASCII digits only, at most ``MAX_STEP_DIGITS`` of them."""
-    return step.isascii() and step.isdigit() and len(step) <= MAX_STEP_DIGITS
+        return found.group("job"), found.groupdict().get("step")
 
 
 class MetricRef(_Config):
