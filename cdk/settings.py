@@ -98,6 +98,9 @@ class StackSettings(_Settings):
     # Reserved concurrency of each event-path function (0: none reserved). Reserving
     # needs account headroom: Lambda keeps at least 100 unreserved executions.
     event_reserved_concurrency: int = Field(default=5, ge=0, le=1000)
+    # Reserved concurrency of the API function (0: none reserved): a flood of API calls
+    # cannot take the event path's capacity, and the API keeps its own.
+    api_reserved_concurrency: int = Field(default=10, ge=0, le=1000)
     member: MemberSettings = MemberSettings()
 
     @field_validator("finance_emails", "admin_emails")

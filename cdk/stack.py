@@ -26,7 +26,7 @@ from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.constructs.schedules import Schedules
 from cdk.grants import FunctionGrants
 from cdk.settings import StackSettings
-from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, schedules
+from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
 
 
 class CostTrackerStack(Stack):
@@ -76,10 +76,9 @@ class CostTrackerStack(Stack):
                 timeout=Duration.seconds(spec.timeout_seconds),
                 memory_mb=spec.memory_mb,
                 asynchronous=spec.asynchronous,
-                # The event path keeps capacity however busy the API or schedules are.
-                reserved_concurrency=(
-                    settings.event_reserved_concurrency or None if spec.event_path else None
-                ),
+                # The event path keeps capacity however busy the API or schedules are;
+                # the API has its own, so a flood of calls stops at it.
+                reserved_concurrency=reserved_concurrency(settings, spec),
                 description=f"costtracker: {spec.description}",
                 extra_environment={name: environment[name] for name in spec.environment} or None,
             )
@@ -158,3 +157,13 @@ class CostTrackerStack(Stack):
         CfnOutput(self, "FinanceTopicArn", value=topics.finance.topic_arn)
         CfnOutput(self, "TeamTopicArn", value=topics.team.topic_arn)
         CfnOutput(self, "AdminTopicArn", value=topics.admin.topic_arn)
+
+
+def reserved_concurrency(settings: StackSettings, spec: Function) -> int | None:
+    """A function's reserved concurrency (None: none): each event-path function's, and the
+    API's; the schedules share the account's unreserved pool."""
+    if spec.event_path:
+        return settings.event_reserved_concurrency or None
+    if spec.name == "job_cost_api":
+        return settings.api_reserved_concurrency or None
+    return None

@@ -9,7 +9,9 @@ where API Gateway puts the SigV4-verified caller: by default the explicit local 
 admin rule for it, ``with_local_admin``), or the identity given (``costtracker demo
 --as team:nlp``), so that access control can be tried locally. It refuses to listen
 beyond the loopback unless told to (``allow_remote``): every network caller would have
-that identity. A GET of ``/`` or ``/ui/...`` is the dashboard's page
+that identity. A request whose ``Host`` is not the server's own address is refused (403),
+so a web page cannot reach it through DNS rebinding (``own_host``). A GET of ``/`` or
+``/ui/...`` is the dashboard's page
 (``costtracker.dashboard``); requests reach the handler one at a time, as in one Lambda
 container.
 """
@@ -119,9 +121,23 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(payload)
 
+    def _refuses_host(self) -> bool:
+        """Refuse (403) a request whose Host is not this server's own address."""
+        names: frozenset[str] = getattr(self.server, "own_names", frozenset())
+        port = int(getattr(self.server, "server_port", 0))  # HTTPServer sets it when bound
+        if own_host(self.headers.get("Host") or "", names, port):
+            return False
+        from shared.api.errors import ApiProblem
+
+        problem = ApiProblem(403, "Host: this server answers only its own address", "Host")
+        self._send(403, json.dumps(problem.body()))
+        return True
+
     def do_GET(self) -> None:
         from costtracker.dashboard import send_asset
 
+        if self._refuses_host():
+            return
         if send_asset(self, urlsplit(self.path).path):  # the dashboard: / and /ui/...
             return
         if urlsplit(self.path).path == "/openapi.json":
@@ -134,16 +150,20 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self._forward("GET")
 
     def do_PUT(self) -> None:
-        self._forward("PUT")
+        if not self._refuses_host():
+            self._forward("PUT")
 
     def do_POST(self) -> None:
-        self._forward("POST")
+        if not self._refuses_host():
+            self._forward("POST")
 
     def do_PATCH(self) -> None:
-        self._forward("PATCH")
+        if not self._refuses_host():
+            self._forward("PATCH")
 
     def do_DELETE(self) -> None:
-        self._forward("DELETE")
+        if not self._refuses_host():
+            self._forward("DELETE")
 
     def _forward(self, method: str) -> None:
         from functions.job_cost_api.handler import handler
@@ -178,6 +198,26 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
         self._send(int(response["statusCode"]), response.get("body") or "", headers)
 
 
+def own_host(header: str, names: frozenset[str], port: int) -> bool:
+    """Whether a request's ``Host`` names this server: one of ``names`` (the name it was
+    started with, ``localhost``) or an IP address literal, and its port. A page that
+    reaches the server through DNS rebinding sends its own domain name, never an IP."""
+    try:
+        parts = urlsplit(f"//{header}")
+        name, given = (parts.hostname or ""), parts.port
+    except ValueError:
+        return False
+    if (given if given is not None else 80) != port or not name:
+        return False
+    if name in names:
+        return True
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
 def is_loopback(host: str) -> bool:
     """Whether every address ``host`` names is a loopback address."""
     try:
@@ -205,4 +245,5 @@ def serve(
         )
     server = ThreadingHTTPServer((host, port), ApiRequestHandler)
     server.identity = identity or LocalIdentity()  # type: ignore[attr-defined]
+    server.own_names = frozenset({host.lower().strip("[]"), "localhost"})  # type: ignore[attr-defined]
     return server

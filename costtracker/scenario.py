@@ -210,14 +210,19 @@ class Scenario(_Model):
         return prices
 
     def event_times(self) -> list[datetime]:
+        """The events' times that the handlers can accept: one outside the years an event
+        can carry is rejected there, and must not stretch the replay's schedule."""
         from shared.domain.clock import utc
+        from shared.events.envelope import in_event_years
 
         times = []
         for event in self.events:
             try:
-                times.append(utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00"))))
-            except (KeyError, TypeError, ValueError):
+                at = utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00")))
+            except (KeyError, TypeError, ValueError, OverflowError):
                 continue
+            if in_event_years(at):
+                times.append(at)
         return times
 
 

@@ -4,6 +4,10 @@ A budget is one item of the ``BUDGETS`` partition (one Query reads them all); a 
 deleted through the API stays as a marker, which wins over the one configured in CDK
 context. Each change is recorded in the budget's history partition in the same
 transaction as the budget itself.
+
+The ``RECIPIENTS`` partition records the email subscriptions the API made for budget
+recipients (address -> subscription ARN): the API unsubscribes only these, never one the
+stack made or finance's own unfiltered subscription to the same address.
 """
 
 from __future__ import annotations
@@ -16,6 +20,10 @@ from shared.adapters.table import Absent, Item, Put, Table
 from shared.domain.budgets import Budget
 
 BUDGETS = "BUDGETS"
+RECIPIENTS = "RECIPIENTS"
+# The ARN of a subscription the API is about to make (recorded first, so that a retry after
+# a failure between the two writes still knows the subscription is the API's).
+SUBSCRIBING = "subscribing"
 
 
 def history_pk(budget_id: str) -> str:
@@ -58,6 +66,22 @@ class BudgetStore:
         """The recorded changes of a budget, oldest first."""
         return [json.loads(i["change"]) for i in self.table.query(history_pk(budget_id))]
 
+    def api_subscriptions(self) -> dict[str, str]:
+        """address (lower case) -> the ARN of the subscription the API made for it (or
+        ``SUBSCRIBING`` while it is being made); one Query."""
+        return {
+            str(i["sk"]): str(i["subscription_arn"])
+            for i in self.table.query(RECIPIENTS)
+            if i.get("subscription_arn")
+        }
+
+    def record_api_subscription(self, email: str, subscription_arn: str) -> None:
+        self.table.transact([Put(_recipient_item(email, subscription_arn))])
+
+    def forget_api_subscription(self, email: str) -> None:
+        """The API's subscription of ``email`` is gone (a marker: the API only puts)."""
+        self.table.transact([Put(_recipient_item(email, ""))])
+
     def _tick(self) -> int:
         """Nanoseconds now, strictly increasing within this store."""
         self._last_ns = max(time.time_ns(), self._last_ns + 1)
@@ -71,3 +95,12 @@ def _budget_item(budget_id: str, budget: Budget | None) -> Item:
     else:
         item["budget"] = budget.model_dump_json()
     return item
+
+
+def _recipient_item(email: str, subscription_arn: str) -> Item:
+    return {
+        "pk": RECIPIENTS,
+        "sk": email.lower(),
+        "kind": "recipient_subscription",
+        "subscription_arn": subscription_arn,
+    }

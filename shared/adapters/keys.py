@@ -13,6 +13,7 @@
 | spot price series point | SPOT#<series> | <time> |
 | budget (deleted: a marker) | BUDGETS | <id> |
 | budget history | BUDGETS_HISTORY#<id> | <time>#<n> |
+| recipient subscription the API made | RECIPIENTS | <address> |
 | once-only claim (TTL) | ONCE#<key> | ONCE |
 | alert outbox | OUTBOX | <alert_id> (pending-index while unsent) |
 | capacity reservation | RES#<account>#<id> | HEAD |

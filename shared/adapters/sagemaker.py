@@ -7,6 +7,7 @@ ledger asks ``TrainingJobs.describe`` once for ``BillableTimeInSeconds``,
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, Protocol
@@ -14,7 +15,9 @@ from typing import Any, Protocol
 from botocore.exceptions import ClientError
 
 from shared.adapters.accounts import factory_of
-from shared.domain.managed.models import TrainingJobDescription
+from shared.domain.managed.models import MAX_TRAINING_SECONDS, TrainingJobDescription
+
+logger = logging.getLogger("costtracker.sagemaker")
 
 
 class TrainingJobNotFound(Exception):
@@ -54,8 +57,21 @@ def arn_region_account(arn: str) -> tuple[str, str]:
     return parts[3], parts[4]
 
 
-def _optional_int(value: Any) -> int | None:
-    return None if value is None else int(value)
+def _seconds(response: Mapping[str, Any], field: str, name: str) -> int | None:
+    """A seconds figure of DescribeTrainingJob, or None (not reported yet, or beyond what a
+    training job can run: set aside with a warning naming it, so the job stays estimated)."""
+    value = response.get(field)
+    if value is None:
+        return None
+    seconds = int(value)
+    if not 0 <= seconds <= MAX_TRAINING_SECONDS:
+        logger.warning(
+            f"{field}={seconds} of training job {name} is outside 0..{MAX_TRAINING_SECONDS} "
+            "seconds: set aside",
+            extra={"training_job": name, "field": field},
+        )
+        return None
+    return seconds
 
 
 def description_of(
@@ -74,18 +90,19 @@ def description_of(
     warm_pool = response.get("WarmPoolStatus") or {}
     start: datetime | None = response.get("TrainingStartTime")
     end: datetime | None = response.get("TrainingEndTime")
+    name = str(response["TrainingJobName"])
     return TrainingJobDescription(
-        name=response["TrainingJobName"],
+        name=name,
         status=response["TrainingJobStatus"],
         instance_type=instance_type,
         instance_count=max(count, 1),
         volume_size_gb=int(resource.get("VolumeSizeInGB") or 0),
         training_start=start,
         training_end=end,
-        billable_seconds=_optional_int(response.get("BillableTimeInSeconds")),
-        training_seconds=_optional_int(response.get("TrainingTimeInSeconds")),
-        warm_pool_retained_billable_seconds=_optional_int(
-            warm_pool.get("ResourceRetainedBillableTimeInSeconds")
+        billable_seconds=_seconds(response, "BillableTimeInSeconds", name),
+        training_seconds=_seconds(response, "TrainingTimeInSeconds", name),
+        warm_pool_retained_billable_seconds=_seconds(
+            warm_pool, "ResourceRetainedBillableTimeInSeconds", name
         ),
         managed_spot=bool(response.get("EnableManagedSpotTraining", False)),
         tags=dict(tags),

@@ -38,14 +38,18 @@ class BudgetBody(BaseModel):
     since: date | None = None
 
 
-def _state(budget: Budget, source: str, cache: JobCache | None = None) -> BudgetState:
+def _state(
+    budget: Budget, source: str, cache: JobCache | None = None, *, recipients_shown: bool = True
+) -> BudgetState:
+    """The budget's state; its recipients (people's addresses) only to finance and admins."""
     from shared.services.budget_admin import budget_state
 
     config = runtime.current_settings().config
     now = runtime.clock().now()
-    return BudgetState.model_validate(
-        budget_state(runtime.ledger_deps(), config, budget, source, now, cache)
-    )
+    state = budget_state(runtime.ledger_deps(), config, budget, source, now, cache)
+    if not recipients_shown:
+        state["recipients"] = None
+    return BudgetState.model_validate(state)
 
 
 def _sources() -> dict[str, str]:
@@ -59,7 +63,7 @@ def _sources() -> dict[str, str]:
 @router.get("/budgets")
 def list_budgets() -> Budgets:
     """Every budget with its spend so far in the current period (a team member: the
-    budgets scoped to their team)."""
+    budgets scoped to their team, without their recipients' addresses)."""
     from shared.services.budget_admin import budget_sources
     from shared.services.budgets import JobCache, effective_budgets
 
@@ -73,7 +77,13 @@ def list_budgets() -> Budgets:
         if policy.may_see_budget(b)
     ]
     cache = JobCache(runtime.ledger_deps())  # every job's rollups are read once
-    return Budgets(budgets=[_state(b, sources.get(b.budget_id, "api"), cache) for b in budgets])
+    shown = policy.sees_everything
+    return Budgets(
+        budgets=[
+            _state(b, sources.get(b.budget_id, "api"), cache, recipients_shown=shown)
+            for b in budgets
+        ]
+    )
 
 
 @router.get("/budgets/<budget_id>")
@@ -166,7 +176,7 @@ def _change_budget(
         return effective_budgets(runtime.budget_store(), runtime.current_settings().config)
 
     try:
-        return change_budget(subscriptions, before, after, record)
+        return change_budget(subscriptions, runtime.budget_store(), before, after, record)
     except (ClientError, BotoCoreError) as exc:
         raise ApiProblem(
             503, f"the recipients' email subscriptions could not be changed ({exc}); try again"

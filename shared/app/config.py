@@ -199,15 +199,14 @@ class CheckpointConfig(_Config):
             raise ValueError("the pattern needs a named group `job`, e.g. (?P<job>[^/]+)")
         return pattern
 
-    def match(self, bucket: str, key: str) -> tuple[str, int | None] | None:
-        """(job, step) for a checkpoint object, or None when the key names no job."""
+    def match(self, bucket: str, key: str) -> tuple[str, str | None] | None:
+        """(job, step as written) of a checkpoint object, or None when it names no job."""
         if self.buckets and bucket not in self.buckets:
             return None
         found = re.search(self.key_pattern, key)
         if found is None or not found.group("job"):
             return None
-        step = found.groupdict().get("step")
-        return found.group("job"), int(step) if step and step.isdigit() else None
+        return found.group("job"), found.groupdict().get("step")
 
 
 class MetricRef(_Config):

@@ -87,7 +87,10 @@ class Function:
 
 
 _MEMBER_ROLE = ((Feature.ORGANIZATION, Grants(assumes_member_role=True)),)
-_AUTO_STOP = ((Feature.AUTO_STOP, Grants(stops_instances=True)),)
+# The stopper reads an instance's tags again just before it stops it (DescribeInstances).
+_AUTO_STOP = (
+    (Feature.AUTO_STOP, Grants(stops_instances=True, unscoped_reads=("ec2:DescribeInstances",))),
+)
 _EC2_STATE = {"source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"]}
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
 

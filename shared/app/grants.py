@@ -24,8 +24,9 @@ TRAINING_READ_ACTIONS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
 METRIC_READ_ACTIONS = ("cloudwatch:GetMetricData",)
 # ce:GetCostAndUsage likewise only accepts Resource "*".
 COST_EXPLORER_READ_ACTIONS = ("ce:GetCostAndUsage",)
-# Partition keys the API writes: budgets, their history, cached prices.
-API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "PRICE#*")
+# Partition keys the API writes: budgets, their history, the recipients' subscriptions it
+# made, cached prices.
+API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "RECIPIENTS", "PRICE#*")
 DESCRIBE_AND_PRICE = INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS + RESERVATION_READ_ACTIONS
 
 
@@ -87,7 +88,7 @@ class Grants:
             reports_write=self.reports_write or other.reports_write,
             publishes=self.publishes + other.publishes,
             manages_recipients=self.manages_recipients or other.manages_recipients,
-            unscoped_reads=self.unscoped_reads + other.unscoped_reads,
+            unscoped_reads=tuple(dict.fromkeys(self.unscoped_reads + other.unscoped_reads)),
             alarm_actions=self.alarm_actions + other.alarm_actions,
             training_reads=self.training_reads + other.training_reads,
             stops_instances=self.stops_instances or other.stops_instances,

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from shared.adapters.utilization_store import UtilizationStore
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger
-    from shared.services.utilization import Ec2Stopper
+    from shared.services.stopper import Stopper
 
 # Price List API endpoints exist in us-east-1, eu-central-1 and ap-south-1 only.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -227,11 +227,14 @@ class Runtime:
         return CloudWatchMetrics(self.accounts)
 
     @cached_property
-    def stopper(self) -> Ec2Stopper:
-        """Stops instances for auto-stop (the IAM policy allows only opted-in instances)."""
-        from shared.services.utilization import Ec2Stopper
+    def stopper(self) -> Stopper:
+        """Stops instances one at a time, re-reading their tags first (the IAM policy
+        allows only opted-in instances)."""
+        from shared.adapters.instance_stops import Ec2InstanceStops
+        from shared.services.stopper import Stopper
 
-        return Ec2Stopper(self.client("ec2"))
+        tag_key = self.settings.config.auto_stop.tag_key
+        return Stopper(Ec2InstanceStops(self.client("ec2")), tag_key)
 
     def training_jobs(self) -> TrainingJobs:
         """``TrainingJobs`` (DescribeTrainingJob)."""

@@ -25,6 +25,19 @@ GIB = 2**30
 WINDOW = 8
 
 
+# A step of at most 18 digits: its pace (steps per hour) stays within the precision money
+# is formatted with; a longer one (any writer of the bucket can make one) is set aside.
+MAX_STEP_DIGITS = 18
+
+
+def bounded_step(written: str | None) -> int | None:
+    """A checkpoint key's step: ASCII digits only, at most ``MAX_STEP_DIGITS`` of them;
+    anything else is no step."""
+    if written and written.isascii() and written.isdigit() and len(written) <= MAX_STEP_DIGITS:
+        return int(written)
+    return None
+
+
 class ObjectEvent(Frozen):
     """A write (``size_bytes`` set) or a deletion of the object."""
 

@@ -13,6 +13,14 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationInfo
 
 INSTANCE_ID_PATTERN = r"^i-[0-9a-f]{8,17}$"
 SEQUENCER_PATTERN = r"^[0-9A-Fa-f]{0,64}$"
+# An AWS account id is 12 digits; anything else ("123456789012#x") would key a second
+# record of the same account.
+ACCOUNT_ID_PATTERN = r"^[0-9]{12}$"
+# A region looks like us-east-1, eu-central-2, us-gov-west-1 or cn-north-1.
+REGION_PATTERN = r"^[a-z]{2,4}(-[a-z]+)+-\d{1,2}$"
+# Event times from EC2's launch (2006) to 2100: a time outside is a mistake or an attack
+# (a replay from year 999 would walk every minute since), never a real event.
+EARLIEST_EVENT_YEAR, LATEST_EVENT_YEAR = 2006, 2100
 
 
 class _Detail(BaseModel):
@@ -29,9 +37,9 @@ class AwsEvent(BaseModel):
     version: str = "0"
     id: str
     source: str
-    account: str
+    account: str = Field(pattern=ACCOUNT_ID_PATTERN)
     time: AwareDatetime
-    region: str
+    region: str = Field(pattern=REGION_PATTERN)
     resources: list[str] = Field(default_factory=list)
     detail_type: str = Field(alias="detail-type")
     detail: dict[str, Any] | BaseModel
@@ -70,11 +78,22 @@ class SummaryTick(ScheduledEvent):
 
 
 def to_utc(value: datetime) -> datetime:
-    """In UTC, or a validation error for a time UTC cannot hold (year 1 or 9999 offsets)."""
+    """In UTC, or a validation error for a time UTC cannot hold (year 1 or 9999 offsets)
+    or one outside the years events can carry (``in_event_years``)."""
     try:
-        return value.astimezone(UTC)
+        utc_value = value.astimezone(UTC)
     except OverflowError as exc:
         raise ValueError("time out of range once converted to UTC") from exc
+    if not in_event_years(utc_value):
+        raise ValueError(
+            f"time {utc_value.isoformat()} is outside the years "
+            f"{EARLIEST_EVENT_YEAR}-{LATEST_EVENT_YEAR} an AWS event can carry"
+        )
+    return utc_value
+
+
+def in_event_years(value: datetime) -> bool:
+    return EARLIEST_EVENT_YEAR <= value.year <= LATEST_EVENT_YEAR
 
 
 def event_id_of(raw: object) -> str:

@@ -30,6 +30,11 @@ from pydantic import (
 )
 
 from shared.domain.managed.models import (
+    MAX_KEEP_ALIVE_SECONDS,
+    MAX_PENDING_SECONDS,
+    MAX_TRAINING_INSTANCES,
+    MAX_TRAINING_SECONDS,
+    MAX_VOLUME_SIZE_GB,
     TERMINAL_TRAINING_STATUSES,
     TrainingJobDescription,
     TrainingJobStatus,
@@ -67,7 +72,7 @@ def epoch_millis(value: object) -> datetime:
             raise ValueError(f"epoch milliseconds out of range: {value!r}")
     except InvalidOperation:
         raise ValueError(f"epoch milliseconds out of range: {value!r}") from None
-    return _EPOCH + timedelta(milliseconds=int(millis))
+    return to_utc(_EPOCH + timedelta(milliseconds=int(millis)))  # the years events carry
 
 
 def _naive(value: datetime) -> NoReturn:
@@ -97,7 +102,7 @@ class InstanceGroup(_Detail):
     """A heterogeneous cluster's group (``ResourceConfig.InstanceGroups``)."""
 
     instance_type: str = Field(alias="InstanceType", min_length=1, max_length=64)
-    instance_count: int = Field(alias="InstanceCount", ge=0)
+    instance_count: int = Field(alias="InstanceCount", ge=0, le=MAX_TRAINING_INSTANCES)
     instance_group_name: str = Field(default="", alias="InstanceGroupName")
 
 
@@ -105,10 +110,12 @@ class ResourceConfig(_Detail):
     instance_type: str | None = Field(
         default=None, alias="InstanceType", min_length=1, max_length=64
     )
-    instance_count: int | None = Field(default=None, alias="InstanceCount", ge=1)
-    volume_size_gb: int = Field(default=0, alias="VolumeSizeInGB", ge=0)
+    instance_count: int | None = Field(
+        default=None, alias="InstanceCount", ge=1, le=MAX_TRAINING_INSTANCES
+    )
+    volume_size_gb: int = Field(default=0, alias="VolumeSizeInGB", ge=0, le=MAX_VOLUME_SIZE_GB)
     keep_alive_period_seconds: int | None = Field(
-        default=None, alias="KeepAlivePeriodInSeconds", ge=0
+        default=None, alias="KeepAlivePeriodInSeconds", ge=0, le=MAX_KEEP_ALIVE_SECONDS
     )
     instance_groups: tuple[InstanceGroup, ...] = Field(default=(), alias="InstanceGroups")
 
@@ -134,9 +141,15 @@ class ResourceConfig(_Detail):
 
 
 class StoppingCondition(_Detail):
-    max_runtime_seconds: int | None = Field(default=None, alias="MaxRuntimeInSeconds", ge=0)
-    max_wait_seconds: int | None = Field(default=None, alias="MaxWaitTimeInSeconds", ge=0)
-    max_pending_seconds: int | None = Field(default=None, alias="MaxPendingTimeInSeconds", ge=0)
+    max_runtime_seconds: int | None = Field(
+        default=None, alias="MaxRuntimeInSeconds", ge=0, le=MAX_TRAINING_SECONDS
+    )
+    max_wait_seconds: int | None = Field(
+        default=None, alias="MaxWaitTimeInSeconds", ge=0, le=MAX_TRAINING_SECONDS
+    )
+    max_pending_seconds: int | None = Field(
+        default=None, alias="MaxPendingTimeInSeconds", ge=0, le=MAX_PENDING_SECONDS
+    )
 
 
 class TrainingJobStateDetail(_Detail):

@@ -18,9 +18,11 @@ from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain.checkpoint import (
+    MAX_STEP_DIGITS,
     CheckpointHead,
     ObjectEvent,
     apply_object_event,
+    bounded_step,
     is_very_late,
     object_accrual,
     seen,
@@ -71,7 +73,14 @@ def record_object_event(
         )
         deps.table.transact([store.unmatched(bucket, key, event_id, at)])
         return CheckpointOutcome("unmatched", bucket, key)
-    job_id, step = matched
+    job_id, written_step = matched
+    step = bounded_step(written_step)
+    if step is None and written_step:
+        logger.warning(
+            f"checkpoint step of {len(written_step)} characters set aside (at most "
+            f"{MAX_STEP_DIGITS} digits): the object counts without a step",
+            extra={"event_id": event_id, "bucket": bucket, "key": key},
+        )
     marker = bool(config.completion_marker) and key.rsplit("/", 1)[-1] == config.completion_marker
     event = ObjectEvent(event_id=event_id, at=at, size_bytes=size_bytes, sequencer=sequencer)
     now = deps.clock.now()

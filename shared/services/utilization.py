@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Protocol
 
 from aws_lambda_powertools import Logger
 
@@ -31,21 +30,10 @@ from shared.services.alarm_identity import watches_what_we_put
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps
 from shared.services.instances import apply_to_instance
+from shared.services.stopper import Stopper, StopRequest
 
 logger = Logger(service="costtracker", child=True)
 ALERT_KINDS = ("idle", "input_bound", "no_metrics")
-
-
-class InstanceStopper(Protocol):
-    def stop(self, instance_id: str) -> None: ...
-
-
-class Ec2Stopper:
-    def __init__(self, ec2_client: object) -> None:
-        self._ec2 = ec2_client
-
-    def stop(self, instance_id: str) -> None:
-        self._ec2.stop_instances(InstanceIds=[instance_id])  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -140,7 +128,7 @@ def alarm_of_name(name: str, prefix: str) -> tuple[str, Signal] | None:
 def record_alarm_change(
     deps: LedgerDeps,
     notifier: Notifier,
-    stopper: InstanceStopper | None,
+    stopper: Stopper | None,
     *,
     event_id: str,
     alarm_name: str,
@@ -354,11 +342,12 @@ def _resolved_alert(
 
 
 def consider_auto_stop(
-    deps: LedgerDeps, stopper: InstanceStopper | None, head: InstanceHead, idle_since: datetime
+    deps: LedgerDeps, stopper: Stopper | None, head: InstanceHead, idle_since: datetime
 ) -> str:
     """Stop an idle instance only if it opted in (tag value exactly ``true``, as IAM's
     condition compares it), and only once a complete checkpoint newer than the idle start
-    exists (or the job declares it writes none). Dry-run stops nothing."""
+    exists (or the job declares it writes none). Dry-run stops nothing. The stopper reads
+    the instance's tags again just before it stops it (``shared.services.stopper``)."""
     config = deps.config.auto_stop
     tags = head.profile.tags
     if not config.enabled or tags.get(config.tag_key, "") != "true":
@@ -371,21 +360,25 @@ def consider_auto_stop(
     if config.dry_run or stopper is None:
         logger.info("auto-stop (dry run): would stop", extra={"instance_id": head.instance_id})
         return "would_stop"
-    stopper.stop(head.instance_id)
-    logger.info("auto-stop: stopped idle instance", extra={"instance_id": head.instance_id})
-    return "stopped"
+    request = StopRequest(head.instance_id, head.profile.region, head.account)
+    return stopper.stop(request).result
 
 
 def sweep_auto_stop(
     deps: LedgerDeps,
-    stopper: InstanceStopper | None,
+    stopper: Stopper | None,
     open_heads: Sequence[InstanceHead] | None = None,
 ) -> dict[str, str]:
-    """Hourly: re-consider idle, opted-in instances still waiting for a checkpoint."""
+    """Hourly: re-consider idle, opted-in instances still waiting for a checkpoint, each
+    on its own (one that fails is logged with its id and reported ``failed``)."""
     decisions = {}
     for head in deps.instances.open_heads() if open_heads is None else open_heads:
         running_since = head.open_segment.span.start if head.open_segment else None
         condition, since = classify(head.alarms, running_since)
         if condition == "idle" and since is not None:
-            decisions[head.instance_id] = consider_auto_stop(deps, stopper, head, since)
+            try:
+                decisions[head.instance_id] = consider_auto_stop(deps, stopper, head, since)
+            except Exception:
+                logger.exception("auto-stop failed", extra={"instance_id": head.instance_id})
+                decisions[head.instance_id] = "failed"
     return decisions

@@ -57,6 +57,21 @@ def test_budgets_deletions_and_history(table: Table) -> None:
     assert store.budget_history("none") == []
 
 
+def test_the_apis_recipient_subscriptions_are_recorded_and_forgotten(table: Table) -> None:
+    store = BudgetStore(table)
+    assert store.api_subscriptions() == {}
+    store.record_api_subscription("Lead@Example.com", "subscribing")
+    store.record_api_subscription("lead@example.com", "arn:aws:sns:us-east-1:1:finance:a")
+    store.record_api_subscription("cfo@example.com", "arn:aws:sns:us-east-1:1:finance:b")
+    assert store.api_subscriptions() == {
+        "lead@example.com": "arn:aws:sns:us-east-1:1:finance:a",
+        "cfo@example.com": "arn:aws:sns:us-east-1:1:finance:b",
+    }
+    store.forget_api_subscription("lead@example.com")
+    assert store.api_subscriptions() == {"cfo@example.com": "arn:aws:sns:us-east-1:1:finance:b"}
+    assert store.stored_budgets() == {}  # a partition of its own, never read as a budget
+
+
 def test_the_price_cache_round_trips_a_rate_with_its_provenance(table: Table) -> None:
     store = PriceCacheStore(table)
     rate = Rate(

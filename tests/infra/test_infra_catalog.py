@@ -125,8 +125,11 @@ def test_function_has_its_catalog_timeout_memory_and_environment(
     assert set(props["Environment"]["Variables"]) == (
         FACTORY_ENVIRONMENT | set(COMMON_ENVIRONMENT) | set(function.environment)
     )
-    reserved = synthesized.settings.event_reserved_concurrency or None
-    assert props.get("ReservedConcurrentExecutions") == (reserved if function.event_path else None)
+    settings = synthesized.settings
+    reserved = settings.event_reserved_concurrency if function.event_path else None
+    if function.name == "job_cost_api":
+        reserved = settings.api_reserved_concurrency
+    assert props.get("ReservedConcurrentExecutions") == (reserved or None)
 
 
 def _rules_targeting(synthesized: Synthesized, logical_id: str) -> list[dict[str, Any]]:

@@ -35,8 +35,22 @@ def test_event_path_functions_have_reserved_concurrency(
     configured = _function(featured, name).get("ReservedConcurrentExecutions")
     if BY_NAME[name].event_path:
         assert (reserved, configured) == (synthesized.settings.event_reserved_concurrency, 3)
+    elif name == "job_cost_api":  # its own (api_reserved_concurrency), default 10
+        assert (reserved, configured) == (10, 4)
     else:
         assert (reserved, configured) == (None, None)
+
+
+def test_api_reserved_concurrency_zero_reserves_none(synthesized: Synthesized) -> None:
+    from cdk.stack import reserved_concurrency
+
+    def settings(reserved: int) -> Any:
+        return synthesized.settings.model_copy(update={"api_reserved_concurrency": reserved})
+
+    api, tick = BY_NAME["job_cost_api"], BY_NAME["budget_tick"]
+    assert reserved_concurrency(settings(0), api) is None
+    assert reserved_concurrency(settings(25), api) == 25
+    assert reserved_concurrency(settings(25), tick) is None
 
 
 def _stage(synthesized: Synthesized) -> dict[str, Any]:
@@ -84,6 +98,9 @@ def test_stop_and_cost_explorer_only_when_their_features_are_on(
     stoppers = {n for n in ALL_FUNCTIONS
                 if "ec2:StopInstances" in actions_of(role_statements(featured, n))}  # fmt: skip
     assert stoppers == {"alarm_state", "alarm_sweep"}
+    for name in stoppers:  # the stopper reads the instance's tags again before a stop
+        assert "ec2:DescribeInstances" in actions_of(role_statements(featured, name)), name
+    assert "ec2:DescribeInstances" not in actions_of(role_statements(synthesized, "alarm_sweep"))
     explorers = {n for n in ALL_FUNCTIONS
                  if "ce:GetCostAndUsage" in actions_of(role_statements(featured, n))}  # fmt: skip
     assert explorers == {"reconcile"}

@@ -239,7 +239,7 @@ def test_api_function_writes_only_the_budget_partition(synthesized: Synthesized)
     # Budgets, their history and the price cache (GET /prices caches what it looks up).
     assert writes[0]["Condition"] == {
         "ForAllValues:StringLike": {
-            "dynamodb:LeadingKeys": ["BUDGETS", "BUDGETS_HISTORY#*", "PRICE#*"]
+            "dynamodb:LeadingKeys": ["BUDGETS", "BUDGETS_HISTORY#*", "RECIPIENTS", "PRICE#*"]
         }
     }
     # No publishing: only its budgets' recipient subscriptions (test_infra_alert_routing).

@@ -196,6 +196,22 @@ def test_budget_writes_need_finance_or_admin(aws: dict[str, Any]) -> None:
     assert call("DELETE", "/budgets/nlp", ADMIN)[0] == 200
 
 
+def test_budget_recipients_are_shown_to_finance_and_admins_only(aws: dict[str, Any]) -> None:
+    """A team member sees their team's budget and its spend, not people's addresses."""
+    budget = {"scope": {"tag": {"squad": "nlp"}}, "amount_usd": "10", "recipients": ["cfo@x.io"]}
+    assert call("PUT", "/budgets/nlp", FINANCE, budget)[0] == 200
+
+    def listed(arn: str) -> dict[str, Any]:
+        status, body = call("GET", "/budgets", arn)
+        assert status == 200, body
+        return {b["budget_id"]: b for b in body["budgets"]}
+
+    assert listed(NLP)["nlp"]["recipients"] is None
+    assert "cfo@x.io" not in json.dumps(listed(NLP))
+    assert listed(FINANCE)["nlp"]["recipients"] == ["cfo@x.io"]
+    assert listed(ADMIN)["nlp"]["recipients"] == ["cfo@x.io"]
+
+
 def test_every_budget_change_is_in_its_history_with_the_callers_arn(aws: dict[str, Any]) -> None:
     first = {"scope": {"tag": {"squad": "nlp"}}, "amount_usd": "10"}
     assert call("PUT", "/budgets/nlp", FINANCE, first)[0] == 200

@@ -160,3 +160,76 @@ def test_an_sns_failure_refuses_the_change_and_records_nothing(
     status, body = api("PUT", "/budgets/llama", budget("10", "lead@example.com"))
     assert status == 503 and "try again" in body["message"]
     assert api("GET", "/budgets/llama")[0] == 404
+
+
+def all_subscriptions(aws: dict[str, Any]) -> dict[str, str]:
+    """address -> subscription ARN, every email subscription of the topic."""
+    listed = aws["sns"].list_subscriptions_by_topic(TopicArn=aws["topic"])["Subscriptions"]
+    return {s["Endpoint"]: s["SubscriptionArn"] for s in listed if s["Protocol"] == "email"}
+
+
+def test_finances_own_subscription_survives_a_recipient_edit(aws: dict[str, Any]) -> None:
+    """The stack subscribes finance_emails unfiltered; naming such an address on a budget
+    and removing it again (any finance caller could) must not unsubscribe it."""
+    own = aws["sns"].subscribe(
+        TopicArn=aws["topic"], Protocol="email", Endpoint="finance@example.com",
+        ReturnSubscriptionArn=True,
+    )["SubscriptionArn"]  # fmt: skip
+    status, body = api("PUT", "/budgets/llama", budget("10", "finance@example.com"))
+    assert status == 200 and body["subscriptions"]["already"] == ["finance@example.com"]
+    status, body = api("PUT", "/budgets/llama", budget("10"))
+    assert status == 200, body
+    assert body["subscriptions"]["unsubscribed"] == []
+    assert body["subscriptions"]["not_ours"] == ["finance@example.com"]
+    assert all_subscriptions(aws) == {"finance@example.com": own}
+    status, body = api("PUT", "/budgets/other", budget("10", "finance@example.com"))
+    assert api("DELETE", "/budgets/other")[1]["subscriptions"]["not_ours"] == [
+        "finance@example.com"
+    ]
+    assert all_subscriptions(aws) == {"finance@example.com": own}
+
+
+def test_a_stack_made_filtered_subscription_is_never_taken_for_the_apis(
+    aws: dict[str, Any],
+) -> None:
+    """The stack's subscription for a context budget's recipient has the very filter the API
+    would give (SNS would hand its ARN back to a Subscribe): the API leaves it alone."""
+    stack_made = aws["sns"].subscribe(
+        TopicArn=aws["topic"], Protocol="email", Endpoint="lead@example.com",
+        Attributes={"FilterPolicy": recipient_filter_policy("lead@example.com")},
+        ReturnSubscriptionArn=True,
+    )["SubscriptionArn"]  # fmt: skip
+    api("PUT", "/budgets/llama", budget("10", "lead@example.com", "cfo@example.com"))
+    status, body = api("DELETE", "/budgets/llama")
+    assert status == 200, body
+    assert body["subscriptions"]["unsubscribed"] == ["cfo@example.com"]  # the API's own
+    assert body["subscriptions"]["not_ours"] == ["lead@example.com"]
+    assert all_subscriptions(aws) == {"lead@example.com": stack_made}
+
+
+def test_a_subscription_whose_arn_was_not_recorded_is_still_the_apis_on_retry(
+    aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Subscribed, then recording its ARN failed: the retry finds the subscription, knows it
+    is the API's (its intent was recorded before it was made), records its ARN, and a later
+    removal unsubscribes it."""
+    from shared.adapters.budget_store import SUBSCRIBING, BudgetStore
+
+    real = BudgetStore.record_api_subscription
+
+    def arn_write_fails(self: Any, email: str, arn: str) -> None:
+        if arn != SUBSCRIBING:
+            raise RuntimeError("table unavailable")
+        real(self, email, arn)
+
+    monkeypatch.setattr(BudgetStore, "record_api_subscription", arn_write_fails)
+    with pytest.raises(RuntimeError):
+        api("PUT", "/budgets/llama", budget("10", "lead@example.com"))
+    assert set(all_subscriptions(aws)) == {"lead@example.com"}
+    assert api("GET", "/budgets/llama")[0] == 404  # the budget was not recorded
+    monkeypatch.setattr(BudgetStore, "record_api_subscription", real)
+    status, body = api("PUT", "/budgets/llama", budget("10", "lead@example.com"))
+    assert status == 200 and body["subscriptions"]["subscribed"] == ["lead@example.com"]
+    status, body = api("DELETE", "/budgets/llama")
+    assert body["subscriptions"]["unsubscribed"] == ["lead@example.com"]
+    assert all_subscriptions(aws) == {}

@@ -130,6 +130,22 @@ def test_describe_training_job_reads_billable_training_and_spot(sagemaker: Any) 
     assert (job.region, job.account) == ("us-east-1", ACCOUNT)
 
 
+def test_billable_seconds_beyond_a_year_are_set_aside_naming_the_field(
+    sagemaker: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A unit mistake (milliseconds) must not bill a job for 137 years: the figure is set
+    aside, the job stays estimated until a plausible figure is read."""
+    sm, stub = sagemaker
+    stub.add_response(
+        "describe_training_job",
+        describe_training_job_response(BillableTimeInSeconds=4_320_000_000),
+        {"TrainingJobName": "llama-sft-spot-a"},
+    )
+    job = SageMakerTrainingJobs(sm).describe("llama-sft-spot-a", event_tags={"a": "b"})
+    assert job.billable_seconds is None and job.training_seconds == 10800
+    assert "BillableTimeInSeconds=4320000000" in caplog.text
+
+
 def test_describe_training_job_warm_pool_and_tags_from_list_tags(sagemaker: Any) -> None:
     """No tags in the event: ListTags, all pages; WarmPoolStatus' retained billable time."""
     sm, stub = sagemaker

@@ -6,9 +6,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from aws_lambda_powertools import Logger
 
-from shared.app.edge import parse_event
+from shared.app.edge import MalformedEvent, parse_event
 from shared.events.aws import (
     AlarmStateChangeEvent,
     ObjectCreatedEvent,
@@ -44,7 +45,14 @@ def test_s3_object_deleted_sample_has_no_size() -> None:
 
 
 def test_spot_interruption_and_rebalance_samples() -> None:
-    warning = parse_event(load("spot-interruption-warning.json"), SpotInterruptionEvent, logger)
+    raw = load("spot-interruption-warning.json")
+    # The sample's placeholders (account "<account_number>", time 1970-01-01) are no
+    # real event's: set aside, naming both; filled in, the sample parses.
+    with pytest.raises(MalformedEvent) as refused:
+        parse_event(raw, SpotInterruptionEvent, logger)
+    assert "account" in str(refused.value) and "2006-2100" in str(refused.value)
+    raw |= {"account": "123456789012", "time": "2020-10-26T14:14:14Z"}
+    warning = parse_event(raw, SpotInterruptionEvent, logger)
     assert (warning.detail.instance_id, warning.detail.instance_action) == (
         "i-0b662ef9931388ba0",
         "terminate",

@@ -93,7 +93,17 @@ def test_times_as_numbers_strings_or_iso_all_read_the_same() -> None:
 
 
 @pytest.mark.parametrize(
-    "value", [True, "soon", -1, "99999999999999999999", float("inf"), "2026-11-03T08:00:00"]
+    "value",
+    [
+        True,
+        "soon",
+        -1,
+        "99999999999999999999",
+        float("inf"),
+        "2026-11-03T08:00:00",
+        "0",  # 1970: outside the years an event can carry (2006-2100)
+        "4133980800000",  # 2101-01-01
+    ],
 )
 def test_bad_times_are_clear_errors(value: object) -> None:
     with pytest.raises(ValidationError, match="TrainingStartTime"):
@@ -143,6 +153,28 @@ def test_heterogeneous_cluster_groups() -> None:
         ("ResourceConfig", {"VolumeSizeInGB": 20}, "neither InstanceType nor InstanceGroups"),
         ("ResourceConfig", {"InstanceType": "ml.p5.48xlarge"}, "InstanceCount is required"),
         ("ResourceConfig", {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 0}, "InstanceCount"),
+        # Plausibility bounds (shared.domain.managed.models): beyond what AWS allows.
+        (
+            "ResourceConfig",
+            {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 10**9},
+            "InstanceCount",
+        ),
+        (
+            "ResourceConfig",
+            {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 1, "VolumeSizeInGB": 10**7},
+            "VolumeSizeInGB",
+        ),
+        (
+            "ResourceConfig",
+            {
+                "InstanceType": "ml.p5.48xlarge",
+                "InstanceCount": 1,
+                "KeepAlivePeriodInSeconds": 3601,
+            },
+            "KeepAlivePeriodInSeconds",
+        ),
+        ("StoppingCondition", {"MaxRuntimeInSeconds": 10**12}, "MaxRuntimeInSeconds"),
+        ("StoppingCondition", {"MaxPendingTimeInSeconds": 10**8}, "MaxPendingTimeInSeconds"),
     ],
 )
 def test_malformed_details_are_rejected_naming_the_field(

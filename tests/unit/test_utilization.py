@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from shared.adapters.instance_stops import InstanceNow
 from shared.app.config import AutoStopConfig, LedgerConfig, PriceOverrides
 from shared.domain.base import Rate, RateSource
 from shared.domain.idle import AlarmChange, classify, condition_runs, episodes, idle_spans
@@ -14,6 +15,7 @@ from shared.domain.lifecycle import Span
 from shared.domain.rates import RatePin
 from shared.domain.segments import SegmentCost, price_span
 from shared.services.instances import record_state_change
+from shared.services.stopper import Stopper
 from shared.services.utilization import alarm_of_name, record_alarm_change, sweep_auto_stop
 from tests.fakes import RecordingNotifier
 from tests.support import (
@@ -158,12 +160,31 @@ def _ledger(monkeypatch, tags: dict[str, str], auto_stop: AutoStopConfig) -> Led
     return ledger
 
 
-class FakeStopper:
-    def __init__(self) -> None:
+class FakeInstanceStops:
+    """EC2 as the stopper sees it: each instance's state and tags now, and the stops."""
+
+    def __init__(self, tags: dict[str, str] | None = None, state: str = "running") -> None:
+        self.tags = {"training-job": "j", **ALLOW} if tags is None else tags
+        self.state = state
         self.stopped: list[str] = []
 
-    def stop(self, instance_id: str) -> None:
+    def current(self, instance_id: str, region: str, account: str = "") -> InstanceNow | None:
+        return InstanceNow(self.state, dict(self.tags))
+
+    def stop(self, instance_id: str, region: str, account: str = "") -> None:
         self.stopped.append(instance_id)
+
+
+class FakeStopper(Stopper):
+    """The real stopper over ``FakeInstanceStops``."""
+
+    def __init__(self, tags: dict[str, str] | None = None, state: str = "running") -> None:
+        self.ec2 = FakeInstanceStops(tags, state)
+        super().__init__(self.ec2, "costtracker:auto-stop")
+
+    @property
+    def stopped(self) -> list[str]:
+        return self.ec2.stopped
 
 
 def alarm(
@@ -274,6 +295,30 @@ def test_job_declaring_no_checkpoints_is_stopped_at_once_when_idle(monkeypatch) 
     )
     assert go_idle(ledger, stopper).auto_stop == "stopped"
     assert stopper.stopped == [IID]
+
+
+def test_an_instance_that_opted_out_since_first_sight_is_not_stopped(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The ledger cached the opt-in tag when it first saw the instance; EC2 has it no more."""
+    stopper = FakeStopper(tags={"training-job": "j"})
+    ledger = _ledger(
+        monkeypatch,
+        {**ALLOW, "costtracker:no-checkpoints": "true"},
+        AutoStopConfig(enabled=True, dry_run=False),
+    )
+    assert go_idle(ledger, stopper).auto_stop == "opted_out"
+    assert sweep_auto_stop(ledger.deps, stopper) == {IID: "opted_out"}
+    assert stopper.stopped == []
+
+
+def test_an_instance_no_longer_running_is_left_alone(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    stopper = FakeStopper(state="stopped")
+    ledger = _ledger(
+        monkeypatch,
+        {**ALLOW, "costtracker:no-checkpoints": "true"},
+        AutoStopConfig(enabled=True, dry_run=False),
+    )
+    assert go_idle(ledger, stopper).auto_stop == "not_running"
+    assert stopper.stopped == []
 
 
 def test_input_bound_is_not_idle_and_never_stops(monkeypatch) -> None:  # type: ignore[no-untyped-def]

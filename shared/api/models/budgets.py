@@ -25,7 +25,9 @@ class BudgetState(Reply):
     amount_usd: Money
     period: Literal["total", "month", "day"]
     thresholds: list[int]
-    recipients: list[str]
+    recipients: list[str] | None = Field(
+        description="the addresses its alerts go to; null: shown to finance and admins only"
+    )
     since: Day | None
     source: Literal["context", "api"] = Field(
         description="context: defined in CDK context (ledger.budgets); api: set through the API"
@@ -54,6 +56,10 @@ class Subscriptions(Reply):
     unsubscribed: list[str]
     left_unconfirmed: list[str] = Field(
         description="removed before confirming: they receive nothing and SNS deletes them"
+    )
+    not_ours: list[str] = Field(
+        description="no budget names them any more, but their subscription was not made by "
+        "the API (the stack's, or finance's own): left as it is"
     )
 
 

@@ -37,6 +37,18 @@ ReservationState = Literal[
     "cancelling",
     "unavailable",
 ]
+# Plausibility bounds of SageMaker's figures, within what AWS allows: a training job runs
+# at most 28 days by default (an adjustable quota), so a year of seconds is far beyond any
+# real job and a larger value is a unit mistake or a forged event; SageMaker's own limits
+# for warm pools (KeepAlivePeriodInSeconds 0-3600) and queueing (MaxPendingTimeInSeconds
+# at most 28 days); an ML storage volume is an EBS volume (16 TiB at most); no training
+# job runs 10,000 instances.
+MAX_TRAINING_SECONDS = 366 * 24 * 3600
+MAX_KEEP_ALIVE_SECONDS = 3600
+MAX_PENDING_SECONDS = 28 * 24 * 3600
+MAX_VOLUME_SIZE_GB = 16_384
+MAX_TRAINING_INSTANCES = 10_000
+
 # States in which a reservation is (or will be) reserved capacity that someone pays for.
 LIVE_RESERVATION_STATES: frozenset[str] = frozenset(
     {"active", "scheduled", "pending", "payment-pending", "assessing", "delayed", "cancelling"}
@@ -57,13 +69,15 @@ class TrainingJobDescription(Frozen):
     name: str = Field(min_length=1, max_length=63)
     status: TrainingJobStatus
     instance_type: str = Field(min_length=1)
-    instance_count: int = Field(ge=1)
-    volume_size_gb: int = Field(ge=0)
+    instance_count: int = Field(ge=1, le=MAX_TRAINING_INSTANCES)
+    volume_size_gb: int = Field(ge=0, le=MAX_VOLUME_SIZE_GB)
     training_start: AwareDatetime | None = None
     training_end: AwareDatetime | None = None
-    billable_seconds: int | None = Field(default=None, ge=0)
-    training_seconds: int | None = Field(default=None, ge=0)
-    warm_pool_retained_billable_seconds: int | None = Field(default=None, ge=0)
+    billable_seconds: int | None = Field(default=None, ge=0, le=MAX_TRAINING_SECONDS)
+    training_seconds: int | None = Field(default=None, ge=0, le=MAX_TRAINING_SECONDS)
+    warm_pool_retained_billable_seconds: int | None = Field(
+        default=None, ge=0, le=MAX_TRAINING_SECONDS
+    )
     managed_spot: bool = False
     tags: dict[str, str] = Field(default_factory=dict)
     region: str = ""
