@@ -20,6 +20,8 @@ PRICE_READ_ACTIONS = ("ec2:DescribeSpotPriceHistory", "pricing:GetProducts")
 RESERVATION_READ_ACTIONS = ("ec2:DescribeCapacityReservations",)
 # Ended SageMaker training jobs' billed figures (scoped to training jobs).
 TRAINING_READ_ACTIONS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
+# FSx for Lustre file systems (DescribeFileSystems lists every file system of the account).
+FSX_READ_ACTIONS = ("fsx:DescribeFileSystems",)
 # ce:GetCostAndUsage likewise only accepts Resource "*".
 COST_EXPLORER_READ_ACTIONS = ("ce:GetCostAndUsage",)
 # Partition keys the API writes: budgets, their history, cached prices.

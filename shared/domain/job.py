@@ -18,6 +18,7 @@ from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen
 from shared.domain.checkpoint import CheckpointHead, Version
+from shared.domain.fsx import FileSystemHead
 from shared.domain.idle import IdleEpisode
 from shared.domain.instance import InstanceHead, Warning_
 from shared.domain.lifecycle import Notice
@@ -55,6 +56,8 @@ class JobRecords:
     # SageMaker training heads of the job, and the reservations charging it unused time.
     training: list[TrainingHead] = field(default_factory=list)
     reservations: list[ReservationHead] = field(default_factory=list)
+    # FSx for Lustre file systems of the job (SPEC rule 13).
+    file_systems: list[FileSystemHead] = field(default_factory=list)
 
     def accrual(self) -> Accrual:
         return acc.total(acc.from_attributes(r) for r in self.rollups)
@@ -134,6 +137,9 @@ class JobCost(Frozen):
     reservations: tuple[ReservationView, ...] = ()
     has_training: bool = False
     has_reservation: bool = False
+    # FSx for Lustre storage (a charge of its own, in ``total``).
+    fsx_usd: Decimal = Decimal(0)
+    file_systems: tuple[str, ...] = ()
 
     @property
     def managed_usd(self) -> Decimal:
@@ -141,12 +147,22 @@ class JobCost(Frozen):
 
     @property
     def total_usd(self) -> Decimal:
-        return self.instance_usd + self.ebs_usd + self.checkpoint_storage_usd + self.managed_usd
+        return (
+            self.instance_usd
+            + self.ebs_usd
+            + self.checkpoint_storage_usd
+            + self.managed_usd
+            + self.fsx_usd
+        )
 
     @property
     def list_total_usd(self) -> Decimal:
         return (
-            self.instance_list_usd + self.ebs_usd + self.checkpoint_storage_usd + self.managed_usd
+            self.instance_list_usd
+            + self.ebs_usd
+            + self.checkpoint_storage_usd
+            + self.managed_usd
+            + self.fsx_usd
         )
 
     @property

@@ -40,6 +40,7 @@ def test_event_rules_in_delivery_order_and_checkpoints_narrowed_to_buckets() -> 
         "training_job_state",
         "capacity_block",
         "checkpoint",
+        "fsx_event",
     ]
     assert "detail" not in rules["checkpoint"]
     narrowed = checkpoint_rule(("ckpt-a", "ckpt-b"))
@@ -91,7 +92,7 @@ def test_schedule_times() -> None:
             {"accounts": {"organization_id": "o-abcdef1234"}},
             Feature.ORGANIZATION,
             {"instance_state", "spot_interruption", "alarm_lifecycle", "alarm_state"}
-            | {"ledger_sweep"},
+            | {"ledger_sweep", "fsx_refresh"},
         ),
     ],
 )
