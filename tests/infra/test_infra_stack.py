@@ -33,6 +33,8 @@ UNSCOPABLE = {
     "ec2:DescribeCapacityReservations",
     "pricing:GetProducts",
     "ce:GetCostAndUsage",
+    # Lists every file system of the account (AmazonFSxReadOnlyAccess grants it on "*").
+    "fsx:DescribeFileSystems",
 }
 
 
