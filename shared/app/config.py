@@ -16,7 +16,7 @@ from pydantic import Field, field_validator, model_validator
 from shared.api.access import AccessConfig
 from shared.app.config_base import MAX_PRICE as MAX_PRICE
 from shared.app.config_base import _Config
-from shared.app.price_config import PriceOverrides
+from shared.app.price_config import PriceOverrides as PriceOverrides
 from shared.app.price_config import SpotPricePoint as SpotPricePoint
 from shared.domain.budgets import Budget
 

@@ -45,13 +45,27 @@ def price_key(deployment_type: str, throughput_mb_s_per_tib: int | None) -> str:
 
 
 class Shape(Frozen):
-    """The file system from ``at`` on: its size, its tier and the rate of its key."""
+    """What one event said of the file system from ``at`` on: its size and/or its tier
+    (None: unchanged, carried from the shape before, so an update that arrives before its
+    file system's creation is still read right), and the rate of the price key in effect
+    (``price_key``)."""
 
     at: datetime
-    storage_gib: int = Field(ge=0)
+    storage_gib: int | None = Field(default=None, ge=0)
     throughput_mb_s_per_tib: int | None = None
     source: str  # the event id or "refresh:<time>" that said so
     rate: Rate | None = None
+    price_key: str = ""
+
+
+class Piece(Frozen):
+    """A stretch of the file system's life at one size and tier."""
+
+    shape: Shape
+    storage_gib: int
+    throughput_mb_s_per_tib: int | None
+    start: datetime
+    end: datetime | None  # None: the current stretch of a live file system
 
 
 class FileSystemFacts(Frozen):
@@ -96,25 +110,33 @@ class FileSystemHead(Frozen):
     def arn(self) -> str:
         return f"arn:aws:fsx:{self.region}:{self.account}:file-system/{self.file_system_id}"
 
-    def key_of(self, shape: Shape) -> str:
-        return price_key(self.deployment_type, shape.throughput_mb_s_per_tib)
+    def effective(self) -> list[tuple[Shape, int, int | None]]:
+        """Each shape in time order with the size and tier in effect from it on."""
+        out: list[tuple[Shape, int, int | None]] = []
+        storage, tier = 0, None
+        for shape in sorted(self.shapes, key=lambda s: (s.at, s.source)):
+            storage = shape.storage_gib if shape.storage_gib is not None else storage
+            if shape.throughput_mb_s_per_tib is not None:
+                tier = shape.throughput_mb_s_per_tib
+            out.append((shape, storage, tier))
+        return out
 
-    def pieces(self) -> list[tuple[Shape, datetime, datetime | None]]:
-        """(shape, from, until) of each shape inside the file system's life; ``until``
-        None while it is the current shape of a live file system."""
+    def pieces(self) -> list[Piece]:
+        """The stretches of the file system's life, from its creation to its deletion."""
         if self.created_at is None:
             return []
-        out: list[tuple[Shape, datetime, datetime | None]] = []
-        shapes = sorted(self.shapes, key=lambda s: (s.at, s.source))
-        for n, shape in enumerate(shapes):
+        out: list[Piece] = []
+        shapes = self.effective()
+        for n, (shape, storage, tier) in enumerate(shapes):
             start = max(shape.at, self.created_at)
-            nxt = shapes[n + 1].at if n + 1 < len(shapes) else None
+            nxt = shapes[n + 1][0].at if n + 1 < len(shapes) else None
             end = nxt if nxt is not None else self.deleted_at
             if end is not None and self.deleted_at is not None:
                 end = min(end, self.deleted_at)
             if end is not None and end <= start:
                 continue
-            out.append((shape, start, end))
+            out.append(Piece(shape=shape, storage_gib=storage, throughput_mb_s_per_tib=tier,
+                             start=start, end=end))  # fmt: skip
         return out
 
     def unconfirmed(self) -> list[str]:
@@ -144,18 +166,24 @@ def fsx_accrual(head: FileSystemHead) -> Accrual:
         out.fixed(acc.FSX, acc.MONTH_CLOCK, MONTH_UNITS, head.folded_usd * MONTH_UNITS)
     if _tiered(head):
         return out
-    for shape, start, end in head.pieces():
-        if shape.rate is None:
-            out.fixed(unpriced_component(f"fsx:{head.key_of(shape)}:{head.region}"), "s", 1, 1)
+    unpriced = set()
+    for piece in head.pieces():
+        rate = piece.shape.rate
+        if rate is None:
+            key = price_key(head.deployment_type, piece.throughput_mb_s_per_tib)
+            unpriced.add(unpriced_component(f"fsx:{key}:{head.region}"))
             continue
-        weight = shape.rate.effective_usd * shape.storage_gib
+        weight = rate.effective_usd * piece.storage_gib
         if not weight:
             continue
-        begin = month_clock(start)
-        if end is None:
+        begin = month_clock(piece.start)
+        if piece.end is None:
             out.linear(acc.FSX, acc.MONTH_CLOCK, MONTH_UNITS, weight, begin)
         else:
-            out.fixed(acc.FSX, acc.MONTH_CLOCK, MONTH_UNITS, weight * (month_clock(end) - begin))
+            units = month_clock(piece.end) - begin
+            out.fixed(acc.FSX, acc.MONTH_CLOCK, MONTH_UNITS, weight * units)
+    for component in sorted(unpriced):
+        out.fixed(component, acc.SECONDS_CLOCK, 1, 1)
     return out
 
 
@@ -168,15 +196,15 @@ def fsx_between(
     hi = min(hi, now)
     if head.job_id is None or _tiered(head) or hi <= lo:
         return total, priced
-    for shape, start, end in head.pieces():
-        a, b = max(lo, start), min(hi, end or now)
+    for piece in head.pieces():
+        a, b = max(lo, piece.start), min(hi, piece.end or now)
         if b <= a:
             continue
-        if shape.rate is None:
+        if piece.shape.rate is None:
             priced = False
             continue
         units = month_clock(b) - month_clock(a)
-        total += shape.rate.effective_usd * shape.storage_gib * units / MONTH_UNITS
+        total += piece.shape.rate.effective_usd * piece.storage_gib * units / MONTH_UNITS
     return total, priced
 
 
@@ -187,16 +215,27 @@ def apply_shape(head: FileSystemHead, shape: Shape) -> FileSystemHead:
     kept[(shape.at, shape.source)] = shape
     shapes = sorted(kept.values(), key=lambda s: (s.at, s.source))
     folded_usd, folded_until = head.folded_usd, head.folded_until
-    while len(shapes) > MAX_SHAPES:
+    while len(shapes) > MAX_SHAPES and head.created_at is not None:
         first, second = shapes[0], shapes[1]
-        if first.rate is None:  # an unpriced stretch stays until a price comes
+        if first.rate is None or first.storage_gib is None:  # kept until priced / known
             break
-        start = max(first.at, head.created_at or first.at)
+        start = max(first.at, head.created_at)
         if second.at > start:
             units = month_clock(second.at) - month_clock(start)
             folded_usd += first.rate.effective_usd * first.storage_gib * units / MONTH_UNITS
+        # The next shape inherits what the folded one said.
+        carried = second.model_copy(
+            update={
+                "storage_gib": second.storage_gib
+                if second.storage_gib is not None
+                else first.storage_gib,
+                "throughput_mb_s_per_tib": second.throughput_mb_s_per_tib
+                if second.throughput_mb_s_per_tib is not None
+                else first.throughput_mb_s_per_tib,
+            }
+        )
         folded_until = second.at
-        shapes = shapes[1:]
+        shapes = [carried, *shapes[2:]]
     return head.model_copy(
         update={"shapes": tuple(shapes), "folded_usd": folded_usd, "folded_until": folded_until}
     )

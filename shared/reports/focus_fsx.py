@@ -21,20 +21,20 @@ def file_system_charges(
         if head.job_id is None or head.storage_type == "INTELLIGENT_TIERING":
             continue  # tiered storage is unconfirmed until the bill says
         by_rate: dict[tuple[str, Decimal, Decimal, str, str], Decimal] = {}
-        for shape, start, end in head.pieces():
-            rate = shape.rate
-            a, b = max(lo, start), min(hi_now, end or now)
+        for piece in head.pieces():
+            rate = piece.shape.rate
+            a, b = max(lo, piece.start), min(hi_now, piece.end or now)
             if rate is None or b <= a:
                 continue
             months = Decimal(month_clock(b) - month_clock(a)) / MONTH_UNITS
             key = (
-                head.key_of(shape),
+                piece.shape.price_key,
                 rate.list_usd,
                 rate.effective_usd,
                 rate.source.value,
                 rate.checked_on.isoformat(),
             )
-            by_rate[key] = by_rate.get(key, Decimal(0)) + shape.storage_gib * months
+            by_rate[key] = by_rate.get(key, Decimal(0)) + piece.storage_gib * months
         for (price_key, list_usd, eff_usd, source, checked), quantity in sorted(by_rate.items()):
             charges.append(
                 Charge(

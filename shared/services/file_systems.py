@@ -69,36 +69,22 @@ class FileSystemLedger:
                 return facts.tags[key]
         return self.deps.config.fsx.file_systems.get(facts.file_system_id)
 
-    def _shape(
-        self,
-        head: FileSystemHead,
-        at: datetime,
-        storage: int,
-        throughput: int | None,
-        source: str,
-    ) -> Shape:
-        key = price_key(head.deployment_type, throughput)
-        rate = self.deps.prices.fsx_rate(head.region, key)
-        if rate is None:
-            logger.warning(
-                "no price for an FSx for Lustre file system: unpriced",
-                extra={"file_system_id": head.file_system_id, "price_key": key},
-            )
-        return Shape(
-            at=at, storage_gib=storage, throughput_mb_s_per_tib=throughput, source=source, rate=rate
-        )
-
     def _repriced(self, head: FileSystemHead) -> FileSystemHead:
-        """Unpriced shapes priced where a price is now known (an override, the cache)."""
-        shapes = tuple(
-            s
-            if s.rate is not None
-            else s.model_copy(
-                update={"rate": self.deps.prices.fsx_rate(head.region, head.key_of(s))}
-            )
-            for s in head.shapes
-        )
-        return head.model_copy(update={"shapes": shapes})
+        """Each shape priced at the key in effect from it on (its tier may come from an
+        earlier shape that arrived later); an unknown price stays None: unpriced."""
+        shapes = []
+        for shape, _, tier in head.effective():
+            key = price_key(head.deployment_type, tier)
+            if shape.rate is None or shape.price_key != key:
+                rate = self.deps.prices.fsx_rate(head.region, key) if head.deployment_type else None
+                if rate is None and head.deployment_type:
+                    logger.warning(
+                        "no price for an FSx for Lustre file system: unpriced",
+                        extra={"file_system_id": head.file_system_id, "price_key": key},
+                    )
+                shape = shape.model_copy(update={"rate": rate, "price_key": key})
+            shapes.append(shape)
+        return head.model_copy(update={"shapes": tuple(shapes)})
 
     # -- events ---------------------------------------------------------------------------------
     def record_event(self, event: FsxApiCallEvent) -> FileSystemOutcome:
@@ -152,8 +138,11 @@ class FileSystemLedger:
                     "created_at": min(created, base.created_at or created),
                 }
             )
-            shape = self._shape(
-                head, created, facts.storage_gib, facts.throughput_mb_s_per_tib, source
+            shape = Shape(
+                at=created,
+                storage_gib=facts.storage_gib,
+                throughput_mb_s_per_tib=facts.throughput_mb_s_per_tib,
+                source=source,
             )
             return apply_shape(head, shape)
 
@@ -176,14 +165,10 @@ class FileSystemLedger:
                 return head.model_copy(update={"deleted_at": earliest})
             assert update is not None
             at, storage, throughput = update
-            current = _shape_at(head, at)
-            size = storage if storage is not None else (current.storage_gib if current else 0)
-            tier = (
-                throughput
-                if throughput is not None
-                else (current.throughput_mb_s_per_tib if current else None)
+            shape = Shape(
+                at=at, storage_gib=storage, throughput_mb_s_per_tib=throughput, source=source
             )
-            return apply_shape(head, self._shape(head, at, size, tier, source))
+            return apply_shape(head, shape)
 
         at = deleted_at if deleted_at is not None else (update[0] if update else None)
         assert at is not None
@@ -344,8 +329,3 @@ def _told_by_event(head: FileSystemHead, storage: int | None, throughput: int | 
             continue
         return True
     return False
-
-
-def _shape_at(head: FileSystemHead, at: datetime) -> Shape | None:
-    before = [s for s in head.shapes if s.at <= at]
-    return max(before, key=lambda s: (s.at, s.source)) if before else None
