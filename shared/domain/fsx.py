@@ -24,10 +24,13 @@ from pydantic import Field
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen, Rate
-from shared.domain.clocks import MONTH_UNITS, month_clock
+from shared.domain.clocks import MONTH_UNITS, month_clock, seconds_clock, whole_seconds
 from shared.domain.segments import unpriced_component
 
 N_FILE_SYSTEMS = "n_file_systems"
+# Seconds a file system of the job has lived: open while it lives, so that a job whose
+# only file system is unpriced still counts as accruing on each day it lives.
+FSX_SECONDS = "fsx_seconds"
 SCRATCH_TYPES = ("SCRATCH_1", "SCRATCH_2")
 # Shapes a head keeps; older ones are folded into a fixed amount (an update can come every
 # six hours at most, so this is weeks of changes).
@@ -160,6 +163,12 @@ def fsx_accrual(head: FileSystemHead) -> Accrual:
     if head.job_id is None or head.created_at is None:
         return out
     out.fixed(N_FILE_SYSTEMS, acc.SECONDS_CLOCK, 1, 1)
+    if head.deleted_at is None:
+        out.linear(FSX_SECONDS, acc.SECONDS_CLOCK, 1, 1, seconds_clock(head.created_at))
+    else:
+        out.fixed(
+            FSX_SECONDS, acc.SECONDS_CLOCK, 1, whole_seconds(head.created_at, head.deleted_at)
+        )
     for note in head.unconfirmed():
         out.fixed(note, acc.SECONDS_CLOCK, 1, 1)
     if head.folded_usd:
