@@ -108,9 +108,7 @@ class CostTrackerMemberStack(Stack):
             ),
         )
         self.read_role.add_to_policy(
-            iam.PolicyStatement(
-                actions=list(MEMBER_EC2_READS + MEMBER_FSX_READS), resources=["*"]
-            )
+            iam.PolicyStatement(actions=list(MEMBER_EC2_READS + MEMBER_FSX_READS), resources=["*"])
         )
         self.read_role.add_to_policy(
             iam.PolicyStatement(

@@ -18,7 +18,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from shared.domain.fsx import FileSystemFacts
 from shared.events.envelope import AwsEvent, to_utc
@@ -69,11 +69,22 @@ class CloudTrailFsxRecord(_Lenient):
 
 
 class FsxApiCallEvent(AwsEvent):
-    """An FSx API call recorded by CloudTrail, forwarded by EventBridge."""
+    """An FSx API call recorded by CloudTrail, forwarded by EventBridge. A successful call
+    that lacks what it must carry is malformed (rejected at the edge, logged with its id)."""
 
     source: Literal["aws.fsx"]
     detail_type: Literal["AWS API Call via CloudTrail"] = Field(alias="detail-type")
     detail: CloudTrailFsxRecord
+
+    @model_validator(mode="after")
+    def _complete(self) -> FsxApiCallEvent:
+        if self.detail.error_code:
+            return self
+        if self.detail.event_name == "CreateFileSystem":
+            created_facts(self)  # raises ValueError: a Lustre creation without its facts
+        elif self.detail.file_system_id is None:
+            raise ValueError(f"{self.detail.event_name} record without a file system id")
+        return self
 
     @property
     def account_id(self) -> str:

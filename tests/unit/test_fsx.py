@@ -182,3 +182,19 @@ def test_describe_file_systems_answer_reads_size_tier_and_pending_resize() -> No
     assert found.facts.price_key == "PERSISTENT_2_125"
     assert found.facts.created_at == created
     assert found.changes == ((datetime(2026, 11, 30, 18, tzinfo=UTC), 2400, None),)
+
+
+def test_a_creation_without_its_facts_is_malformed_and_a_failed_call_ignored() -> None:
+    from shared.app.edge import MalformedEvent, parse_event
+    from shared.app.event_function import logger
+
+    raw = fsx_create_event("bad", FS, "2026-11-30T12:00:00Z", storage_gib=1200)
+    del raw["detail"]["requestParameters"]["storageCapacity"]  # type: ignore[index]
+    del raw["detail"]["responseElements"]["fileSystem"]["storageCapacity"]  # type: ignore[index]
+    with pytest.raises(MalformedEvent):
+        parse_event(raw, FsxApiCallEvent, logger)
+    failed = fsx_delete_event("x", FS, "2026-12-01T06:00:00Z")
+    failed["detail"]["errorCode"] = "FileSystemNotFound"  # type: ignore[index]
+    failed["detail"]["responseElements"] = None  # type: ignore[index]
+    _, fsx = ledger()
+    assert apply(fsx, failed) == "ignored"
