@@ -293,3 +293,40 @@ def test_unknown_deployment_type_is_unpriced_and_untagged_file_system_left_out()
     assert [s["complete"] for s in document["daily_summaries"]] == [False, False]
     assert all(s["total_usd"] == "0.000000000" for s in document["daily_summaries"])
     assert document["rejected_events"] == []
+
+
+def test_the_api_serves_an_fsx_job_key_for_key() -> None:
+    """GET /jobs/{id}'s response model keeps ``cost_usd.fsx`` and ``file_systems``."""
+    import json
+
+    from pydantic import TypeAdapter
+
+    from costtracker.replay import replay_session
+    from shared.api.models.jobs import JobDetail
+    from shared.app import runtime
+    from shared.reports.views import job_detail
+    from shared.services.job_view import get_job_cost
+
+    scenario = Scenario.model_validate(
+        fsx_scenario(
+            [
+                fsx_create_event(
+                    "c", FS, "2026-11-30T12:00:00Z", storage_gib=1200,
+                    tags={"training-job": "llama"},
+                )
+            ]
+        )
+    )  # fmt: skip
+    with replay_session(scenario) as replayer:
+        replayer.run()
+        cost = get_job_cost(runtime.ledger_deps(), "llama", replayer.clock.now())
+        document = job_detail(cost)
+    served = TypeAdapter(JobDetail).dump_python(
+        JobDetail.model_validate(document), mode="json", by_alias=True
+    )
+    assert served["cost_usd"]["fsx"] == document["cost_usd"]["fsx"]
+    # 12 h of November (720 h) and 24 h of December (744 h) at 1,200 GiB x $0.145.
+    expected = Decimal(1200) * Decimal("0.145") * (Decimal(12) / 720 + Decimal(24) / 744)
+    assert abs(Decimal(served["cost_usd"]["fsx"]) - expected) < TOL
+    assert served["file_systems"] == [FS]
+    assert json.loads(json.dumps(document)) == served
