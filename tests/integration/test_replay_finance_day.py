@@ -330,3 +330,30 @@ def test_the_api_serves_an_fsx_job_key_for_key() -> None:
     assert abs(Decimal(served["cost_usd"]["fsx"]) - expected) < TOL
     assert served["file_systems"] == [FS]
     assert json.loads(json.dumps(document)) == served
+
+
+def test_a_budget_counts_the_fsx_charge() -> None:
+    """1,200 GiB x $0.145 a month = $174/month = $0.241666.../h in November: a $1 budget
+    of the job crosses 50 % ($0.50) 2 h 4 min 8.3 s after creation and 100 % after
+    4 h 8 min 16.6 s (first minute evaluations at or after: 14:05 and 16:09)."""
+    document = replay(
+        Scenario.model_validate(
+            fsx_scenario(
+                [
+                    fsx_create_event(
+                        "c", FS, "2026-11-30T12:00:00Z", storage_gib=1200,
+                        tags={"training-job": "llama"},
+                    ),
+                    fsx_delete_event("d", FS, "2026-11-30T20:00:00Z"),
+                ],
+                budgets=[{"budget_id": "llama-fsx", "scope": {"job": "llama"},
+                          "amount_usd": "1", "thresholds": [50, 100]}],
+            )
+        )
+    )  # fmt: skip
+    crossed = [
+        (a["threshold"], a["at"])
+        for a in document["alerts"]
+        if a["kind"] == "budget" and a["audience"] == "finance"
+    ]
+    assert crossed == [(50, "2026-11-30T14:05:00Z"), (100, "2026-11-30T16:09:00Z")]
