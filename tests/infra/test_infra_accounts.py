@@ -27,6 +27,7 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
         "alarm_lifecycle",
         "alarm_state",
         "ledger_sweep",
+        "fsx_refresh",  # DescribeFileSystems in each file system's own account
     } == DESCRIBERS
     for name in DESCRIBERS:
         (statement,) = [
