@@ -17,7 +17,8 @@ from shared.app.grants import Grants, Topic
 
 UNSCOPED_REASON = (
     "{actions}: read-only EC2 Describe* and Price List GetProducts actions do not "
-    "support resource-level permissions; AWS requires Resource '*' for them."
+    "support resource-level permissions; AWS requires Resource '*' for them "
+    "(fsx:DescribeFileSystems lists every file system of the account)."
 )
 
 

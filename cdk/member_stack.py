@@ -34,6 +34,8 @@ MEMBER_EC2_READS = (
     "ec2:DescribeSpotPriceHistory",
 )
 SAGEMAKER_READS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
+# The daily FSx refresh lists the account's file systems (Resource "*").
+MEMBER_FSX_READS = ("fsx:DescribeFileSystems",)
 
 
 def member_patterns(settings: StackSettings) -> dict[str, dict[str, Any]]:
@@ -51,6 +53,9 @@ def member_patterns(settings: StackSettings) -> dict[str, dict[str, Any]]:
             "source": ["aws.sagemaker"],
             "detail-type": ["SageMaker Training Job State Change"],
         },
+        # FSx for Lustre file system calls, as CloudTrail records them (a trail must be
+        # logging in the account and region for EventBridge to see them).
+        "FsxApiCalls": EVENT_RULES["fsx_event"],
     }
     if settings.member.checkpoint_buckets:
         patterns["Checkpoint"] = checkpoint_rule(settings.member.checkpoint_buckets)
@@ -103,7 +108,7 @@ class CostTrackerMemberStack(Stack):
             ),
         )
         self.read_role.add_to_policy(
-            iam.PolicyStatement(actions=list(MEMBER_EC2_READS), resources=["*"])
+            iam.PolicyStatement(actions=list(MEMBER_EC2_READS + MEMBER_FSX_READS), resources=["*"])
         )
         self.read_role.add_to_policy(
             iam.PolicyStatement(
@@ -117,7 +122,9 @@ class CostTrackerMemberStack(Stack):
             self.read_role,
             "IAM5",
             "EC2 Describe* actions (instances, volumes, capacity reservations, spot price "
-            "history) do not support resource-level permissions; AWS requires Resource '*'.",
+            "history) do not support resource-level permissions; AWS requires Resource '*'; "
+            "fsx:DescribeFileSystems lists every file system of the account (the daily "
+            "refresh finds those no event announced).",
             finding="Resource::*",
         )
         acknowledge(

@@ -91,7 +91,7 @@ class CostTrackerStack(Stack):
             self,
             "Schedules",
             functions=asynchronous,
-            schedules=schedules(settings.ledger.summary.time_utc),
+            schedules=schedules(settings.ledger.summary.time_utc, settings.ledger.finance_timezone),
         )
         CheckpointBuckets(self, "CheckpointBuckets", buckets=settings.ledger.checkpoint.buckets)
         api = JobCostApi(

@@ -19,6 +19,7 @@ from costtracker.scenario import CapacityReservationSpec, Scenario, TrainingJobS
 from shared.adapters.reservations import ReservationNotFound
 from shared.adapters.sagemaker import TrainingJobNotFound
 from shared.domain.clock import Clock
+from shared.domain.fsx import FileSystemDescription, FileSystemFacts
 from shared.domain.managed.models import (
     LIVE_RESERVATION_STATES,
     CapacityReservation,
@@ -26,6 +27,7 @@ from shared.domain.managed.models import (
     ReservationState,
     TrainingJobDescription,
 )
+from shared.events.fsx import FsxApiCallEvent, created_facts, updated_values
 from shared.events.sagemaker import TrainingJobStateChangeEvent
 
 _STATUS_RANK = {"InProgress": 0, "Stopping": 1, "Completed": 2, "Failed": 2, "Stopped": 2}
@@ -138,3 +140,81 @@ class ScenarioCapacityReservations:
             for rid, spec in self._specs.items()
             if spec.upfront_fee_usd is not None
         }
+
+
+class ScenarioFileSystems:
+    """``FileSystems`` (DescribeFileSystems) from the scenario's ``file_systems``, as AWS
+    would answer at the simulated time: a file system from its ``created`` on, at the
+    size and tier of its latest ``changes`` entry so far (each named with its time, as an
+    administrative action's request time); a deleted one with its ``deleted`` time."""
+
+    def __init__(self, scenario: Scenario, clock: Clock) -> None:
+        self._scenario = scenario
+        self._clock = clock
+        self._calls: list[FsxApiCallEvent] = []
+        for raw in scenario.events:
+            if not (isinstance(raw, dict) and raw.get("source") == "aws.fsx"):
+                continue
+            try:
+                self._calls.append(FsxApiCallEvent.model_validate(raw))
+            except ValidationError:
+                continue  # the handler reports a malformed event; the fake just skips it
+
+    def _from_calls(self, account: str, region: str, now: datetime) -> list[FileSystemDescription]:
+        """File systems the scenario's CloudTrail calls made (AWS lists them too)."""
+        calls = sorted(
+            (c for c in self._calls if c.detail.event_time <= now and not c.detail.error_code),
+            key=lambda c: c.detail.event_time,
+        )
+        made: dict[str, FileSystemDescription] = {}
+        for call in calls:
+            if (call.account_id, call.region_name) != (account, region):
+                continue
+            fs_id = call.detail.file_system_id
+            if call.detail.event_name == "CreateFileSystem":
+                try:
+                    facts = created_facts(call)
+                except ValueError:
+                    continue
+                if facts is not None:
+                    made[facts.file_system_id] = FileSystemDescription(facts=facts)
+            elif fs_id in made and call.detail.event_name == "UpdateFileSystem":
+                storage, throughput = updated_values(call)
+                found = made[fs_id]
+                change = (call.detail.event_time, storage, throughput)
+                made[fs_id] = found.model_copy(update={"changes": (*found.changes, change)})
+            elif fs_id in made:
+                made[fs_id] = made[fs_id].model_copy(update={"deleted_at": call.detail.event_time})
+        return list(made.values())
+
+    def describe(self, account: str, region: str) -> list[FileSystemDescription]:
+        now = self._clock.now()
+        out = []
+        given = {spec.file_system_id for spec in self._scenario.file_systems}
+        out += [
+            d for d in self._from_calls(account, region, now) if d.facts.file_system_id not in given
+        ]
+        for spec in self._scenario.file_systems:
+            own = (spec.account or self._scenario.account, spec.region or self._scenario.region)
+            if own != (account, region) or spec.created > now:
+                continue
+            changes = tuple(
+                (c.at, c.storage_gib, c.throughput_mb_s_per_tib)
+                for c in sorted(spec.changes, key=lambda c: c.at)
+                if c.at <= now
+            )
+            facts = FileSystemFacts(
+                file_system_id=spec.file_system_id,
+                account=account,
+                region=region,
+                deployment_type=spec.deployment_type,
+                storage_type=spec.storage_type,
+                drive_cache_type=spec.drive_cache_type,
+                storage_gib=spec.storage_gib,
+                throughput_mb_s_per_tib=spec.throughput_mb_s_per_tib,
+                tags=spec.tags,
+                created_at=spec.created,
+            )
+            deleted = spec.deleted if spec.deleted is not None and spec.deleted <= now else None
+            out.append(FileSystemDescription(facts=facts, changes=changes, deleted_at=deleted))
+        return out

@@ -30,7 +30,6 @@ from shared.adapters.report_store import DirectoryReportStore
 from shared.app import runtime
 from shared.app.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.domain.budgets import Budget
-from shared.domain.clocks import day_bounds
 from shared.reports.views import iso, job_summary
 from shared.services.alerts import stop_watching
 from shared.services.deps import LedgerDeps
@@ -78,6 +77,8 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
         update["budgets"] = tuple(Budget.model_validate(b) for b in scenario.budgets)
     if scenario.discounts is not None:
         update["discounts"] = scenario.discounts
+    if scenario.finance_timezone is not None:
+        update["finance_timezone"] = scenario.finance_timezone
     fees = {
         r.reservation_id: r.upfront_fee_usd
         for r in scenario.capacity_reservations
@@ -117,7 +118,7 @@ def report(
 ) -> dict[str, Any]:
     """The replay contract's document, accrued to the simulated clock's final time.
 
-    Daily summaries cover every whole UTC day before the end, as the ledger knows them
+    Daily summaries cover every whole finance day before the end, as the ledger knows them
     then (a late event for a past day is in); with ``focus_dir`` the day's files (FOCUS
     CSV and metadata, summary JSON and CSV) are written there as the stack writes to S3.
     """
@@ -125,21 +126,23 @@ def report(
     deps = runtime.ledger_deps()
     alerts = collect_alerts(replayer.emulator)
     times = replayer.scenario.event_times()
+    calendar = deps.config.calendar
     if times:
-        read_remaining_hours(deps, day_bounds(min(times).date())[0], now)
-    last_whole_day = now.date() - timedelta(days=1)
+        read_remaining_hours(deps, calendar.day_start(min(times)), now)
+    last_whole_day = calendar.day_of(now) - timedelta(days=1)
     summaries = []
-    if times and min(times).date() <= last_whole_day:
-        for summary, rows in summaries_between(deps, min(times).date(), last_whole_day, now):
+    if times and calendar.day_of(min(times)) <= last_whole_day:
+        first = calendar.day_of(min(times))
+        for summary, rows in summaries_between(deps, first, last_whole_day, now):
             summaries.append(summary)
             if focus_dir is not None:
                 version = focus_version or deps.config.summary.focus_version
                 publish_summary(summary, rows, DirectoryReportStore(focus_dir), None, version)
-    first_day: date = min(times).date() if times else now.date()
+    first_day: date = calendar.day_of(min(times) if times else now)
     jobs = []
     rollups = all_rollups(deps.rollups)
     for job_id in sorted(rollups):
-        if active_between(rollups[job_id], first_day, now.date(), now):
+        if active_between(rollups[job_id], first_day, calendar.day_of(now), now, calendar):
             jobs.append(job_summary(get_job_cost(deps, job_id, now)))
     return {
         "as_of": iso(now),
@@ -269,11 +272,16 @@ def replay_session(
             runtime.reset()
             replayer = Replayer(scenario, emulator, skip_quiet)
             # moto cannot answer these: the scenario's fakes behind the same interfaces.
-            from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
+            from costtracker.fakes_aws import (
+                ScenarioCapacityReservations,
+                ScenarioFileSystems,
+                ScenarioTrainingJobs,
+            )
 
             sources = runtime.Sources(
                 ScenarioTrainingJobs(scenario, replayer.clock),
                 ScenarioCapacityReservations(scenario, replayer.clock),
+                ScenarioFileSystems(scenario, replayer.clock),
             )
             try:
                 with runtime.override(replayer.clock, sources):

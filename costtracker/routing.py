@@ -60,8 +60,9 @@ class Replayer:
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
         self.rules = event_rules(buckets)
+        config = runtime.current_settings().config
         self.schedules = tuple(
-            s for s in schedules(runtime.current_settings().config.summary.time_utc) if s.in_replay
+            s for s in schedules(config.summary.time_utc, config.finance_timezone) if s.in_replay
         )
 
     def handler(self, function: str) -> Handler:

@@ -140,6 +140,41 @@ class MetricSeriesSpec(_Model):
     points: list[MetricPoint] = Field(default_factory=list, max_length=100_000)
 
 
+class FileSystemChangeSpec(_Model):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    at: AwareDatetime
+    storage_gib: int | None = Field(default=None, ge=0, le=10_000_000)
+    throughput_mb_s_per_tib: int | None = Field(default=None, ge=1, le=100_000)
+
+
+class FileSystemSpec(_Model):
+    """An FSx for Lustre file system as DescribeFileSystems describes it (SPEC key
+    ``file_systems``); ``created``, ``deleted`` and ``changes`` are used only where no
+    CloudTrail event in ``events`` says so."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file_system_id: str = Field(pattern=r"^fs-[0-9a-f]{8,17}$")
+    deployment_type: str = Field(min_length=1, max_length=64)
+    storage_gib: int = Field(ge=0, le=10_000_000)
+    throughput_mb_s_per_tib: int | None = Field(default=None, ge=1, le=100_000)
+    storage_type: str = "SSD"
+    drive_cache_type: str | None = None
+    tags: dict[str, str] = Field(default_factory=dict)
+    created: AwareDatetime
+    deleted: AwareDatetime | None = None
+    changes: list[FileSystemChangeSpec] = Field(default_factory=list)
+    account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    region: str | None = None
+
+    @model_validator(mode="after")
+    def _times(self) -> FileSystemSpec:
+        if self.deleted is not None and self.deleted <= self.created:
+            raise ValueError(f"file system {self.file_system_id}: deleted must be after created")
+        return self
+
+
 class Scenario(_Model):
     region: str = "us-east-1"
     account: str = "123456789012"
@@ -155,6 +190,16 @@ class Scenario(_Model):
     training_jobs: list[TrainingJobSpec] = Field(default_factory=list)
     capacity_reservations: list[CapacityReservationSpec] = Field(default_factory=list)
     metrics: list[MetricSeriesSpec] = Field(default_factory=list)
+    file_systems: list[FileSystemSpec] = Field(default_factory=list)
+    # The finance day's IANA time zone (SPEC rule 12); absent: the configured one (UTC).
+    finance_timezone: str | None = None
+
+    @field_validator("finance_timezone")
+    @classmethod
+    def _zone(cls, zone: str | None) -> str | None:
+        from shared.domain.finance_day import check_zone
+
+        return None if zone is None else check_zone(zone)
 
     @model_validator(mode="after")
     def _unique_managed(self) -> Scenario:
@@ -164,6 +209,7 @@ class Scenario(_Model):
                 "capacity_reservations: reservation_id",
                 [r.reservation_id for r in self.capacity_reservations],
             ),
+            ("file_systems: file_system_id", [f.file_system_id for f in self.file_systems]),
         ):
             dupes = sorted({i for i in ids if ids.count(i) > 1})
             if dupes:
@@ -192,6 +238,7 @@ class Scenario(_Model):
             ("ec2", MAX_HOURLY_USD),
             ("spot", MAX_HOURLY_USD),
             ("ebs_gb_month", MAX_GB_MONTH_USD),
+            ("fsx_gb_month", MAX_GB_MONTH_USD),
         ):
             table = prices.get(kind)
             if isinstance(table, dict):

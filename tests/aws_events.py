@@ -92,3 +92,133 @@ def alarm_state_event(
             "state": {"value": state, "timestamp": stamp, "reason": "Threshold Crossed"},
         },
     }
+
+
+def fsx_call_event(
+    event_id: str,
+    name: str,
+    at: datetime | str,
+    *,
+    request: dict[str, Any] | None = None,
+    response: dict[str, Any] | None = None,
+    account: str = ACCOUNT,
+    region: str = REGION,
+) -> dict[str, Any]:
+    """An FSx API call as EventBridge forwards it from CloudTrail (the envelope and record
+    fields of ``tests/events/fsx-create-file-system-cloudtrail.json``)."""
+    time = at if isinstance(at, str) else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": "AWS API Call via CloudTrail",
+        "source": "aws.fsx",
+        "account": account,
+        "time": time,
+        "region": region,
+        "resources": [],
+        "detail": {
+            "eventVersion": "1.08",
+            "eventTime": time,
+            "eventSource": "fsx.amazonaws.com",
+            "eventName": name,
+            "awsRegion": region,
+            "requestParameters": request or {},
+            "responseElements": response,
+            "eventID": f"ct-{event_id}",
+            "eventType": "AwsApiCall",
+            "recipientAccountId": account,
+        },
+    }
+
+
+def fsx_create_event(
+    event_id: str,
+    file_system_id: str,
+    at: datetime | str,
+    *,
+    storage_gib: int,
+    deployment_type: str = "PERSISTENT_2",
+    throughput: int | None = 125,
+    tags: dict[str, str] | None = None,
+    storage_type: str = "SSD",
+    account: str = ACCOUNT,
+    region: str = REGION,
+) -> dict[str, Any]:
+    lustre: dict[str, Any] = {"deploymentType": deployment_type}
+    if throughput is not None:
+        lustre["perUnitStorageThroughput"] = throughput
+    tag_list = [{"key": k, "value": v} for k, v in (tags or {}).items()]
+    request = {
+        "fileSystemType": "LUSTRE",
+        "storageCapacity": storage_gib,
+        "storageType": storage_type,
+        "tags": tag_list,
+        "lustreConfiguration": lustre,
+    }
+    response = {
+        "fileSystem": {
+            "ownerId": account,
+            "fileSystemId": file_system_id,
+            "fileSystemType": "LUSTRE",
+            "lifecycle": "CREATING",
+            "storageCapacity": storage_gib,
+            "storageType": storage_type,
+            "tags": tag_list,
+            "lustreConfiguration": lustre,
+        }
+    }
+    return fsx_call_event(
+        event_id,
+        "CreateFileSystem",
+        at,
+        request=request,
+        response=response,
+        account=account,
+        region=region,
+    )
+
+
+def fsx_update_event(
+    event_id: str,
+    file_system_id: str,
+    at: datetime | str,
+    *,
+    storage_gib: int | None = None,
+    throughput: int | None = None,
+    account: str = ACCOUNT,
+    region: str = REGION,
+) -> dict[str, Any]:
+    request: dict[str, Any] = {"fileSystemId": file_system_id}
+    if storage_gib is not None:
+        request["storageCapacity"] = storage_gib
+    if throughput is not None:
+        request["lustreConfiguration"] = {"perUnitStorageThroughput": throughput}
+    response = {"fileSystem": {"fileSystemId": file_system_id, "fileSystemType": "LUSTRE"}}
+    return fsx_call_event(
+        event_id,
+        "UpdateFileSystem",
+        at,
+        request=request,
+        response=response,
+        account=account,
+        region=region,
+    )
+
+
+def fsx_delete_event(
+    event_id: str,
+    file_system_id: str,
+    at: datetime | str,
+    *,
+    account: str = ACCOUNT,
+    region: str = REGION,
+) -> dict[str, Any]:
+    return fsx_call_event(
+        event_id,
+        "DeleteFileSystem",
+        at,
+        request={"fileSystemId": file_system_id},
+        response={"fileSystemId": file_system_id, "lifecycle": "DELETING"},
+        account=account,
+        region=region,
+    )

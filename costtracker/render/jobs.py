@@ -66,7 +66,8 @@ def _last_rate(instance: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def managed_lines(job: dict[str, Any]) -> list[str]:
-    """SageMaker training and reserved capacity: charges of their own, in the total."""
+    """SageMaker training, reserved capacity and FSx for Lustre: charges of their own, in
+    the total."""
     cost = job["cost_usd"]
     lines = []
     if "ml_storage" in cost:
@@ -81,6 +82,9 @@ def managed_lines(job: dict[str, Any]) -> list[str]:
         lines.append(
             f"  reserved unused reserved capacity {usd(cost['wasted_reserved'])} (in the total)"
         )
+    if "fsx" in cost:
+        names = ", ".join(job.get("file_systems", [])) or "-"
+        lines.append(f"  fsx {names}: FSx for Lustre storage {usd(cost['fsx'])} (in the total)")
     for res in job.get("reservations", []):
         use = res.get("utilization")
         used = f"{Decimal(use) * 100:.0f} % used" if use is not None else "not started"

@@ -1,5 +1,6 @@
-"""Daily (configurable UTC time): the previous day's tagged summary, JSON/CSV/FOCUS to S3,
-a summary item for the API, and one message to finance."""
+"""Daily, after the finance day's boundary: the finance day just closed (its calendar:
+``finance_timezone``), its tagged summary, JSON/CSV/FOCUS to S3, a summary item for the API,
+and one message to finance."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from shared.services.summaries import publish_summary, summarize_day
 @event_function(SummaryTick)
 def handler(event: SummaryTick, rt: Runtime) -> Answer:
     now = utc(event.time)
-    day = now.date() - timedelta(days=1)
+    day = rt.settings.config.calendar.day_of(now) - timedelta(days=1)
     summaries = rt.summary_store
     history = {
         d: Decimal(s["total_usd"])

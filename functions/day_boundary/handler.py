@@ -1,4 +1,5 @@
-"""Scheduled at 00:00 UTC: mark jobs that are running active on the new day."""
+"""Scheduled at the finance day's start (00:00 in ``finance_timezone``): mark jobs that are
+running active on the new day."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from shared.services.day_boundary import mark_running_jobs_active
 
 @event_function(ScheduledEvent)
 def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
-    day = utc(event.time).date()
+    day = rt.settings.config.calendar.day_of(utc(event.time))
     marked = mark_running_jobs_active(rt.ledger_deps(), day)
     logger.info("day boundary", extra={"day": day.isoformat(), "jobs_marked": marked})
     return {"day": day.isoformat(), "jobs_marked": marked}

@@ -17,6 +17,7 @@
 | once-only claim (TTL) | ONCE#<key> | ONCE |
 | alert outbox | OUTBOX | <alert_id> (pending-index while unsent) |
 | capacity reservation | RES#<account>#<id> | HEAD |
+| FSx file system | FSX#<account>#<id> | HEAD |
 | training job (SageMaker) | JOB#<job> | H#T#<account>#<name> |
 | daily summary | SUMMARY#<date> | SUMMARY |
 | reconciliation | RECONCILIATION#<date> | RECONCILIATION |
@@ -96,3 +97,7 @@ def training_head_sk(account: str, name: str) -> str:
 
 def reservation_key(account: str, reservation_id: str) -> tuple[str, str]:
     return (f"RES#{account}#{part(reservation_id)}", "HEAD")
+
+
+def file_system_key(account: str, file_system_id: str) -> tuple[str, str]:
+    return (f"FSX#{account}#{part(file_system_id)}", "HEAD")

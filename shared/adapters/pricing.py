@@ -223,6 +223,22 @@ class PriceBook:
             lambda: snapshot_value(self._snapshot, region, "sagemaker_storage_gb_month", None),
         )
 
+    def fsx_rate(self, region: str, key: str) -> Rate | None:
+        """$/GB-month of FSx for Lustre storage by price key (``PERSISTENT_2_125``): an
+        override, a cached price, else the snapshot's FSx section (its own source and
+        date); no Price List lookup yet. None: unpriced, never 0."""
+        override = self._prices(region).fsx_gb_month.get(key)
+        if override is not None:
+            return self._override(override, region)
+        cached = self._cache.get_price(f"fsx#{region}#{key}")
+        if cached is not None:
+            return cached
+        usd = snapshot_value(self._snapshot, region, "fsx_gb_month", key)
+        if usd is None:
+            return None
+        source, checked_on = self._snapshot.provenance("fsx_gb_month")
+        return self._rate(usd, RateSource.SNAPSHOT, region, checked_on, source)
+
     def s3_rate(self, region: str) -> Rate | None:
         """$/GB-month of S3 Standard (first tier), for checkpoint storage."""
         return self._resolve(

@@ -17,6 +17,15 @@ class Snapshot:
         self._doc = document
         self.source: str = document["source"]
         self.checked_on = date.fromisoformat(document["checked_on"])
+        # Sections checked apart from the rest (their own source and date).
+        self._sections: dict[str, dict[str, str]] = document.get("sections", {})
+
+    def provenance(self, section: str) -> tuple[str, date]:
+        """(source, checked on) of a section's prices: its own where it has one."""
+        own = self._sections.get(section)
+        if own is None:
+            return self.source, self.checked_on
+        return own["source"], date.fromisoformat(own["checked_on"])
 
     def _region(self, region: str) -> dict[str, Any]:
         regions: dict[str, dict[str, Any]] = self._doc["regions"]

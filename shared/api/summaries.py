@@ -18,7 +18,7 @@ router = new_router()
 
 @router.get("/summaries/<day>")
 def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
-    """The stored daily summary of one UTC day (written by the daily run or a backfill):
+    """The stored daily summary of one finance day (written by the daily run or a backfill):
     the document of the daily summary e-mail and S3 object."""
     access(router).finance_or_admin("the daily summary")
     found: dict[date, dict[str, Any]] = runtime.summary_store().get_summaries([day])

@@ -7,33 +7,25 @@ environment variable; the functions validate it again lazily on first use.
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import partial
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from shared.api.access import AccessConfig
+from shared.app.config_base import MAX_PRICE as MAX_PRICE
+from shared.app.config_base import _Config
 from shared.app.measurement_config import MeasurementConfig
+from shared.app.price_config import PriceOverrides as PriceOverrides
+from shared.app.price_config import SpotPricePoint as SpotPricePoint
 from shared.domain.budgets import Budget
 
+if TYPE_CHECKING:
+    from shared.domain.finance_day import FinanceCalendar
+
 DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")
-# No hourly (or GB-month) price is above this: a larger figure is a typo.
-MAX_PRICE = Decimal(100_000)
 _TAG_KEY = re.compile(r"^[\w.:/=+\-@ ]{1,128}$")
-
-
-class _Config(BaseModel):
-    """Base of the configuration models.
-
-    Cold start: every pydantic model of the Lambda code is built on first use, not at
-    import. One idiom: ``defer_build=True`` in the model's base config (pydantic builds
-    the validator the first time the model validates), and a model-typed default is a
-    ``Field(default_factory=...)``, never an instance made at import (it would build the
-    model; ``tests/unit/test_cold_import.py`` guards it)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class TrackingConfig(_Config):
@@ -77,101 +69,6 @@ class TrackingConfig(_Config):
             if family.startswith(prefix) and rest[:1].isdigit():
                 return True
         return False
-
-
-class SpotPricePoint(_Config):
-    """One price of a spot price history: ``usd`` holds from ``from`` until the next."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
-
-    from_: datetime = Field(alias="from")
-    usd: Decimal = Field(gt=0, le=MAX_PRICE)
-
-    @field_validator("from_")
-    @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        if value.tzinfo is None:
-            raise ValueError("a time with a zone, e.g. 2026-11-01T00:00:00Z")
-        return value.astimezone(UTC)
-
-
-class PriceOverrides(_Config):
-    """Prices that win over every other source (CDK context or a replay scenario)."""
-
-    ec2: dict[str, Decimal] = Field(default_factory=dict)
-    # A spot price per type: one price, or a history (each price from its time on).
-    spot: dict[str, Decimal | tuple[SpotPricePoint, ...]] = Field(default_factory=dict)
-    ebs_gb_month: dict[str, Decimal] = Field(default_factory=dict)
-    # Provisioned EBS performance, per volume type: $/IOPS-month and $/(MB/s)-month.
-    ebs_iops_month: dict[str, Decimal] = Field(default_factory=dict)
-    ebs_throughput_month: dict[str, Decimal] = Field(default_factory=dict)
-    s3_gb_month: Decimal | None = Field(default=None, gt=0, le=MAX_PRICE)
-    # SageMaker's own rates (ml.* types) and ML storage volumes.
-    sagemaker: dict[str, Decimal] = Field(default_factory=dict)
-    sagemaker_storage_gb_month: Decimal | None = Field(default=None, gt=0, le=MAX_PRICE)
-    # When these prices were set (their "checked" date in every rate they give).
-    as_of: date | None = None
-    # Prices of one region, winning there over the ones above (which hold in every region):
-    # {"eu-west-1": {"ec2": {"p4d.24xlarge": "..."}}}. ``for_region`` merges them.
-    regions: dict[str, PriceOverrides] = Field(default_factory=dict)
-
-    @field_validator("regions")
-    @classmethod
-    def _flat_regions(cls, regions: dict[str, PriceOverrides]) -> dict[str, PriceOverrides]:
-        for region, prices in regions.items():
-            if not re.fullmatch(r"[a-z]{2}(-[a-z]+)+-\d+", region):
-                raise ValueError(f"prices.regions: {region!r} is not a region name (eu-west-1)")
-            if prices.regions or prices.as_of is not None:
-                raise ValueError(
-                    f"prices.regions.{region}: give prices only (no regions or as_of inside)"
-                )
-        return regions
-
-    def for_region(self, region: str) -> PriceOverrides:
-        """The prices that hold in ``region``: its own, then those for every region."""
-        own = self.regions.get(region)
-        if own is None:
-            return self
-        merged = {
-            name: {**getattr(self, name), **getattr(own, name)}
-            for name in (
-                "ec2",
-                "spot",
-                "ebs_gb_month",
-                "ebs_iops_month",
-                "ebs_throughput_month",
-                "sagemaker",
-            )
-        }
-        return self.model_copy(
-            update={
-                **merged,
-                "s3_gb_month": own.s3_gb_month or self.s3_gb_month,
-                "sagemaker_storage_gb_month": own.sagemaker_storage_gb_month
-                or self.sagemaker_storage_gb_month,
-                "regions": {},
-            }
-        )
-
-    @field_validator("ec2", "ebs_gb_month", "ebs_iops_month", "ebs_throughput_month", "sagemaker")
-    @classmethod
-    def _positive(cls, prices: dict[str, Decimal]) -> dict[str, Decimal]:
-        for key, price in prices.items():
-            if not 0 < price <= MAX_PRICE:
-                raise ValueError(f"price for {key!r} must be above 0 and at most {MAX_PRICE}")
-        return prices
-
-    @field_validator("spot")
-    @classmethod
-    def _spot(
-        cls, prices: dict[str, Decimal | tuple[SpotPricePoint, ...]]
-    ) -> dict[str, Decimal | tuple[SpotPricePoint, ...]]:
-        for key, price in prices.items():
-            if isinstance(price, Decimal) and not 0 < price <= MAX_PRICE:
-                raise ValueError(f"spot price for {key!r} must be above 0 and at most {MAX_PRICE}")
-            if isinstance(price, tuple) and not price:
-                raise ValueError(f"spot price history for {key!r} is empty")
-        return prices
 
 
 class CheckpointConfig(_Config):
@@ -338,8 +235,30 @@ class ReservationConfig(_Config):
     underused_below: Decimal = Field(default=Decimal("0.2"), ge=0, le=1)
 
 
+class FsxConfig(_Config):
+    """FSx for Lustre file systems (SPEC rule 13): those without a job tag can be given a
+    job here, by file system id."""
+
+    file_systems: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("file_systems")
+    @classmethod
+    def _ids(cls, file_systems: dict[str, str]) -> dict[str, str]:
+        for fs_id, job in file_systems.items():
+            if not re.fullmatch(r"fs-[0-9a-f]{8,17}", fs_id):
+                raise ValueError(f"fsx.file_systems: {fs_id!r} is not a file system id (fs-...)")
+            if not job:
+                raise ValueError(f"fsx.file_systems.{fs_id}: name the job")
+        return file_systems
+
+
 class LedgerConfig(_Config):
     """What the functions need to know beyond resource names."""
+
+    # The finance day's time zone (IANA name): days, day and month budgets, the daily
+    # summary and FOCUS export follow its calendar (``shared.domain.finance_day``).
+    finance_timezone: str = "UTC"
+    fsx: FsxConfig = Field(default_factory=FsxConfig)
 
     tracking: TrackingConfig = Field(default_factory=TrackingConfig)
     checkpoint: CheckpointConfig = Field(default_factory=CheckpointConfig)
@@ -368,6 +287,20 @@ class LedgerConfig(_Config):
             if not Decimal(0) <= fraction < Decimal(1):
                 raise ValueError(f"discount for {prefix!r} must be in [0, 1), got {fraction}")
         return discounts
+
+    @field_validator("finance_timezone")
+    @classmethod
+    def _zone(cls, zone: str) -> str:
+        from shared.domain.finance_day import check_zone
+
+        return check_zone(zone)
+
+    @property
+    def calendar(self) -> FinanceCalendar:
+        """The finance day's calendar (``finance_timezone``)."""
+        from shared.domain.finance_day import FinanceCalendar
+
+        return FinanceCalendar(self.finance_timezone)
 
     @model_validator(mode="after")
     def _budgets(self) -> LedgerConfig:

@@ -20,6 +20,7 @@ from shared.app.grants import (
     API_WRITE_KEYS,
     COST_EXPLORER_READ_ACTIONS,
     DESCRIBE_AND_PRICE,
+    FSX_READ_ACTIONS,
     INSTANCE_READ_ACTIONS,
     METRIC_READ_ACTIONS,
     PRICE_READ_ACTIONS,
@@ -188,10 +189,26 @@ FUNCTIONS: tuple[Function, ...] = (
         Grants(unscoped_reads=("pricing:GetProducts",)),
     ),
     Function(
+        "fsx_event",
+        "FSx for Lustre file system calls (CloudTrail) -> job ledger",
+        60,
+        EventRule(
+            {
+                "source": ["aws.fsx"],
+                "detail-type": ["AWS API Call via CloudTrail"],
+                "detail": {
+                    "eventSource": ["fsx.amazonaws.com"],
+                    "eventName": ["CreateFileSystem", "UpdateFileSystem", "DeleteFileSystem"],
+                },
+            }
+        ),
+        Grants(),
+    ),
+    Function(
         "day_boundary",
-        "mark running jobs active on the new UTC day",
+        "mark running jobs active on the new finance day",
         300,
-        Every(DAY, description="mark running jobs active on the new UTC day"),
+        Every(DAY, description="mark running jobs active on the new finance day", finance_day=True),
         Grants(),
     ),
     Function(
@@ -245,12 +262,13 @@ FUNCTIONS: tuple[Function, ...] = (
     ),
     Function(
         "daily_summary",
-        "the previous day's tagged summary and FOCUS export",
+        "the previous finance day's tagged summary and FOCUS export",
         300,
         Every(
             DAY,
-            description="the previous UTC day's tagged summary and FOCUS export",
+            description="the previous finance day's tagged summary and FOCUS export",
             at_summary_time=True,
+            finance_day=True,
         ),
         # It also reads the day's hours of accelerator utilization that were not closed.
         Grants(publishes=(Topic.FINANCE,), reports_write=True, unscoped_reads=METRIC_READ_ACTIONS),
@@ -282,6 +300,18 @@ FUNCTIONS: tuple[Function, ...] = (
         Grants(
             unscoped_reads=RESERVATION_READ_ACTIONS + PRICE_READ_ACTIONS, publishes=(Topic.ADMIN,)
         ),
+    ),
+    Function(
+        "fsx_refresh",
+        "refresh FSx for Lustre file systems daily (DescribeFileSystems)",
+        300,
+        Every(
+            DAY,
+            timedelta(minutes=25),
+            "refresh FSx for Lustre file systems in their own accounts and regions",
+        ),
+        Grants(unscoped_reads=FSX_READ_ACTIONS),
+        _MEMBER_ROLE,
     ),
     Function(
         "reconcile",
@@ -335,8 +365,11 @@ def checkpoint_rule(buckets: tuple[str, ...]) -> dict[str, Any]:
 EVENT_RULES: dict[str, dict[str, Any]] = event_rules()
 
 
-def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
-    """The deployed schedules; the daily summary runs at the configured UTC time."""
+def schedules(
+    summary_time_utc: str = "00:15", finance_timezone: str = "UTC"
+) -> tuple[Schedule, ...]:
+    """The deployed schedules; those on the finance day's boundary (the day boundary, the
+    daily summary at the configured time past it) run on ``finance_timezone``'s clock."""
     hour, minute = (int(part) for part in summary_time_utc.split(":"))
     summary_at = timedelta(hours=hour, minutes=minute)
     return tuple(
@@ -346,6 +379,7 @@ def schedules(summary_time_utc: str = "00:15") -> tuple[Schedule, ...]:
             summary_at if every.at_summary_time else every.offset,
             every.description,
             every.in_replay,
+            finance_timezone if every.finance_day else "UTC",
         )
         for function in FUNCTIONS
         if isinstance(every := function.trigger, Every)

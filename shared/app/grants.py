@@ -22,6 +22,8 @@ RESERVATION_READ_ACTIONS = ("ec2:DescribeCapacityReservations",)
 TRAINING_READ_ACTIONS = ("sagemaker:DescribeTrainingJob", "sagemaker:ListTags")
 # Measured utilization (rule 10): GetMetricData has no resource-level permissions.
 METRIC_READ_ACTIONS = ("cloudwatch:GetMetricData",)
+# FSx for Lustre file systems (DescribeFileSystems lists every file system of the account).
+FSX_READ_ACTIONS = ("fsx:DescribeFileSystems",)
 # ce:GetCostAndUsage likewise only accepts Resource "*".
 COST_EXPLORER_READ_ACTIONS = ("ce:GetCostAndUsage",)
 # Partition keys the API writes: budgets, their history, the recipients' subscriptions it

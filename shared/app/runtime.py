@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from shared.adapters.budget_store import BudgetStore
     from shared.adapters.checkpoint_store import CheckpointStore
     from shared.adapters.daily_store import ReconciliationStore, SummaryStore
+    from shared.adapters.file_system_store import FileSystemStore
+    from shared.adapters.fsx import FileSystems
     from shared.adapters.instance_store import InstanceStore
     from shared.adapters.inventory import Ec2Inventory
     from shared.adapters.managed_store import ReservationStore, TrainingStore
@@ -61,10 +63,12 @@ PRICING_ENDPOINT_REGION = "us-east-1"
 @dataclass(frozen=True)
 class Sources:
     """What replay answers from its scenario where moto cannot (DescribeTrainingJob,
-    DescribeCapacityReservations); the deployed functions never set them."""
+    DescribeCapacityReservations, DescribeFileSystems over simulated time); the deployed
+    functions never set them."""
 
     training_jobs: TrainingJobs | None = None
     reservations: CapacityReservations | None = None
+    file_systems: FileSystems | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -162,6 +166,12 @@ class Runtime:
         return ReservationStore(self.table)
 
     @cached_property
+    def file_system_store(self) -> FileSystemStore:
+        from shared.adapters.file_system_store import FileSystemStore
+
+        return FileSystemStore(self.table)
+
+    @cached_property
     def budget_store(self) -> BudgetStore:
         """Budgets set through the API and their history."""
         from shared.adapters.budget_store import BudgetStore
@@ -251,6 +261,15 @@ class Runtime:
         from shared.adapters.reservations import Ec2CapacityReservations
 
         return Ec2CapacityReservations(self.client("ec2"))
+
+    def file_systems(self) -> FileSystems:
+        """``FileSystems`` (DescribeFileSystems), in each account and region through the
+        one client factory (``accounts``)."""
+        if self.sources.file_systems is not None:
+            return self.sources.file_systems
+        from shared.adapters.fsx import FsxFileSystems
+
+        return FsxFileSystems(self.accounts)
 
     # -- the ledger services' dependencies ----------------------------------------------------
     @cached_property

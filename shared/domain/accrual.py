@@ -31,10 +31,12 @@ SECONDS = "instance_seconds"
 ML_STORAGE = "ml_storage"
 WARM_POOL = "warm_pool"
 WASTED_RESERVED = "wasted_reserved"
+FSX = "fsx"  # FSx for Lustre storage (SPEC rule 13)
 # Charges of their own beside instance, EBS and checkpoint storage (in a job's total).
 MANAGED_COMPONENTS = (ML_STORAGE, WARM_POOL, WASTED_RESERVED)
-# What a job's ``total`` adds up (SPEC): instance, EBS, checkpoint storage, managed charges.
-TOTAL_COMPONENTS = (INSTANCE, EBS, STORAGE, *MANAGED_COMPONENTS)
+# What a job's ``total`` adds up (SPEC): instance, EBS, checkpoint storage, managed
+# charges and file systems.
+TOTAL_COMPONENTS = (INSTANCE, EBS, STORAGE, *MANAGED_COMPONENTS, FSX)
 
 # Clocks: "s" whole seconds, "m" calendar-month units, "spot:<series>" a spot series'
 # cumulative integral (USD-seconds per hour).

@@ -7,13 +7,13 @@ Budgets come from CDK context (seeded with the configuration) and from the API
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from shared.domain.clocks import month_start, next_month_start
+from shared.domain.finance_day import UTC_CALENDAR, FinanceCalendar
 
 BUDGET_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
@@ -85,14 +85,19 @@ class Budget(BaseModel):
                 raise ValueError(f"scope.tag.{key}: unknown tag key (known: {', '.join(known)})")
 
 
-def period_bounds(budget: Budget, now: datetime) -> tuple[datetime, datetime | None, str]:
-    """(start, end, key) of the budget's period containing ``now`` (UTC); a total budget
-    has no end. The key names the period in alert de-duplication."""
+def period_bounds(
+    budget: Budget, now: datetime, calendar: FinanceCalendar = UTC_CALENDAR
+) -> tuple[datetime, datetime | None, str]:
+    """(start, end, key) of the budget's period containing ``now``: a ``day`` or ``month``
+    of the finance calendar (SPEC rule 12: a New York month starts at 04:00Z or 05:00Z),
+    as UTC instants; a total budget has no end. The key names the period in alert
+    de-duplication."""
     now = now.astimezone(UTC)
     if budget.period == "day":
-        start = datetime(now.year, now.month, now.day, tzinfo=UTC)
-        return start, start + timedelta(days=1), start.date().isoformat()
+        day = calendar.day_of(now)
+        start, end = calendar.bounds(day)
+        return start, end, day.isoformat()
     if budget.period == "month":
-        return month_start(now), next_month_start(now), f"{now:%Y-%m}"
+        return calendar.month_bounds(now)
     since = budget.since or date(2000, 1, 1)
     return datetime(since.year, since.month, since.day, tzinfo=UTC), None, "total"

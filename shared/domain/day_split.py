@@ -1,4 +1,4 @@
-"""A job's costs inside a window (a UTC day, a budget period): split to the second,
+"""A job's costs inside a window (a finance day, a budget period): split to the second,
 each segment's billing minimum on the moment it closed, so consecutive windows add
 up to the job's totals."""
 
@@ -10,6 +10,7 @@ from decimal import Decimal
 from shared.domain.checkpoint import GIB, CheckpointHead, Version
 from shared.domain.clocks import MONTH_UNITS, month_clock
 from shared.domain.ebs import provisioned_iops, provisioned_throughput
+from shared.domain.fsx import fsx_between
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords, cost_in_windows, rerun_windows
 from shared.domain.managed.reservation import wasted_between
@@ -117,6 +118,13 @@ def job_between(
     out["total"] = out["instance"] + out["ebs"] + out["checkpoint_storage"]
     if records.training or records.reservations:
         priced = _managed_between(records, lo, hi, now, out) and priced
+    if records.file_systems:
+        out["fsx"] = Decimal(0)
+        for fs in records.file_systems:
+            usd, fs_priced = fsx_between(fs, lo, hi, now)
+            out["fsx"] += usd
+            priced = priced and fs_priced
+        out["total"] += out["fsx"]
     return out, priced
 
 

@@ -8,7 +8,8 @@ DynamoDB would not, or miss one.
 
 - ``sweep``: the open-index partition the sweeps read: ``OPEN`` (a segment is running),
   ``ACCRUING`` (stopped, but its volumes still accrue), ``RESERVATIONS`` (a capacity
-  reservation the daily refresh still looks at).
+  reservation the daily refresh still looks at), ``FILE_SYSTEMS`` (an FSx file system not
+  yet deleted, for its daily refresh).
 - ``unpriced``: the record waits for a price (the price backfill reads these).
 - ``pending``: an alert SNS has not accepted yet (the outbox re-sends these).
 - ``rollup``: a job's rollup (the job list and the budgets read every one).
@@ -25,7 +26,7 @@ if TYPE_CHECKING:  # the records' modules are loaded by whoever holds a record
     from shared.domain.managed.training import TrainingHead
     from shared.domain.segments import SegmentCost
 
-Sweep = Literal["OPEN", "ACCRUING", "RESERVATIONS"]
+Sweep = Literal["OPEN", "ACCRUING", "RESERVATIONS", "FILE_SYSTEMS"]
 UNPRICED_PREFIX = "a|unpriced:"  # an accrual component still waiting for a price
 
 
@@ -41,6 +42,8 @@ NOT_INDEXED = IndexFacts()
 ROLLUP = IndexFacts(rollup=True)
 PENDING = IndexFacts(pending=True)
 REFRESHED_RESERVATION = IndexFacts(sweep="RESERVATIONS")
+# An FSx file system not yet deleted: the daily refresh describes it.
+REFRESHED_FILE_SYSTEM = IndexFacts(sweep="FILE_SYSTEMS")
 
 
 def _instance(head: InstanceHead) -> IndexFacts:

@@ -18,6 +18,7 @@ from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen
 from shared.domain.checkpoint import CheckpointHead, Version
+from shared.domain.fsx import FileSystemHead
 from shared.domain.idle import IdleEpisode
 from shared.domain.instance import InstanceHead, Warning_
 from shared.domain.lifecycle import Notice
@@ -58,6 +59,8 @@ class JobRecords:
     reservations: list[ReservationHead] = field(default_factory=list)
     # Measured utilization of each instance so far, by (account, instance id) (rule 10).
     measured: dict[tuple[str, str], Measured] = field(default_factory=dict)
+    # FSx for Lustre file systems of the job (SPEC rule 13).
+    file_systems: list[FileSystemHead] = field(default_factory=list)
 
     def accrual(self) -> Accrual:
         return acc.total(acc.from_attributes(r) for r in self.rollups)
@@ -143,6 +146,9 @@ class JobCost(Frozen):
     utilization_measured_share: Decimal | None = None
     effective_accelerator_hours: Decimal | None = None
     accelerator_counts_unknown: tuple[str, ...] = ()
+    # FSx for Lustre storage (a charge of its own, in ``total``).
+    fsx_usd: Decimal = Decimal(0)
+    file_systems: tuple[str, ...] = ()
 
     @property
     def managed_usd(self) -> Decimal:
@@ -150,12 +156,22 @@ class JobCost(Frozen):
 
     @property
     def total_usd(self) -> Decimal:
-        return self.instance_usd + self.ebs_usd + self.checkpoint_storage_usd + self.managed_usd
+        return (
+            self.instance_usd
+            + self.ebs_usd
+            + self.checkpoint_storage_usd
+            + self.managed_usd
+            + self.fsx_usd
+        )
 
     @property
     def list_total_usd(self) -> Decimal:
         return (
-            self.instance_list_usd + self.ebs_usd + self.checkpoint_storage_usd + self.managed_usd
+            self.instance_list_usd
+            + self.ebs_usd
+            + self.checkpoint_storage_usd
+            + self.managed_usd
+            + self.fsx_usd
         )
 
     @property

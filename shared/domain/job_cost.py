@@ -117,7 +117,8 @@ def job_cost(
     ebs_usd = value(acc.EBS)
     storage_usd = value(acc.STORAGE)
     managed = value(acc.ML_STORAGE) + value(acc.WARM_POOL) + value(acc.WASTED_RESERVED)
-    total = instance_usd + ebs_usd + storage_usd + managed
+    fsx_usd = value(acc.FSX)
+    total = instance_usd + ebs_usd + storage_usd + managed + fsx_usd
     progress = _progress(records, marks, total, tokens_tag)
     unpriced = tuple(_keys_with_prefix(a, UNPRICED_PREFIX, now))
     unconfirmed_extra = _keys_with_prefix(a, "unconfirmed:", now)
@@ -188,6 +189,8 @@ def job_cost(
         utilization_measured_share=use.measured_share,
         effective_accelerator_hours=use.effective_accelerator_hours,
         accelerator_counts_unknown=tuple(sorted(use.unknown_types)),
+        fsx_usd=fsx_usd,
+        file_systems=tuple(sorted(h.file_system_id for h in records.file_systems)),
     )
 
 

@@ -1,4 +1,5 @@
-"""The daily FOCUS 1.2 export: one row per charge (resource, rate and UTC day), estimates marked.
+"""The daily FOCUS 1.2 export: one row per charge (resource, rate and finance day, cut at a UTC
+month start), estimates marked.
 
 A charge is generic (``Charge``): a resource of some kind, a period, a usage quantity in the
 kind's unit, list and contracted unit prices, and the costs. ``KINDS`` gives each kind its
@@ -186,6 +187,7 @@ KINDS: dict[str, KindInfo] = {
     "sagemaker_storage": KindInfo(
         "Amazon SageMaker", "AI and Machine Learning", "Machine Learning", "ML Storage", "GB-Months"
     ),
+    "fsx_storage": KindInfo("Amazon FSx", "Storage", "File Storage", "File System", "GiB-Months"),
 }
 _KIND_ORDER = {kind: n for n, kind in enumerate(KINDS)}
 

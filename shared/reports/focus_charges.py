@@ -12,6 +12,7 @@ from typing import Any
 from shared.domain.checkpoint import GIB
 from shared.domain.clocks import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, whole_seconds
 from shared.domain.day_split import checkpoint_versions
+from shared.domain.finance_day import utc_month_pieces
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords
 from shared.domain.rates import RatePin
@@ -71,9 +72,28 @@ def _months(a: datetime, b: datetime) -> Decimal:
 
 
 def job_charges(
-    records: JobRecords, day_start: datetime, now: datetime, series: SeriesReader | None
+    records: JobRecords,
+    day_start: datetime,
+    now: datetime,
+    series: SeriesReader | None,
+    day_end: datetime | None = None,
 ) -> list[Charge]:
-    day_end = day_start + timedelta(days=1)
+    """The job's charges of one finance day [day_start, day_end) (default: 24 hours), cut
+    at a UTC month start inside it: each row lies in one UTC billing period."""
+    end = day_end if day_end is not None else day_start + timedelta(days=1)
+    charges: list[Charge] = []
+    for lo, hi in utc_month_pieces(day_start, end):
+        charges += _window_charges(records, lo, hi, now, series)
+    return sorted(charges, key=charge_order)
+
+
+def _window_charges(
+    records: JobRecords,
+    day_start: datetime,
+    day_end: datetime,
+    now: datetime,
+    series: SeriesReader | None,
+) -> list[Charge]:
     hi_now = min(day_end, now)
     charges: list[Charge] = []
     account = next((str(r.get("account")) for r in records.rollups if r.get("account")), "")
@@ -201,13 +221,21 @@ def job_charges(
     if records.training or records.reservations:
         from shared.reports.focus_managed import managed_charges
 
-        charges += managed_charges(records, day_start, now)
-    charges = [c if c.account else replace(c, account=account or "unknown") for c in charges]
-    return sorted(charges, key=charge_order)
+        charges += managed_charges(records, day_start, now, day_end)
+    if records.file_systems:
+        from shared.reports.focus_fsx import file_system_charges
+
+        charges += file_system_charges(records, day_start, day_end, now)
+    return [c if c.account else replace(c, account=account or "unknown") for c in charges]
 
 
 def focus_rows(
-    records: JobRecords, day_start: datetime, now: datetime, series: SeriesReader | None
+    records: JobRecords,
+    day_start: datetime,
+    now: datetime,
+    series: SeriesReader | None,
+    day_end: datetime | None = None,
 ) -> list[dict[str, Any]]:
-    """The job's FOCUS rows for one UTC day: running time, volumes, checkpoint objects."""
-    return [focus_row(c) for c in job_charges(records, day_start, now, series)]
+    """The job's FOCUS rows for one finance day: running time, volumes, checkpoint objects,
+    managed training, reservations and file systems."""
+    return [focus_row(c) for c in job_charges(records, day_start, now, series, day_end)]

@@ -15,8 +15,11 @@ from shared.domain.managed.training import training_between
 from shared.reports.focus import Charge
 
 
-def managed_charges(records: JobRecords, day_start: datetime, now: datetime) -> list[Charge]:
-    day_end = day_start + timedelta(days=1)
+def managed_charges(
+    records: JobRecords, day_start: datetime, now: datetime, day_end: datetime | None = None
+) -> list[Charge]:
+    """Charges inside [day_start, day_end) (default: 24 hours)."""
+    day_end = day_end if day_end is not None else day_start + timedelta(days=1)
     hi = min(day_end, now)
     charges: list[Charge] = []
     for head in records.training:

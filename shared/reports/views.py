@@ -103,6 +103,8 @@ def managed_keys(cost: JobCost) -> dict[str, Any]:
         out["managed_spot_saving"] = maybe_money(cost.managed_spot_saving)
     if cost.has_reservation:
         out["reservations"] = [reservation_view(r) for r in cost.reservations]
+    if cost.file_systems:
+        out["file_systems"] = list(cost.file_systems)
     return out
 
 
@@ -115,6 +117,8 @@ def add_managed_costs(cost: JobCost, document: dict[str, Any]) -> dict[str, Any]
         extra["warm_pool"] = money(cost.warm_pool_usd)
     if cost.has_reservation or cost.wasted_reserved_usd:
         extra["wasted_reserved"] = money(cost.wasted_reserved_usd)
+    if cost.file_systems or cost.fsx_usd:  # FSx for Lustre storage (SPEC rule 13)
+        extra["fsx"] = money(cost.fsx_usd)
     for key in ("cost_usd", "list_cost_usd"):
         if key in document:
             document[key] = {**document[key], **extra}

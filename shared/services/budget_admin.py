@@ -39,7 +39,7 @@ def budget_state(
     """The budget as defined, its source, and its spend and projection in the period
     containing ``now`` (``cache``: every job's rollups read once for many budgets)."""
     status = budget_status(deps, config, budget, now, cache or JobCache(deps))
-    period_start, period_end, _ = period_bounds(budget, now)
+    period_start, period_end, _ = period_bounds(budget, now, config.calendar)
     return {
         **budget.model_dump(mode="json"),
         "source": source,

@@ -3,7 +3,7 @@ trailing 7-day mean."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from shared.adapters.budget_store import BudgetStore
@@ -26,8 +26,8 @@ def day_spend(
     now: datetime,
     cache: JobCache,
 ) -> Decimal:
-    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
-    end = min(start + timedelta(days=1), now)
+    start, day_end = config.calendar.bounds(day)  # the finance day
+    end = min(day_end, now)
     total = Decimal(0)
     for job_id, rollups in cache.jobs().items():
         if in_scope(budget, job_id, rollups, config):
@@ -41,7 +41,7 @@ def check_anomalies(
     """Once a day: yesterday's spend in each budget's scope against its trailing 7-day
     mean; above ``anomaly_multiple`` times it (with enough history) is an anomaly,
     recorded in the outbox (the re-send path sends it)."""
-    yesterday = now.date() - timedelta(days=1)
+    yesterday = config.calendar.day_of(now) - timedelta(days=1)
     cache = JobCache(deps)
     sent = []
     poster = AlertPoster(OutboxStore(deps.table))

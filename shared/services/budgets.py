@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -155,7 +155,7 @@ def in_scope(
 def budget_status(
     deps: LedgerDeps, config: LedgerConfig, budget: Budget, now: datetime, cache: JobCache
 ) -> BudgetStatus:
-    start, end, key = period_bounds(budget, now)
+    start, end, key = period_bounds(budget, now, config.calendar)
     clock = deps.prices.clock
     spend_by_job: dict[str, Decimal] = {}
     ahead = now + HOUR
@@ -258,7 +258,7 @@ def evaluate_budgets(
     sent = []
     poster = AlertPoster(OutboxStore(deps.table))
     cache = JobCache(deps)
-    next_midnight = datetime(now.year, now.month, now.day, tzinfo=UTC) + timedelta(days=1)
+    next_midnight = config.calendar.next_day_start(now)  # the finance day's end
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
     budgets = effective_budgets(store, config)
     if not budgets:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.adapters import keys
 from shared.adapters.checkpoint_store import STORED_UNTIL, checkpoint_of
+from shared.adapters.file_system_store import file_system_of
 from shared.adapters.instance_store import head_of
 from shared.adapters.managed_store import reservation_of_item, training_of
 from shared.adapters.rollup_store import RollupStore
@@ -17,6 +18,7 @@ from shared.adapters.table import Table
 from shared.adapters.utilization_store import KIND as UTILIZATION_TOTAL
 from shared.adapters.utilization_store import measured_total
 from shared.domain.checkpoint import Version
+from shared.domain.finance_day import UTC_CALENDAR, FinanceCalendar
 from shared.domain.idle import IdleEpisode
 from shared.domain.job import JobCost, JobRecords, parse_time
 from shared.domain.job_cost import job_cost
@@ -75,6 +77,11 @@ def load_job(
             found = table.get(*keys.reservation_key(account, reservation_id))
             if found is not None:
                 records.reservations.append(reservation_of_item(found))
+        for ref in sorted(rollup.get("file_systems", set()) or set()):  # FSx (rule 13)
+            account, _, fs_id = str(ref).partition("#")
+            fs_item = table.get(*keys.file_system_key(account, fs_id))
+            if fs_item is not None:
+                records.file_systems.append(file_system_of(fs_item))
     if not full:
         return records
     if window and since is not None:
@@ -134,9 +141,13 @@ def all_rollups(rollups: RollupStore) -> dict[str, list[dict[str, Any]]]:
 
 
 def active_between(
-    rollups: Iterable[dict[str, Any]], first: date, last: date, now: datetime
+    rollups: Iterable[dict[str, Any]],
+    first: date,
+    last: date,
+    now: datetime,
+    calendar: FinanceCalendar = UTC_CALENDAR,
 ) -> bool:
-    """Whether a job (its rollups) accrued anything between two UTC days."""
+    """Whether a job (its rollups) accrued anything between two days of ``calendar``."""
     from shared.domain import accrual as acc
 
     starts = [str(r.get("first_event_at", "")) for r in rollups if r.get("first_event_at")]
@@ -147,7 +158,7 @@ def active_between(
     accrual = acc.total(acc.from_attributes(r) for r in rollups)
     ends = [str(r.get("last_event_at", "")) for r in rollups if r.get("last_event_at")]
     end = now if accrual.is_open() else (parse_time(max(ends)) or begin)
-    return begin.date() <= last and end.date() >= first
+    return calendar.day_of(begin) <= last and calendar.day_of(end) >= first
 
 
 def records_active_on(
@@ -162,7 +173,7 @@ def records_active_on(
     stored at ``since`` or later only)."""
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
     for job_id in sorted(jobs):
-        if not active_between(jobs[job_id], day, day, now):
+        if not active_between(jobs[job_id], day, day, now, deps.config.calendar):
             continue
         records = load_job(deps.table, deps.rollups, job_id, since=since, window=True)
         if records is not None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
-from shared.domain.clocks import SECONDS_PER_HOUR, day_bounds, whole_seconds
+from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
 from shared.domain.day_split import checkpoint_versions
 from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
@@ -94,7 +94,7 @@ class DayFiguresWalk:
 
     def __init__(self, deps: LedgerDeps, day: date, now: datetime) -> None:
         self.deps, self.day, self.now = deps, day, now
-        self.start, self.end = day_bounds(day)
+        self.start, self.end = deps.config.calendar.bounds(day)
         self.teams: dict[str, TeamFigures] = {}
         self.stored = 0
 

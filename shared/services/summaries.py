@@ -1,8 +1,10 @@
 """Daily tagged summaries and the FOCUS export: one push a day for finance.
 
-A day's figures are the jobs' costs inside that UTC day, split at midnight to the
-second (a segment's billing minimum falls on the day it closed), so the days add
-up to the jobs' totals. Re-running a day overwrites the same outputs.
+A day's figures are the jobs' costs inside that finance day (the calendar day of the
+configured ``finance_timezone``, UTC by default, as its UTC bounds: 23, 24 or 25 hours),
+split at its bounds to the second (a segment's billing minimum falls on the day it
+closed), so the days add up to the jobs' totals. Re-running a day overwrites the same
+outputs.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from typing import Any
 from shared.adapters.notify import Alert
 from shared.adapters.report_store import ReportStore
 from shared.adapters.utilization_store import UtilizationStore
-from shared.domain.clocks import day_bounds
 from shared.domain.day_split import KINDS, job_between
 from shared.domain.job import JobRecords, rollup_tags
 from shared.domain.limits import DOCUMENT_ENTRIES, TOP_ITEMS
@@ -40,14 +41,16 @@ def summarize_day(
     rollups: dict[str, list[dict[str, Any]]] | None = None,
     each_job: Callable[[JobRecords], None] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """The summary of one UTC day and its FOCUS rows, as the ledger knows them at ``now``;
-    ``each_job`` sees every active job's records on the way (the day's other figures)."""
+    """The summary of one finance day and its FOCUS rows, as the ledger knows them at
+    ``now``; ``each_job`` sees every active job's records on the way (the day's other
+    figures)."""
     config = deps.config
-    start, end = day_bounds(day)
+    start, end = config.calendar.bounds(day)
     by_job: dict[str, Decimal] = {}
     by_tag: dict[str, dict[str, Decimal]] = {}
     sums = dict.fromkeys(KINDS, Decimal(0))
     untagged = missing_grouping = Decimal(0)
+    fsx: Decimal | None = None
     untagged_instances: list[str] = []
     compliance: list[dict[str, Any]] = []
     incomplete: list[str] = []
@@ -65,6 +68,8 @@ def summarize_day(
             continue
         for kind in KINDS:
             sums[kind] += breakdown[kind]
+        if "fsx" in breakdown:  # a job with FSx for Lustre file systems
+            fsx = (fsx or Decimal(0)) + breakdown["fsx"]
         by_job[job_id] = total
         if not priced:
             incomplete.append(job_id)
@@ -77,7 +82,7 @@ def summarize_day(
             untagged_instances += [h.instance_id for h in records.heads]
         elif not tags:
             missing_grouping += total
-        rows += focus_rows(records, start, now, deps.prices.series)
+        rows += focus_rows(records, start, now, deps.prices.series, end)
         # An instance lacking a required key, or a key its job has (it has no say in it).
         expected = [*config.summary.required_tags, *(k for k in tags if k not in required)]
         for head in records.heads:
@@ -92,6 +97,9 @@ def summarize_day(
     week = [history[d] for d in (day - timedelta(days=n) for n in range(1, 8)) if d in history]
     summary: dict[str, Any] = {
         "date": day.isoformat(),
+        "start": iso(start),
+        "end": iso(end),
+        "timezone": config.finance_timezone,
         "total_usd": money(total),
         "by_tag": {k: tag_breakdown(vals, total) for k, vals in sorted(by_tag.items())},
         "untagged_usd": money(untagged),
@@ -100,6 +108,7 @@ def summarize_day(
         "missing_grouping_tags_usd": money(missing_grouping),
         **{f"{kind}_usd": money(value) for kind, value in sums.items()},
         **measured.view(),
+        **({"fsx_usd": money(fsx)} if fsx is not None else {}),
         "by_job": _largest_sums(by_job),
         "top_jobs": [
             {"job_id": job, "total_usd": money(value)}
@@ -232,12 +241,13 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
     figure = cents(total) if complete else f"at least {cents(total)}"
     attributes = {"severity": "info", "date": summary["date"]}
     alert_id = f"daily_summary:{summary['date']}"
+    zone = summary.get("timezone") or "UTC"  # the finance day's calendar
     if not summary["by_job"] and complete:
-        line = f"No ML training spend recorded on {summary['date']} (UTC)."
+        line = f"No ML training spend recorded on {summary['date']} ({zone})."
         return Alert(
             "finance", "daily_summary", line, line, attributes, alert_id, summary.get("as_of") or ""
         )
-    lines = [f"Estimated ML training spend on {summary['date']} (UTC): {figure}"]
+    lines = [f"Estimated ML training spend on {summary['date']} ({zone}): {figure}"]
     counts: dict[str, int] = summary.get("counts", {})
     rest = f"GET /summaries/{summary['date']}"
     if not complete:

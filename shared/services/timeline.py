@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.domain.checkpoint import GIB
 from shared.domain.day_split import checkpoint_versions, ebs_weight, month_share
+from shared.domain.fsx import fsx_between
 from shared.domain.job import JobRecords
 from shared.domain.managed.reservation import wasted_between
 from shared.domain.managed.training import training_between
@@ -116,6 +117,12 @@ class _Accrual:
             out["total"] = out["instance"] + out["ebs"] + out["checkpoint_storage"]
             m = managed
             out["total"] += m["ml_storage"] + m["warm_pool"] + m["wasted_reserved"]
+        if self.records.file_systems:  # FSx for Lustre, as the day split adds it
+            out["fsx"] = sum(
+                (fsx_between(fs, self.lo, hi, self.now)[0] for fs in self.records.file_systems),
+                ZERO,
+            )
+            out["total"] += out["fsx"]
         return out
 
 

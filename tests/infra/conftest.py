@@ -71,6 +71,8 @@ FEATURED_CONTEXT = {
     "api_throttling": '{"rate_limit": 7, "burst_limit": 11}',
     "event_reserved_concurrency": "3",
     "api_reserved_concurrency": "4",
+    # The finance day in Seoul: its schedules run on EventBridge Scheduler's local clock.
+    "ledger.finance_timezone": "Asia/Seoul",
     # Team routing: filtered email subscriptions, one team with a Slack channel (Chatbot).
     "teams": '{"nlp": {"emails": ["nlp@example.com"], '
     '"slack": {"workspace_id": "T0123ABCD", "channel_id": "C0123ABCD"}}, '

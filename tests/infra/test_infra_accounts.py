@@ -9,12 +9,16 @@ from conftest import Synthesized
 from test_infra_stack import actions_of, role_statements
 
 from shared.app.functions import FUNCTIONS
-from shared.app.grants import INSTANCE_READ_ACTIONS
+from shared.app.grants import FSX_READ_ACTIONS, INSTANCE_READ_ACTIONS
 
 ASYNC_FUNCTIONS = [f.name for f in FUNCTIONS if f.asynchronous]
-# The functions that Describe instances (and so may need a member account's view).
+# The functions that Describe instances or file systems (and so may need a member
+# account's view).
 DESCRIBERS = {
-    f.name for f in FUNCTIONS if set(INSTANCE_READ_ACTIONS) <= set(f.grants.unscoped_reads)
+    f.name
+    for f in FUNCTIONS
+    if set(INSTANCE_READ_ACTIONS) <= set(f.grants.unscoped_reads)
+    or set(FSX_READ_ACTIONS) <= set(f.grants.unscoped_reads)
 }
 # Measured utilization is read in each instance's own account too (rule 10).
 METRIC_READERS = {
@@ -31,6 +35,7 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
         "alarm_lifecycle",
         "alarm_state",
         "ledger_sweep",
+        "fsx_refresh",  # DescribeFileSystems in each file system's own account
     } == DESCRIBERS
     assert {"metric_read", "daily_summary"} == METRIC_READERS
     for name in DESCRIBERS | METRIC_READERS:

@@ -154,12 +154,28 @@ def test_function_has_its_catalog_trigger(
         pattern = event_rules(config.checkpoint.buckets)[function.name]
         assert [rule["EventPattern"] for rule in rules] == [pattern]
     elif isinstance(function.trigger, Every):
-        (schedule,) = [s for s in schedules(config.summary.time_utc) if s.function == function.name]
-        cron = schedule.cron()
-        assert [rule["ScheduleExpression"] for rule in rules] == [
-            f"cron({cron['minute']} {cron['hour']} * * ? *)"
+        (schedule,) = [
+            s
+            for s in schedules(config.summary.time_utc, config.finance_timezone)
+            if s.function == function.name
         ]
-        assert [rule["Description"] for rule in rules] == [f"costtracker: {schedule.description}"]
+        cron = schedule.cron()
+        expression = f"cron({cron['minute']} {cron['hour']} * * ? *)"
+        if schedule.local:  # the finance day's clock: an EventBridge Scheduler schedule
+            assert rules == []
+            found = [
+                s["Properties"]
+                for s in synthesized.resources("AWS::Scheduler::Schedule").values()
+                if s["Properties"]["Target"]["Arn"] == {"Fn::GetAtt": [logical_id, "Arn"]}
+            ]
+            assert [(s["ScheduleExpression"], s["ScheduleExpressionTimezone"]) for s in found] == [
+                (expression, config.finance_timezone)
+            ]
+        else:
+            assert [rule["ScheduleExpression"] for rule in rules] == [expression]
+            assert [rule["Description"] for rule in rules] == [
+                f"costtracker: {schedule.description}"
+            ]
     else:  # the API: invoked by API Gateway only
         assert rules == []
         assert f'"{logical_id}"' in json.dumps(synthesized.resources("AWS::ApiGateway::Method"))

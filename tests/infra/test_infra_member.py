@@ -60,6 +60,11 @@ def _rule_with(template: dict[str, Any], detail_type: str) -> dict[str, Any]:
          {"source": ["aws.sagemaker"], "detail-type": ["SageMaker Training Job State Change"]}),
         ("Object Created", {"source": ["aws.s3"], "detail-type": ["Object Created",
          "Object Deleted"], "detail": {"bucket": {"name": ["ckpt-a", "ckpt-b"]}}}),
+        # FSx for Lustre file system calls recorded by CloudTrail (SPEC "Many accounts").
+        ("AWS API Call via CloudTrail", {"source": ["aws.fsx"],
+         "detail-type": ["AWS API Call via CloudTrail"],
+         "detail": {"eventSource": ["fsx.amazonaws.com"],
+                    "eventName": ["CreateFileSystem", "UpdateFileSystem", "DeleteFileSystem"]}}),
     ],
 )  # fmt: skip
 def test_member_rules_forward_to_the_tracker_bus(
@@ -109,6 +114,8 @@ def test_read_role_trusts_the_trackers_roles_and_only_describes(member: dict[str
         "ec2:DescribeSpotPriceHistory", "sagemaker:DescribeTrainingJob",
         # The adapter reads a job's tags when its event carries none.
         "sagemaker:ListTags",
+        # The daily FSx for Lustre refresh (SPEC rule 13).
+        "fsx:DescribeFileSystems",
     }  # fmt: skip
 
 

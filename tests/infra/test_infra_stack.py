@@ -35,6 +35,8 @@ UNSCOPABLE = {
     "ce:GetCostAndUsage",
     # Measured utilization (rule 10): GetMetricData has no resource-level permissions.
     "cloudwatch:GetMetricData",
+    # Lists every file system of the account (AmazonFSxReadOnlyAccess grants it on "*").
+    "fsx:DescribeFileSystems",
 }
 
 

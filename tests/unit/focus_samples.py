@@ -58,4 +58,8 @@ def every_kind() -> list[Charge]:
                "arn:aws:sagemaker:us-east-1:012345678901:training-job/llama-sft-a",
                Decimal(1200) / MONTH / 8, Decimal("0.14"), availability_zone=None,
                resource_name="llama-sft-a"),
+        charge("fsx_storage",
+               "arn:aws:fsx:us-east-1:012345678901:file-system/fs-0123456789abcdef0",
+               Decimal(1200) / MONTH, Decimal("0.145"), availability_zone=None,
+               resource_name="fs-0123456789abcdef0", sku_id="FSx:Lustre:PERSISTENT_2_125"),
     ]  # fmt: skip

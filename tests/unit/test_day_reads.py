@@ -12,11 +12,12 @@ import pytest
 
 from shared.app.config import LedgerConfig, PriceOverrides
 from shared.domain.checkpoint import WINDOW, CheckpointHead, ObjectEvent, apply_object_event
+from shared.domain.clocks import day_bounds
 from shared.domain.instance import InstanceProfile
 from shared.services import job_view
 from shared.services.instances import record_spot_notice, record_state_change
 from shared.services.ops_metrics import day_figures
-from shared.services.summaries import day_bounds, summarize_day
+from shared.services.summaries import summarize_day
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger, object_event
 
 DAY1 = datetime(2026, 11, 1, tzinfo=UTC)

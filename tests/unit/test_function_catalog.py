@@ -40,6 +40,7 @@ def test_event_rules_in_delivery_order_and_checkpoints_narrowed_to_buckets() -> 
         "training_job_state",
         "capacity_block",
         "checkpoint",
+        "fsx_event",
     ]
     assert "detail" not in rules["checkpoint"]
     narrowed = checkpoint_rule(("ckpt-a", "ckpt-b"))
@@ -92,7 +93,7 @@ def test_schedule_times() -> None:
             Feature.ORGANIZATION,
             {"instance_state", "spot_interruption", "alarm_lifecycle", "alarm_state"}
             # Measured utilization is read in each instance's own account (rule 10).
-            | {"ledger_sweep", "metric_read", "daily_summary"},
+            | {"ledger_sweep", "metric_read", "daily_summary", "fsx_refresh"},
         ),
     ],
 )

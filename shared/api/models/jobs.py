@@ -13,7 +13,8 @@ Status = Literal["running", "stopped", "interrupted", "complete"]
 
 class CostParts(Reply):
     """A job's cost by component (``ml_storage``, ``warm_pool``: a SageMaker job;
-    ``wasted_reserved``: unused reserved capacity; absent otherwise)."""
+    ``wasted_reserved``: unused reserved capacity; ``fsx``: FSx for Lustre file systems;
+    absent otherwise)."""
 
     total: Money
     instance: Money
@@ -24,6 +25,7 @@ class CostParts(Reply):
     ml_storage: Money | MISSING = MISSING
     warm_pool: Money | MISSING = MISSING
     wasted_reserved: Money | MISSING = MISSING
+    fsx: Money | MISSING = MISSING
 
 
 class JobWarning(Reply):
@@ -97,6 +99,8 @@ class JobSummary(Reply):
     training_job_name: str | MISSING | None = MISSING
     managed_spot_saving: Money | MISSING | None = MISSING
     reservations: list[ReservationUse] | MISSING = MISSING
+    # The FSx for Lustre file systems charged to the job (SPEC rule 13).
+    file_systems: list[str] | MISSING = MISSING
 
 
 class RateUsed(Reply):

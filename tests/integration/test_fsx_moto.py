@@ -1,0 +1,78 @@
+"""The daily FSx refresh against moto's FSx (SPEC rule 13, "Many accounts"): through the
+client factory, per account and region; a place that cannot be read is reported and the
+others still refresh; a file system no longer listed ends at the refresh."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from moto import mock_aws
+
+from shared.adapters.accounts import MemberAccountUnreachable
+from shared.adapters.file_system_store import FileSystemStore
+from shared.adapters.fsx import FsxFileSystems
+from shared.app.config import LedgerConfig
+from shared.services.file_systems import FileSystemLedger
+from tests.support import memory_ledger
+
+HOME, MEMBER = "123456789012", "222233334444"
+NOW = datetime(2026, 11, 20, 0, 25, tzinfo=UTC)
+
+
+class Factory:
+    """The tracker's own clients; the member account's role cannot be assumed.
+    (moto's CreateFileSystem gives no CreationTime: the refresh dates it at its own run.)"""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str, str]] = []
+
+    def client_for(self, service: str, account: str = "", region: str = "") -> Any:
+        self.asked.append((service, account, region))
+        if account == MEMBER:
+            raise MemberAccountUnreachable(MEMBER, f"arn:aws:iam::{MEMBER}:role/x", "denied")
+        return boto3.client(service, region_name=region)
+
+
+def test_refresh_learns_tagged_file_systems_and_reports_an_unreachable_account() -> None:
+    with mock_aws():
+        fsx = boto3.client("fsx", region_name="us-east-1")
+        made = fsx.create_file_system(
+            FileSystemType="LUSTRE",
+            StorageCapacity=1200,
+            SubnetIds=["subnet-0123456789abcdef0"],
+            LustreConfiguration={"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125},
+            Tags=[{"Key": "training-job", "Value": "llama"}],
+        )["FileSystem"]
+        fsx.create_file_system(  # untagged: left out
+            FileSystemType="LUSTRE",
+            StorageCapacity=2400,
+            SubnetIds=["subnet-0123456789abcdef0"],
+            LustreConfiguration={"DeploymentType": "PERSISTENT_2", "PerUnitStorageThroughput": 125},
+        )
+        ledger = memory_ledger(
+            config=LedgerConfig.model_validate(
+                {"live_prices": False, "prices": {"fsx_gb_month": {"PERSISTENT_2_125": "0.145"}}}
+            ),
+            now=NOW,
+        )
+        store = FileSystemStore(ledger.table)
+        factory = Factory()
+        source = FsxFileSystems(factory)
+        result = FileSystemLedger(ledger.deps, store).refresh(
+            source, NOW, [(HOME, "us-east-1"), (MEMBER, "us-east-1")]
+        )
+        assert result["failed"] == [f"{MEMBER}/us-east-1"]
+        assert ("fsx", HOME, "us-east-1") in factory.asked
+        (live,) = store.live()
+        assert (live.file_system_id, live.job_id) == (made["FileSystemId"], "llama")
+        # Deleted without an event the ledger saw: billed until the next refresh.
+        fsx.delete_file_system(FileSystemId=made["FileSystemId"])
+        later = NOW + timedelta(days=1)
+        ledger.clock.advance_to(later)
+        FileSystemLedger(ledger.deps, store).refresh(source, later, [(HOME, "us-east-1")])
+        assert store.live() == []
+        cost = ledger.job("llama", later + timedelta(days=3))
+        assert cost.fsx_usd == Decimal(1200) * Decimal("0.145") / 30  # one November day
