@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from shared.adapters.checkpoint_store import CheckpointStore
     from shared.adapters.daily_store import ReconciliationStore, SummaryStore
     from shared.adapters.instance_store import InstanceStore
-    from shared.adapters.inventory import Ec2Inventory
+    from shared.adapters.inventory import Inventory
     from shared.adapters.managed_store import ReservationStore, TrainingStore
     from shared.adapters.notify import SnsNotifier
     from shared.adapters.price_cache_store import PriceCacheStore
@@ -46,10 +46,10 @@ if TYPE_CHECKING:
     from shared.adapters.reservations import CapacityReservations
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.sagemaker import TrainingJobs
-    from shared.adapters.table import DynamoTable
+    from shared.adapters.table import Table
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger
-    from shared.services.utilization import Ec2Stopper
+    from shared.services.utilization import InstanceStopper
 
 # Price List API endpoints exist in us-east-1, eu-central-1 and ap-south-1 only.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -58,10 +58,13 @@ PRICING_ENDPOINT_REGION = "us-east-1"
 @dataclass(frozen=True)
 class Sources:
     """What replay answers from its scenario where moto cannot (DescribeTrainingJob,
-    DescribeCapacityReservations); the deployed functions never set them."""
+    DescribeCapacityReservations, DescribeInstances of instances under the scenario's
+    ids, StopInstances of them); the deployed functions never set them."""
 
     training_jobs: TrainingJobs | None = None
     reservations: CapacityReservations | None = None
+    inventory: Inventory | None = None
+    stopper: InstanceStopper | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,6 +75,8 @@ class Runtime:
     sources: Sources = field(default_factory=Sources)
     # None: read from the environment on first use.
     given_settings: FunctionSettings | None = None
+    # None: the DynamoDB table the settings name; local mode hands in its in-memory table.
+    given_table: Table | None = None
     _clients: dict[tuple[str, str], BaseClient] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -116,7 +121,9 @@ class Runtime:
 
     # -- the table and one store per kind of record (they remember what they wrote) ----------
     @cached_property
-    def table(self) -> DynamoTable:
+    def table(self) -> Table:
+        if self.given_table is not None:
+            return self.given_table
         from shared.adapters.table import DynamoTable
 
         return DynamoTable(self.client("dynamodb"), self.settings.table_name)
@@ -204,8 +211,10 @@ class Runtime:
         return CloudWatchAlarms(self.client("cloudwatch"))
 
     @cached_property
-    def stopper(self) -> Ec2Stopper:
+    def stopper(self) -> InstanceStopper:
         """Stops instances for auto-stop (the IAM policy allows only opted-in instances)."""
+        if self.sources.stopper is not None:
+            return self.sources.stopper
         from shared.services.utilization import Ec2Stopper
 
         return Ec2Stopper(self.client("ec2"))
@@ -235,8 +244,10 @@ class Runtime:
         return AwsLivePrices(self.client("pricing", PRICING_ENDPOINT_REGION), self.accounts)
 
     @cached_property
-    def inventory(self) -> Ec2Inventory:
+    def inventory(self) -> Inventory:
         """DescribeInstances in each event's account and region (clients only)."""
+        if self.sources.inventory is not None:
+            return self.sources.inventory
         from shared.adapters.inventory import Ec2Inventory
 
         return Ec2Inventory(self.accounts)
@@ -311,10 +322,11 @@ def override(
     clock: Clock | None = None,
     sources: Sources | None = None,
     settings: FunctionSettings | None = None,
+    table: Table | None = None,
 ) -> AbstractContextManager[Runtime]:
-    """``using`` a fresh runtime with the given clock, sources and settings (None: the
-    system clock, no sources, the environment's settings)."""
-    return using(Runtime(clock or SystemClock(), sources or Sources(), settings))
+    """``using`` a fresh runtime with the given clock, sources, settings and table (None:
+    the system clock, no sources, the environment's settings, its DynamoDB table)."""
+    return using(Runtime(clock or SystemClock(), sources or Sources(), settings, table))
 
 
 # -- the current runtime's parts, for code that is not an event function (the API, the CLI,
