@@ -240,12 +240,17 @@ def replay_session(
     verbose: bool = False,
     skip_quiet: bool = True,
     emulator_mode: EmulatorMode = "local",
+    table: MemoryTable | None = None,
 ) -> Iterator[Replayer]:
     """An emulator provisioned for the scenario, handlers wired to it and to simulated time;
-    the ledger's table in memory or, with ``emulator_mode="full"``, on the emulator."""
+    the ledger's table in memory (``table``, e.g. the bench's counting one, or a new one)
+    or, with ``emulator_mode="full"``, on the emulator."""
     if emulator_mode not in EMULATOR_MODES:
         raise ValueError(f"emulator mode {emulator_mode!r}: one of {', '.join(EMULATOR_MODES)}")
-    table = MemoryTable() if emulator_mode == "local" else None
+    if emulator_mode == "full" and table is not None:
+        raise ValueError("--emulator full keeps the table on the emulator: give no table")
+    if emulator_mode == "local":
+        table = table if table is not None else MemoryTable()
     with running_emulator(scenario.region, scenario.account) as emulator:
         config = ledger_config_for(scenario, base_config)
         env = function_environment(emulator, config.model_dump_json())
