@@ -34,8 +34,8 @@ if not Path(CHROMIUM).exists():
 sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests: no Playwright")
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIO = ROOT / "examples" / "two-teams-fortnight.json"
-BUDGETS = ROOT / "examples" / "two-teams-fortnight.budgets.json"
+SCENARIO = ROOT / "costtracker" / "examples" / "two-teams-fortnight.json"
+BUDGETS = ROOT / "costtracker" / "examples" / "two-teams-fortnight.budgets.json"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -25,7 +25,7 @@ from shared.app.config import LedgerConfig
 from tests.aws_events import ec2_state_event
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "llama-lora-vs-p5.json"
+EXAMPLE = ROOT / "costtracker" / "examples" / "llama-lora-vs-p5.json"
 ODD_IDS = ("x?team=y", "lora ünï/β #1")
 
 
