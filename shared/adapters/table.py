@@ -278,6 +278,9 @@ class DynamoTable:
     def transact(self, operations: Sequence[Operation]) -> None:
         if not operations:
             return
+        keys = [op.key for op in operations]
+        if len(set(keys)) != len(keys):  # as MemoryTable says it (DynamoDB: ValidationException)
+            raise ValueError("a transaction may touch an item once")
         client = self._client
         try:
             if len(operations) == 1:
