@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import time
-import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 from unittest import mock
 
+from costtracker.readiness import answer
 from shared.adapters import ledger_schema
 
 TABLE_NAME = "costtracker-ledger"
@@ -66,11 +65,6 @@ class Emulator:
         self._server.stop()
 
 
-# A local server answers within a second when the machine is idle; on a loaded one (CI,
-# shared cores) it may take far longer. Wait this long for readiness, then say so.
-READY_WITHIN_S = 120.0
-
-
 @contextmanager
 def running_emulator(
     region: str = "us-east-1", account: str = "123456789012"
@@ -95,10 +89,12 @@ def running_emulator(
             endpoint = f"http://{host}:{port}"
             os.environ["AWS_ENDPOINT_URL"] = endpoint
             # moto's backends live in this process: start every emulator empty.
-            wait_until_answers(
+            status, _ = answer(
                 urllib.request.Request(f"{endpoint}/moto-api/reset", method="POST"),
-                "the embedded AWS emulator (moto) to reset",
+                f"the embedded AWS emulator (moto) at {endpoint} to reset",
             )
+            if status >= 400:
+                raise RuntimeError(f"the embedded AWS emulator refused its reset ({status})")
             os.environ.update(account_keys(endpoint, region, account))
             os.environ.pop("AWS_SESSION_TOKEN", None)
             # boto3's default session keeps the credentials it first found: a fresh one
@@ -108,26 +104,6 @@ def running_emulator(
         finally:
             server.stop()
             boto3.setup_default_session()
-
-
-def wait_until_answers(
-    request: urllib.request.Request | str, what: str, within_s: float = READY_WITHIN_S
-) -> bytes:
-    """The answer of a local service once it answers; retried until ``within_s`` has
-    passed, then a one-line error that says what was waited for and how long."""
-    deadline = time.monotonic() + within_s
-    while True:
-        left = deadline - time.monotonic()
-        try:
-            with urllib.request.urlopen(request, timeout=max(left, 1.0)) as response:
-                body: bytes = response.read()
-                return body
-        except (OSError, urllib.error.URLError) as exc:
-            if time.monotonic() >= deadline:
-                raise TimeoutError(
-                    f"waited {within_s:.0f} s for {what}; last error: {exc}"
-                ) from exc
-            time.sleep(0.2)
 
 
 def account_keys(endpoint: str, region: str, account: str) -> dict[str, str]:
