@@ -49,6 +49,14 @@ def measure(
             replayer.deliver(event)
             if floor_every and (i % floor_every == 0 or i == n):
                 floor.block(floor_calls)
+                elapsed = time.perf_counter() - start - floor.seconds
+                rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+                print(
+                    f"  {i}/{n} events, {i / elapsed:.1f} events/s, floor"
+                    f" {floor.rates[-1]:.1f} calls/s, peak {rss:.0f} MiB",
+                    file=sys.stderr,
+                    flush=True,
+                )
         if scenario.until is not None:
             replayer.advance(scenario.until)
         replay_s = time.perf_counter() - start - floor.seconds
