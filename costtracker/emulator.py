@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -20,8 +20,6 @@ REPORT_BUCKET = "costtracker-reports"
 TOPICS = ("finance", "team", "admin")
 # The role the emulator assumes to launch a scenario's instances in another account.
 EMULATOR_MEMBER_ROLE = "costtracker-emulator-setup"
-# The IAM user whose access key the functions sign with, in the scenario's account.
-EMULATOR_USER = "costtracker-emulator"
 _CREDENTIAL_ENV = {
     "AWS_ACCESS_KEY_ID": "emulator",
     "AWS_SECRET_ACCESS_KEY": "emulator",
@@ -72,18 +70,27 @@ def running_emulator(
     """Start moto, as published, on a free loopback port, point boto3 at it, provision,
     and clean up.
 
-    The scenario's account is the account of the keys the functions sign with: an IAM
-    user's access key made in that account (moto names a request's account after its
-    key, as AWS does), so a member account's assumed-role keys speak for the member."""
+    A request signed with temporary keys (an assumed role's, ``ASIA...``) speaks for the
+    role's account, as moto names a request's account after its key; any other request
+    of boto3's default session speaks for the scenario's account, through moto's
+    published ``x-moto-account-id`` header, added by a botocore ``before-send`` event
+    hook (``MOTO_ACCOUNT_ID`` would put every request, the members' too, in one
+    account)."""
     import boto3
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     env = {**_CREDENTIAL_ENV, "AWS_REGION": region, "AWS_DEFAULT_REGION": region}
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    assert boto3.DEFAULT_SESSION is not None
+    events = boto3.DEFAULT_SESSION.events
+    in_home_account = home_account_header(account)
     with mock.patch.dict(os.environ, env):
         os.environ.pop("MOTO_ACCOUNT_ID", None)  # it would override every key's account
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
+        events.register("before-send", in_home_account)
         try:
             host, port = server.get_host_and_port()
             endpoint = f"http://{host}:{port}"
@@ -95,37 +102,24 @@ def running_emulator(
             )
             if status >= 400:
                 raise RuntimeError(f"the embedded AWS emulator refused its reset ({status})")
-            os.environ.update(account_keys(endpoint, region, account))
-            os.environ.pop("AWS_SESSION_TOKEN", None)
-            # boto3's default session keeps the credentials it first found: a fresh one
-            # reads these (and, after the block, the environment as it is again).
-            boto3.setup_default_session()
             yield provision(endpoint, region, account, server)
         finally:
+            events.unregister("before-send", in_home_account)
             server.stop()
-            boto3.setup_default_session()
 
 
-def account_keys(endpoint: str, region: str, account: str) -> dict[str, str]:
-    """An access key of an IAM user in ``account``, as the environment's credentials.
+def home_account_header(account: str) -> Callable[..., None]:
+    """A ``before-send`` hook: a request not signed with temporary keys is the scenario's
+    account's (the header moto publishes for naming an account)."""
 
-    The user is made with moto's published ``x-moto-account-id`` request header (added
-    through botocore's ``before-sign`` event hook), the one way to address an account
-    before there is a key in it."""
-    import boto3
+    def in_home_account(request: Any, **_: Any) -> None:
+        auth = request.headers.get("Authorization") or ""
+        auth = auth.decode() if isinstance(auth, bytes) else str(auth)
+        key = auth.split("Credential=", 1)[1].split("/", 1)[0] if "Credential=" in auth else ""
+        if not key.startswith("ASIA"):
+            request.headers["x-moto-account-id"] = account
 
-    iam = boto3.client("iam", region_name=region, endpoint_url=endpoint)
-
-    def in_account(request: Any, **_: Any) -> None:
-        request.headers["x-moto-account-id"] = account
-
-    iam.meta.events.register("before-sign.iam.*", in_account)
-    iam.create_user(UserName=EMULATOR_USER)
-    key = iam.create_access_key(UserName=EMULATOR_USER)["AccessKey"]
-    return {
-        "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
-        "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
-    }
+    return in_home_account
 
 
 def provision(endpoint: str, region: str, account: str, server: Any) -> Emulator:

@@ -102,8 +102,9 @@ def test_the_scenario_instances_are_described_only_in_their_own_account_and_regi
 
 
 def test_the_emulator_answers_each_account_under_its_own_keys() -> None:
-    """moto as published names a request's account after its access key: the home
-    account's IAM user key, a member's assumed-role key (no MOTO_ACCOUNT_ID override)."""
+    """A member's assumed-role (temporary) key speaks for the member, as moto names a
+    request's account after its key; every other request for the scenario's account
+    (moto's x-moto-account-id header; no MOTO_ACCOUNT_ID override)."""
     from costtracker.emulator import running_emulator
 
     with running_emulator("us-east-1", MEMBER) as emulator:
