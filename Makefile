@@ -73,8 +73,8 @@ screenshots: setup
 	COSTTRACKER_SCREENSHOTS=docs/dashboard $(BIN)/pytest -q tests/browser
 
 dashboard-demo: setup
-	$(BIN)/costtracker demo --scenario examples/two-teams-fortnight.json \
-		--budgets examples/two-teams-fortnight.budgets.json
+	$(BIN)/costtracker demo --scenario costtracker/examples/two-teams-fortnight.json \
+		--budgets costtracker/examples/two-teams-fortnight.budgets.json
 
 openapi: setup
 	$(BIN)/python -m costtracker.openapi > docs/openapi.json
@@ -89,7 +89,7 @@ check: lint test synth
 FOCUS_VALIDATOR ?= ../shared/tools/focus-validator.sh
 focus-validate: setup
 	rm -rf .focus-check
-	$(BIN)/costtracker replay examples/llama-lora-vs-p5.json --json --focus-dir .focus-check > /dev/null
+	$(BIN)/costtracker replay costtracker/examples/llama-lora-vs-p5.json --json --focus-dir .focus-check > /dev/null
 	set -e; for f in .focus-check/focus/*/*/*/focus-1.2.parquet; do \
 	  for try in 1 2 3; do \
 	    rc=0; out=$$($(FOCUS_VALIDATOR) $$f) || rc=$$?; \

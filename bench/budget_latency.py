@@ -13,8 +13,10 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from bench.counter import default_events
 from costtracker.replay import collect_alerts, replay_session
 from costtracker.scenario import load_scenario
+from shared.adapters.table import MemoryTable
 from shared.app import runtime
 from shared.domain.budgets import Budget, period_bounds
 from shared.services.budgets import JobCache, effective_budgets, in_scope
@@ -52,7 +54,6 @@ def _crossing(
 
 
 def measure(paths: list[Path] | None = None) -> dict[str, Any]:
-    import boto3
 
     rows: list[dict[str, Any]] = []
     tick_calls = 0
@@ -66,14 +67,20 @@ def measure(paths: list[Path] | None = None) -> dict[str, Any]:
         def count(event_name: str, calls: list[str] = calls, **_: Any) -> None:
             calls.append(event_name)
 
-        session = boto3._get_default_session()
-        with contextlib.redirect_stdout(sys.stderr), replay_session(scenario) as replayer:
+        table = MemoryTable()
+        with (
+            contextlib.redirect_stdout(sys.stderr),
+            replay_session(scenario, table=table) as replayer,
+        ):
             start = replayer.clock.now()
-            session.events.register("before-call.*.*", count)
+            events = default_events()  # the emulator's session, the handlers' clients'
+            events.register("before-call.*.*", count)
             try:
                 replayer.run()
             finally:
-                session.events.unregister("before-call.*.*", count)
+                events.unregister("before-call.*.*", count)
+            # The ledger's table is in memory: its calls, counted by the table.
+            calls += [f"table.{name}" for name, n in table.calls.items() for _ in range(n)]
             simulated_hours += (replayer.clock.now() - start).total_seconds() / 3600
             tick_calls += len(calls)
             alerts = collect_alerts(replayer.emulator)["alerts"]

@@ -16,7 +16,7 @@ PIP_TARGET_ARGS = (
     "manylinux2014_aarch64",
     "--only-binary=:all:",
     "--python-version",
-    "3.12",
+    "3.11",
     "--implementation",
     "cp",
 )

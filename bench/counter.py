@@ -1,20 +1,22 @@
-"""AWS calls counted with botocore event hooks; DynamoDB items and capacity from the emulator.
+"""AWS calls counted with botocore event hooks; the ledger's table calls by the table.
 
 ``before-call.*.*`` counts every call of every client made from boto3's default
-session (the handlers' ``shared.app.runtime.Runtime.client`` uses it). For DynamoDB the
-request parameters (``before-parameter-build``) name the items a write touches:
-one for PutItem / UpdateItem / DeleteItem, one per entry of ``TransactItems``
-(a ConditionCheck entry is counted apart: it writes nothing) and of
-``RequestItems`` for BatchWriteItem. The emulator runs in this process, so each
-touched item is looked up in moto's table before and after the call: its size
-(moto's size rules, the ones behind the 400 KB limit) and the indexes it is in.
+session (the handlers' ``shared.app.runtime.Runtime.client`` uses it; the emulator
+gives boto3 a new default session, so register after it started: ``default_events``).
+
+Local mode keeps the ledger's table in memory: ``CountingTable`` is that table
+(``MemoryTable``) recording each of its calls as the DynamoDB call ``DynamoTable`` would
+make for it (GetItem; PutItem or UpdateItem for one write, TransactWriteItems for more;
+Query; BatchGetItem), with the touched items' sizes (DynamoDB's item-size rules,
+``shared.adapters.items.item_size``) before and after, and the indexes they are in.
 
 On-demand request units are estimated from those sizes with DynamoDB's published
-rules (moto reports no consumed capacity): a write is ceil(size / 1 KB) WRU, the
-larger of the item before and after, doubled inside a transaction, plus
-ceil(size / 1 KB) for every GSI holding the new item (all GSIs project ALL) and 1
-for every GSI entry removed; a strongly consistent read ceil(bytes / 4 KB) RRU,
-eventually consistent (every GSI Query) half that.
+rules: a write is ceil(size / 1 KB) WRU, the larger of the item before and after,
+doubled inside a transaction, plus ceil(size / 1 KB) for every GSI holding the new item
+(all GSIs project ALL) and 1 for every GSI entry removed; a strongly consistent read
+ceil(bytes / 4 KB) RRU, eventually consistent (every GSI Query) half that. A DynamoDB
+write seen only on the wire (``--emulator full``, ``bench.reads``) is counted, its units
+are not measured (``wru_measured`` False): the request alone does not give the sizes.
 
 The hooks' own time is summed in ``overhead_s`` so the replay rate can leave it out.
 """
@@ -24,10 +26,13 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from shared.adapters import ledger_schema as schema
+from shared.adapters.items import item_size as stored_size
+from shared.adapters.table import Item, Key, MemoryTable, Operation, Put
 
 DDB_READS = ("GetItem", "Query", "BatchGetItem")
 DDB_WRITES = ("PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems")
@@ -79,42 +84,6 @@ class Stored:
     indexes: frozenset[str]
 
 
-def _moto_table(name: str) -> Any:
-    from moto.dynamodb.models import dynamodb_backends
-
-    for account in list(dynamodb_backends.keys()):
-        for region in list(dynamodb_backends[account].keys()):
-            table = dynamodb_backends[account][region].tables.get(name)
-            if table is not None:
-                return table
-    return None
-
-
-def stored_item(table_name: str, key: dict[str, Any]) -> Stored | None:
-    """The item under ``key`` (DynamoDB JSON) in the in-process emulator, or None."""
-    from moto.dynamodb.models.dynamo_type import DynamoType
-
-    table = _moto_table(table_name)
-    if table is None:
-        return None
-    try:
-        h = DynamoType(key[table.hash_key_attr])
-        bucket = table.items.get(h)
-        if bucket is None:
-            return None
-        item = bucket.get(DynamoType(key[table.range_key_attr])) if table.range_key_attr else bucket
-    except (KeyError, TypeError):
-        return None
-    if item is None:
-        return None
-    kind = item.attrs.get("kind")
-    return Stored(
-        item.size(),
-        str(kind.value) if kind is not None else "?",
-        frozenset(indexes_of(set(item.attrs))),
-    )
-
-
 @dataclass
 class Write:
     """One item written by a call."""
@@ -135,6 +104,7 @@ class Call:
     bytes_read: int = 0
     items_read: int = 0
     failed: bool = False
+    wru_measured: bool = True
     writes: list[Write] = field(default_factory=list)
 
 
@@ -185,16 +155,13 @@ class CallCounter:
         _, service, operation = event_name.split(".", 2)
         call = Call(service, operation)
         self.calls.append(call)
-        self._before = []
         if service == "dynamodb" and operation in DDB_WRITES:
             try:
                 touched, call.condition_checks = _touched(operation, self._params)
                 call.items_written = len(touched)
-                self._before = [
-                    (t, _key_only(t, k), stored_item(t, _key_only(t, k))) for t, k in touched
-                ]
             except (KeyError, TypeError, ValueError):
                 pass
+            call.wru_measured = False  # sizes are the table's, not the request's
         self.overhead_s += time.perf_counter() - t0
 
     def after_call(self, event_name: str, parsed: dict[str, Any], **_: Any) -> None:
@@ -204,20 +171,7 @@ class CallCounter:
         call, params = self.calls[-1], self._params
         call.failed = "Error" in parsed
         try:
-            if call.operation in DDB_WRITES:
-                factor = 2.0 if call.operation == "TransactWriteItems" else 1.0
-                for table, key, old in self._before:
-                    new = stored_item(table, key)
-                    size = max(new.size if new else 0, old.size if old else 0, 1)
-                    units = math.ceil(size / 1024) * factor
-                    if new is not None and not call.failed:
-                        units += math.ceil(new.size / 1024) * len(new.indexes)
-                        units += len((old.indexes if old else frozenset()) - new.indexes)
-                    seen = new or old
-                    kind = seen.kind if seen is not None else "?"
-                    call.writes.append(Write(kind, new.size if new else 0, units))
-                    call.wru += units
-            elif call.operation == "GetItem":
+            if call.operation == "GetItem":
                 got = parsed.get("Item") or {}
                 call.bytes_read = item_size(got)
                 call.items_read = 1 if got else 0
@@ -273,6 +227,7 @@ def summarize(calls: list[Call]) -> dict[str, Any]:
         "scans": scans,
         "other": len(calls) - len(ddb),
         "wru": sum(c.wru for c in calls),
+        "writes_without_units": sum(1 for c in ddb if not c.wru_measured),
         "rru": sum(c.rru for c in calls),
         "bytes_read": sum(c.bytes_read for c in calls),
         "items_read": sum(c.items_read for c in calls),
@@ -281,21 +236,100 @@ def summarize(calls: list[Call]) -> dict[str, Any]:
     }
 
 
-def table_items(table_name: str) -> list[Stored]:
-    """Every item of a table in the in-process emulator (no API call: nothing counted)."""
-    table = _moto_table(table_name)
-    if table is None:
-        return []
-    out = []
-    for bucket in list(table.items.values()):
-        items = list(bucket.values()) if table.range_key_attr else [bucket]
-        for item in items:
-            kind = item.attrs.get("kind")
-            out.append(
-                Stored(
-                    item.size(),
-                    str(kind.value) if kind is not None else "?",
-                    frozenset(indexes_of(set(item.attrs))),
-                )
-            )
-    return out
+def default_events() -> Any:
+    """The event system of boto3's default session (made now if there is none), the one
+    the handlers' clients come from."""
+    import boto3
+
+    if boto3.DEFAULT_SESSION is None:
+        boto3.setup_default_session()
+    assert boto3.DEFAULT_SESSION is not None
+    return boto3.DEFAULT_SESSION.events
+
+
+def _stored(item: Mapping[str, Any]) -> Stored:
+    return Stored(stored_size(item), str(item.get("kind", "?")), frozenset(indexes_of(set(item))))
+
+
+class CountingTable(MemoryTable):
+    """The in-memory ledger table, recording each call in ``counter`` as the DynamoDB call
+    ``DynamoTable`` would make for it, with its estimated request units (module doc)."""
+
+    def __init__(self, counter: CallCounter) -> None:
+        super().__init__()
+        self.counter = counter
+
+    def _call(self, operation: str) -> Call:
+        call = Call("dynamodb", operation)
+        self.counter.calls.append(call)
+        return call
+
+    def _read(self, call: Call, items: list[Item], strong: bool) -> None:
+        t0 = time.perf_counter()
+        size = sum(stored_size(i) for i in items)
+        call.bytes_read += size
+        call.items_read += len(items)
+        call.rru = max(1, math.ceil(call.bytes_read / 4096)) * (1.0 if strong else 0.5)
+        self.counter.overhead_s += time.perf_counter() - t0
+
+    def get(self, pk: str, sk: str) -> Item | None:
+        call = self._call("GetItem")
+        item = super().get(pk, sk)
+        self._read(call, [item] if item is not None else [], strong=True)
+        return item
+
+    def batch_get(self, keys: Sequence[Key]) -> list[Item]:
+        call = self._call("BatchGetItem")
+        items = super().batch_get(keys)
+        t0 = time.perf_counter()
+        call.items_read = len(items)
+        call.bytes_read = sum(stored_size(i) for i in items)
+        call.rru = sum(max(1, math.ceil(stored_size(i) / 4096)) * 0.5 for i in items)
+        self.counter.overhead_s += time.perf_counter() - t0
+        return items
+
+    def query(self, pk: str, **kwargs: Any) -> Iterator[Item]:
+        call = self._call("Query")
+        items = list(super().query(pk, **kwargs))
+        self._read(call, items, strong=not kwargs.get("index"))
+        return iter(items)
+
+    def transact(self, operations: Sequence[Operation]) -> None:
+        if not operations:
+            return
+        single = len(operations) == 1
+        name = (
+            ("PutItem" if isinstance(operations[0], Put) else "UpdateItem")
+            if single
+            else "TransactWriteItems"
+        )
+        call = self._call(name)
+        call.items_written = len(operations)
+        t0 = time.perf_counter()
+        before = {op.key: self.items.get(op.key) for op in operations}
+        old = {k: _stored(v) if v is not None else None for k, v in before.items()}
+        self.counter.overhead_s += time.perf_counter() - t0
+        try:
+            super().transact(operations)
+        except Exception:
+            call.failed = True
+            raise
+        finally:
+            t0 = time.perf_counter()
+            factor = 1.0 if single else 2.0
+            for key, was in old.items():
+                now_item = self.items.get(key)
+                new = _stored(now_item) if now_item is not None and not call.failed else None
+                size = max(new.size if new else 0, was.size if was else 0, 1)
+                units = math.ceil(size / 1024) * factor
+                if new is not None:
+                    units += math.ceil(new.size / 1024) * len(new.indexes)
+                    units += len((was.indexes if was else frozenset()) - new.indexes)
+                seen = new or was
+                call.writes.append(Write(seen.kind if seen else "?", new.size if new else 0, units))
+                call.wru += units
+            self.counter.overhead_s += time.perf_counter() - t0
+
+    def stored(self) -> list[Stored]:
+        """Every item of the table (no call: nothing counted)."""
+        return [_stored(item) for item in self.items.values()]

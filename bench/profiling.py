@@ -1,7 +1,8 @@
 """Where the replay's time goes (section 3), apart from the replay run that counts calls
-(``bench.replay_bench``): the emulator's request handling timed by operation, and a
-cProfile of both sides of the wire (the replay thread and moto's WSGI application),
-summed by area of the code."""
+(``bench.replay_bench``): the AWS calls' round trips timed by operation (botocore's
+``before-call`` / ``after-call`` event hooks), and a cProfile of the replay thread
+summed by area of the code. The emulator's own side is not profiled: that would mean
+patching moto's WSGI application."""
 
 from __future__ import annotations
 
@@ -12,56 +13,41 @@ import time
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _wrap_server(profile: cProfile.Profile) -> Any:
-    """Profile moto's WSGI application (the emulator's side of every call)."""
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
-
-    original = DomainDispatcherApplication.__call__
-
-    def profiled(self: Any, environ: Any, start_response: Any) -> Any:
-        profile.enable()
-        try:
-            return original(self, environ, start_response)
-        finally:
-            profile.disable()
-
-    return mock.patch.object(DomainDispatcherApplication, "__call__", profiled)
-
-
-class ServerTimer:
-    """Wall time of the emulator's request handling, by service and operation (the
-    credential scope of the SigV4 header names the service; X-Amz-Target the operation
-    of JSON protocols)."""
+class CallTimer:
+    """Wall time of each AWS call as the client sees it (request, the emulator's work,
+    response), by service and operation, from botocore's published event hooks on the
+    session the handlers' clients come from."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
         self.count: dict[str, int] = {}
+        self._started: list[float] = []
+        self.paused = False
 
-    def patch(self) -> Any:
-        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+    def _before(self, **_: Any) -> None:
+        self._started.append(time.perf_counter())
 
-        original = DomainDispatcherApplication.__call__
-        timer = self
+    def _after(self, event_name: str, **_: Any) -> None:
+        if not self._started:
+            return
+        elapsed = time.perf_counter() - self._started.pop()
+        if self.paused:
+            return
+        name = ".".join(event_name.split(".")[1:3])
+        self.seconds[name] = self.seconds.get(name, 0.0) + elapsed
+        self.count[name] = self.count.get(name, 0) + 1
 
-        def timed(app: Any, environ: Any, start_response: Any) -> Any:
-            t0 = time.perf_counter()
-            try:
-                return original(app, environ, start_response)
-            finally:
-                auth = str(environ.get("HTTP_AUTHORIZATION", ""))
-                scope = auth.split("Credential=", 1)[-1].split(",", 1)[0].split("/")
-                service = scope[3] if len(scope) > 3 else "?"
-                target = str(environ.get("HTTP_X_AMZ_TARGET", ""))
-                name = f"{service}.{target.rsplit('.', 1)[-1]}" if target else service
-                timer.seconds[name] = timer.seconds.get(name, 0.0) + time.perf_counter() - t0
-                timer.count[name] = timer.count.get(name, 0) + 1
+    def register(self, events: Any) -> None:
+        events.register("before-call.*.*", self._before)
+        events.register("after-call.*.*", self._after)
 
-        return mock.patch.object(DomainDispatcherApplication, "__call__", timed)
+    def unregister(self, events: Any) -> None:
+        events.unregister("before-call.*.*", self._before)
+        events.unregister("after-call.*.*", self._after)
 
     def table(self) -> list[dict[str, Any]]:
         return [
@@ -137,13 +123,13 @@ def _by_area(stats: pstats.Stats) -> dict[str, float]:
 
 def profile_replay(scenario_dict: dict[str, Any], top: int = 15) -> dict[str, Any]:
     """cProfile of a replay (no counting hooks): the driver's thread (handlers, services,
-    boto3, waiting on the socket) and the emulator's request handling, apart."""
+    the in-memory table, boto3, waiting on the emulator's socket)."""
     from costtracker.replay import replay_session
     from costtracker.scenario import Scenario
 
     scenario = Scenario.model_validate(scenario_dict)
-    client, server = cProfile.Profile(), cProfile.Profile()
-    with redirect_stdout(sys.stderr), replay_session(scenario) as replayer, _wrap_server(server):
+    client = cProfile.Profile()
+    with redirect_stdout(sys.stderr), replay_session(scenario) as replayer:
         start = time.perf_counter()
         client.enable()
         try:
@@ -152,7 +138,7 @@ def profile_replay(scenario_dict: dict[str, Any], top: int = 15) -> dict[str, An
             client.disable()
         wall = time.perf_counter() - start
     out: dict[str, Any] = {"events": len(scenario.events), "wall_s": wall}
-    for name, prof in (("client", client), ("server", server)):
+    for name, prof in (("client", client),):
         stats = pstats.Stats(prof)
         out[name] = {
             "total_s": round(stats.total_tt, 2),  # type: ignore[attr-defined]
@@ -161,10 +147,6 @@ def profile_replay(scenario_dict: dict[str, Any], top: int = 15) -> dict[str, An
             "top_cumtime": _top(stats, "cumtime", top),
             "top_cumtime_core": _top(
                 stats, "cumtime", 3 * top, (str(ROOT / "shared"), str(ROOT / "functions"))
-            ),
-            # The emulator's side: DynamoDB operations, expression parsing, copies.
-            "top_cumtime_dynamodb": _top(
-                stats, "cumtime", 3 * top, ("moto/dynamodb/", "costtracker/emulator")
             ),
         }
     return out

@@ -25,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from unittest import mock
 
-from bench.counter import CallCounter, summarize
+from bench.counter import CallCounter, default_events, summarize
 
 ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "bench-reads"
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -249,8 +249,6 @@ def _container(emulator: Any) -> Iterator[None]:
 def measure_one(jobs: int) -> dict[str, Any]:
     import time
 
-    import boto3
-
     from costtracker.emulator import TABLE_NAME, running_emulator
     from costtracker.lambda_context import FakeLambdaContext
     from costtracker.local_api import proxy_event
@@ -267,7 +265,7 @@ def measure_one(jobs: int) -> dict[str, Any]:
             f" loaded {out['items']:,} items in {out['load_s']:.0f} s"
         )
         counter = CallCounter()
-        events = boto3._get_default_session().events
+        events = default_events()
         with _container(emulator):
             from functions.budget_tick.handler import handler as tick
             from functions.job_cost_api.handler import handler as api

@@ -13,9 +13,9 @@ from contextlib import redirect_stdout
 from datetime import datetime
 from typing import Any
 
-from bench.counter import CallCounter, summarize, table_items
+from bench.counter import CallCounter, CountingTable, default_events, summarize
 from bench.events import ALARM, REBALANCE, SPOT_WARNING, STATE, event_time
-from bench.profiling import ServerTimer
+from bench.profiling import CallTimer
 
 CLOSING = {"stopping", "shutting-down", "stopped", "terminated"}
 
@@ -95,13 +95,11 @@ def run_replay(
 ) -> dict[str, Any]:
     """Replay the scenario once, counting calls per invocation; then the API requests.
 
+    The replay runs in local mode (the ledger's table in memory: ``CountingTable``).
     Every ``floor_every`` events the replay pauses for a block of ``floor_calls`` bare
     UpdateItems on the same emulator (a table of their own, a client outside the counting
     hooks): the floor is measured in the same minutes as the replay, so a machine that
     slows down or speeds up moves both. The blocks' time is left out of the replay's."""
-    import boto3
-
-    from costtracker.emulator import TABLE_NAME
     from costtracker.lambda_context import FakeLambdaContext
     from costtracker.local_api import proxy_event
     from costtracker.replay import replay_session
@@ -109,15 +107,18 @@ def run_replay(
 
     scenario = Scenario.model_validate(scenario_dict)
     counter = CallCounter()
-    events = boto3._get_default_session().events
-    counter.register(events)
+    table = CountingTable(counter)
+    events: Any = None
     classifier = Classifier(scenario)
     invocations: list[dict[str, Any]] = []
     per_event_s: list[float] = []
-    server = ServerTimer()
+    server = CallTimer()
     try:
         # Handler stdout (Powertools metrics EMF) goes to stderr: stdout keeps the table.
-        with redirect_stdout(sys.stderr), replay_session(scenario) as replayer, server.patch():
+        with redirect_stdout(sys.stderr), replay_session(scenario, table=table) as replayer:
+            events = default_events()  # the emulator's session, the handlers' clients'
+            counter.register(events)
+            server.register(events)
             original: Callable[[str, Any], Any] = replayer.invoke
             bookkeeping = [0.0]  # the bench's own work per invocation, left out as the hooks
 
@@ -149,7 +150,7 @@ def run_replay(
             replayer.invoke = counted_invoke  # type: ignore[method-assign]
             n = len(scenario.events)
             _say(f"replay: {n} events, {len(scenario.instances)} instances")
-            floor = FloorBlocks(replayer.emulator, server)
+            floor = FloorBlocks(replayer.emulator)
             start = time.perf_counter()
             overhead0 = counter.overhead_s
             server.seconds.clear()
@@ -184,10 +185,13 @@ def run_replay(
                     _say(f"  API requests failed: {api_error}")
             rejected = list(replayer.rejected)
             counter.unregister(events)
+            server.unregister(events)
             alarms, open_instances = _alarms_and_open(replayer)
-            stored = table_items(TABLE_NAME)
+            stored = table.stored()
     finally:
-        counter.unregister(events)
+        if events is not None:
+            counter.unregister(events)
+            server.unregister(events)
     return {
         "events": len(scenario.events),
         "instances": len(scenario.instances),
@@ -276,7 +280,7 @@ def _get(handler: Any, proxy_event: Any, context_type: Any, path: str) -> dict[s
 class FloorBlocks:
     """Blocks of bare UpdateItems on the replay's own emulator, between two deliveries."""
 
-    def __init__(self, emulator: Any, server: ServerTimer) -> None:
+    def __init__(self, emulator: Any) -> None:
         import boto3
 
         from shared.adapters.ledger_schema import create_table_request
@@ -286,13 +290,11 @@ class FloorBlocks:
             "dynamodb", region_name=emulator.region, endpoint_url=emulator.endpoint
         )
         self.client.create_table(**create_table_request("bench-floor"))
-        self.server = server
         self.seconds = 0.0
         self.rates: list[float] = []
         self.per_call: list[float] = []
 
     def block(self, n_calls: int) -> None:
-        kept = (dict(self.server.seconds), dict(self.server.count))
         start = time.perf_counter()
         for i in range(n_calls):
             t0 = time.perf_counter()
@@ -306,11 +308,6 @@ class FloorBlocks:
         elapsed = time.perf_counter() - start
         self.seconds += elapsed
         self.rates.append(n_calls / elapsed)
-        # The emulator's time by operation is the replay's: the block's is dropped.
-        self.server.seconds.clear()
-        self.server.seconds.update(kept[0])
-        self.server.count.clear()
-        self.server.count.update(kept[1])
 
     def summary(self) -> dict[str, Any]:
         calls = len(self.per_call)

@@ -17,7 +17,8 @@ from typing import Any
 
 from costtracker.errors import CliError
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "llama-lora-vs-p5.json"
+# Package data (pyproject's package-data): the demo runs from an installed package too.
+EXAMPLE = Path(__file__).resolve().parent / "examples" / "llama-lora-vs-p5.json"
 LOCAL_ACCOUNT = "123456789012"
 _ROLE = re.compile(r"^(?:team:(?P<team>[A-Za-z0-9][A-Za-z0-9._-]{0,63})|(?P<role>finance|admin))$")
 

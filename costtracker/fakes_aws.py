@@ -1,25 +1,33 @@
 """In-memory answers to the AWS calls the local emulator cannot make, from the scenario.
 
 moto has no DescribeCapacityReservations, no capacity-block lifecycle, and its
-DescribeTrainingJob has no billable or warm-pool seconds. Replay answers the same protocols
-(``shared.adapters.sagemaker.TrainingJobs``, ``shared.adapters.reservations.CapacityReservations``)
-from the scenario's ``training_jobs`` and ``capacity_reservations`` and its events, as AWS
-would at the simulated time. Local-only code: no function bundle carries it.
+DescribeTrainingJob has no billable or warm-pool seconds. Its EC2 gives instances and
+volumes ids of its own (a scenario's events name theirs) and has no PlatformDetails;
+published moto offers no way to choose them. Replay answers the same protocols
+(``shared.adapters.sagemaker.TrainingJobs``, ``shared.adapters.reservations.CapacityReservations``,
+``shared.adapters.inventory.Inventory``, ``shared.services.utilization.InstanceStopper``)
+from the scenario's ``training_jobs``, ``capacity_reservations``, ``instances`` and its
+events, as AWS would at the simulated time. Local-only code: no function bundle carries it.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 
 from pydantic import ValidationError
 
-from costtracker.scenario import CapacityReservationSpec, Scenario, TrainingJobSpec
+from costtracker.scenario import CapacityReservationSpec, InstanceSpec, Scenario, TrainingJobSpec
+from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.reservations import ReservationNotFound
 from shared.adapters.sagemaker import TrainingJobNotFound
 from shared.domain.clock import Clock
+from shared.adapters.instance_stops import InstanceNow
+from shared.domain.ebs import Volume
 from shared.domain.fsx import FileSystemDescription, FileSystemFacts
+from shared.domain.instance import InstanceProfile
 from shared.domain.managed.models import (
     LIVE_RESERVATION_STATES,
     CapacityReservation,
@@ -218,3 +226,82 @@ class ScenarioFileSystems:
             deleted = spec.deleted if spec.deleted is not None and spec.deleted <= now else None
             out.append(FileSystemDescription(facts=facts, changes=changes, deleted_at=deleted))
         return out
+
+
+# EC2's default IOPS of a gp3 volume created without a figure (as DescribeVolumes says).
+GP3_DEFAULT_IOPS = 3000
+
+
+def volume_id_for(instance_id: str, device: str) -> str:
+    """A stable EBS volume id for a scenario volume that names none: the same scenario
+    gives the same ids (and so byte-identical exports) on every run."""
+    return "vol-" + hashlib.sha256(f"{instance_id} {device}".encode()).hexdigest()[:17]
+
+
+def devices(count: int) -> list[str]:
+    """The device names a scenario instance's volumes are attached under, in order."""
+    return [f"/dev/sd{chr(ord('f') + n)}" for n in range(count)]
+
+
+class ScenarioInstances:
+    """``Inventory`` from the scenario's ``instances``, as DescribeInstances and
+    DescribeVolumes answer in the instance's own account and region: its type, lifecycle,
+    platform, tags, reservation, zone (the region's first when none is given) and volumes
+    (a gp3 volume without IOPS has EC2's default; an io1/io2 one keeps none)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._account = scenario.account
+        self._region = scenario.region
+        self._specs: dict[str, InstanceSpec] = {s.instance_id: s for s in scenario.instances}
+
+    def describe(self, instance_id: str, region: str, account: str = "") -> InstanceProfile:
+        spec = self._specs.get(instance_id)
+        owner = spec.account or self._account if spec is not None else ""
+        in_region = (spec.region or self._region) if spec is not None else ""
+        if spec is None or (account or self._account) != owner or region != in_region:
+            raise InstanceNotFound(instance_id)
+        volumes = [
+            Volume(
+                volume_id=v.volume_id or volume_id_for(instance_id, device),
+                size_gib=v.size_gib,
+                volume_type=v.volume_type,
+                iops=v.iops
+                if v.iops is not None
+                else (GP3_DEFAULT_IOPS if v.volume_type == "gp3" else None),
+                throughput=v.throughput if v.volume_type == "gp3" else None,
+            )
+            for v, device in zip(spec.volumes, devices(len(spec.volumes)), strict=True)
+        ]
+        return InstanceProfile(
+            instance_id=instance_id,
+            instance_type=spec.instance_type,
+            region=region,
+            account=owner,
+            availability_zone=spec.availability_zone or f"{region}a",
+            lifecycle=spec.lifecycle,
+            capacity_reservation_id=spec.capacity_reservation_id or "",
+            platform=spec.platform or "Linux/UNIX",
+            tags=dict(spec.tags),
+            volumes=tuple(sorted(volumes, key=lambda v: v.volume_id)),
+        )
+
+
+class ScenarioInstanceStops:
+    """``InstanceStops`` for the scenario's instances: what DescribeInstances says of one
+    just before a stop (running until stopped, the scenario's tags), and the stops asked
+    for, in order (the replay's instances live in the scenario, not in moto's EC2)."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self._tags = {s.instance_id: dict(s.tags) for s in scenario.instances}
+        self.stopped: list[str] = []
+
+    def current(self, instance_id: str, region: str, account: str = "") -> InstanceNow | None:
+        if instance_id not in self._tags:
+            return None
+        state = "stopped" if instance_id in self.stopped else "running"
+        return InstanceNow(state=state, tags=self._tags[instance_id])
+
+    def stop(self, instance_id: str, region: str, account: str = "") -> None:
+        if instance_id not in self._tags:
+            raise InstanceNotFound(instance_id)
+        self.stopped.append(instance_id)

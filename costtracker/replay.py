@@ -18,15 +18,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 from unittest import mock
 
-from costtracker.emulator import Emulator, function_environment, launch_instance, running_emulator
+from costtracker.emulator import Emulator, function_environment, running_emulator
 from costtracker.progress import Progress
 from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
 from costtracker.scenario_metrics import seed_metrics
 from shared.adapters.report_store import DirectoryReportStore
+from shared.adapters.table import MemoryTable
 from shared.app import runtime
 from shared.app.config import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.domain.budgets import Budget
@@ -49,6 +50,12 @@ ALERT_KINDS = (
     "missing_price",
     "reservation_underused",
 )
+
+# Where the ledger's table lives locally: "local", the in-memory table the contract suite
+# holds equal to DynamoDB (the default: fast, in process); "full", a DynamoDB table on the
+# emulator like every other service (the same document, byte for byte, slower).
+EmulatorMode = Literal["local", "full"]
+EMULATOR_MODES: tuple[EmulatorMode, ...] = ("local", "full")
 
 
 def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> LedgerConfig:
@@ -260,11 +267,19 @@ def replay_session(
     base_config: LedgerConfig | None = None,
     verbose: bool = False,
     skip_quiet: bool = True,
+    emulator_mode: EmulatorMode = "local",
+    table: MemoryTable | None = None,
 ) -> Iterator[Replayer]:
-    """An emulator provisioned for the scenario, handlers wired to it and to simulated time."""
+    """An emulator provisioned for the scenario, handlers wired to it and to simulated time;
+    the ledger's table in memory (``table``, e.g. the bench's counting one, or a new one)
+    or, with ``emulator_mode="full"``, on the emulator."""
+    if emulator_mode not in EMULATOR_MODES:
+        raise ValueError(f"emulator mode {emulator_mode!r}: one of {', '.join(EMULATOR_MODES)}")
+    if emulator_mode == "full" and table is not None:
+        raise ValueError("--emulator full keeps the table on the emulator: give no table")
+    if emulator_mode == "local":
+        table = table if table is not None else MemoryTable()
     with running_emulator(scenario.region, scenario.account) as emulator:
-        for spec in scenario.instances:
-            launch_instance(emulator, spec)
         config = ledger_config_for(scenario, base_config)
         seed_metrics(emulator, scenario, config)
         env = function_environment(emulator, config.model_dump_json())
@@ -275,16 +290,20 @@ def replay_session(
             from costtracker.fakes_aws import (
                 ScenarioCapacityReservations,
                 ScenarioFileSystems,
+                ScenarioInstances,
+                ScenarioInstanceStops,
                 ScenarioTrainingJobs,
             )
 
             sources = runtime.Sources(
-                ScenarioTrainingJobs(scenario, replayer.clock),
-                ScenarioCapacityReservations(scenario, replayer.clock),
-                ScenarioFileSystems(scenario, replayer.clock),
+                training_jobs=ScenarioTrainingJobs(scenario, replayer.clock),
+                reservations=ScenarioCapacityReservations(scenario, replayer.clock),
+                file_systems=ScenarioFileSystems(scenario, replayer.clock),
+                inventory=ScenarioInstances(scenario),
+                instance_stops=ScenarioInstanceStops(scenario),
             )
             try:
-                with runtime.override(replayer.clock, sources):
+                with runtime.override(replayer.clock, sources, table=table):
                     for function in (*replayer.rules, *(s.function for s in replayer.schedules)):
                         replayer.handler(function)  # import now, so logs can be redirected
                     with _logs_to_stderr(verbose), fewer_full_collections():
@@ -302,14 +321,16 @@ def replay(
     focus_dir: Path | None = None,
     show_progress: bool = False,
     focus_version: str | None = None,
+    emulator_mode: EmulatorMode = "local",
 ) -> dict[str, Any]:
     """The SPEC document of a scenario. ``skip_quiet=False`` runs every scheduled tick
-    (slower; the same document: see the budget tests)."""
+    (slower; the same document: see the budget tests); ``emulator_mode`` as in
+    ``replay_session`` (the same document)."""
     # Whatever a handler or a library prints (EMF metrics flush on their own) goes to
     # stderr: stdout is kept for the one JSON document.
     with (
         contextlib.redirect_stdout(sys.stderr),
-        replay_session(scenario, base_config, verbose, skip_quiet) as replayer,
+        replay_session(scenario, base_config, verbose, skip_quiet, emulator_mode) as replayer,
     ):
         progress = Progress(len(scenario.events), "replay", enabled=show_progress)
         replayer.run(progress)

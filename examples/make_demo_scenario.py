@@ -1,5 +1,6 @@
-"""Writes examples/llama-lora-vs-p5.json: the same LoRA fine-tune of Llama 3 8B (same
-global batch, so the same tokens per step, to the same 6,000 steps) run twice: on two
+"""Writes costtracker/examples/llama-lora-vs-p5.json (package data: the demo's scenario):
+the same LoRA fine-tune of Llama 3 8B (same global batch, so the same tokens per step,
+to the same 6,000 steps) run twice: on two
 on-demand trn1.32xlarge (with an m5.large data-prep node) and on one p5.48xlarge spot
 instance that is stopped and resumed once. Both write a checkpoint every 500 steps, so
 `costtracker jobs compare` shows $/step and $/1M tokens for both (rerun to regenerate).
@@ -223,4 +224,5 @@ scenario = {
     "events": events,
     "until": "2026-11-03T00:00:00Z",
 }
-Path(__file__).with_name("llama-lora-vs-p5.json").write_text(json.dumps(scenario, indent=1) + "\n")
+OUT = Path(__file__).parent.parent / "costtracker" / "examples" / "llama-lora-vs-p5.json"
+OUT.write_text(json.dumps(scenario, indent=1) + "\n")

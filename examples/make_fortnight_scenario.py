@@ -1,5 +1,6 @@
-"""Writes examples/two-teams-fortnight.json: two teams over two weeks and a morning, made
-for the dashboard (rerun to regenerate). Times are UTC; all prices are overrides.
+"""Writes costtracker/examples/two-teams-fortnight.json (package data): two teams over two
+weeks and a morning, made for the dashboard (rerun to regenerate). Times are UTC; all
+prices are overrides.
 
 - nlp, llama-sft (1 x trn1.32xlarge, $21.50/h): week 1 (Nov 2-8) 09:00-17:00 daily (56 h),
   week 2 (Nov 9-15) 08:00-20:00 daily (84 h); Nov 12 it runs idle from 08:30 (both alarms
@@ -336,6 +337,6 @@ budgets = [
         "thresholds": [50, 80, 100],
     },
 ]
-HERE = Path(__file__).parent
+HERE = Path(__file__).parent.parent / "costtracker" / "examples"
 (HERE / "two-teams-fortnight.json").write_text(json.dumps(scenario, indent=1) + "\n")
 (HERE / "two-teams-fortnight.budgets.json").write_text(json.dumps(budgets, indent=1) + "\n")

@@ -24,7 +24,7 @@ def section_throughput(
         f"{', --quick' if quick else ''})"
     )
     r.header()
-    # The counting hooks (moto item lookups) run inside the replay: their time is left out.
+    # The counting hooks and the counting table's sizing run inside the replay: left out.
     replay_s = replay["replay_s"] - replay["hooks_s"]
     rate = replay["events"] / replay_s
     r.figure(s, "replay wall time (hooks excluded)", replay_s, "s")
@@ -44,7 +44,7 @@ def section_throughput(
         r.figure(s, "floor: slowest / fastest block", low / high, "x")
     r.figure(s, "floor: UpdateItem latency, median", floor["median_call_ms"], "ms")
     ratio = rate / floor["rate"] if floor["rate"] else 0.0
-    r.figure(s, "replay rate / floor rate", ratio, "x", ">= 0.5x", ratio >= 0.5)
+    r.figure(s, "replay rate / floor rate", ratio, "x", ">= 2x", ratio >= 2.0)
     replayed = [x for x in replay["invocations"] if not x["category"].startswith("GET")]
     r.figure(
         s,
@@ -89,8 +89,8 @@ def section_throughput(
         total = sum(o["total_s"] for o in ops)
         r.out()
         r.out(
-            f"emulator time during the replay (request handling, no profiler): {total:.1f} s of"
-            f" {replay['replay_s']:.1f} s; by operation:"
+            f"AWS call round trips during the replay (client side, botocore hooks): {total:.1f} s"
+            f" of {replay['replay_s']:.1f} s; by operation:"
         )
         for o in ops[:8]:
             r.out(
@@ -103,14 +103,13 @@ def section_throughput(
             f"where the time goes (cProfile, {profile['events']:,} events, "
             f"{profile['wall_s']:.1f} s wall; own time by area, s):"
         )
-        for side in ("client", "server"):
-            areas = ", ".join(
-                f"{k} {v:.1f}" for k, v in list(profile[side]["by_area_s"].items())[:8]
-            )
-            label = "replay thread" if side == "client" else "emulator (moto)"
-            r.out(f"  {label}: {areas}"[:WIDTH])
-        for side in ("client", "server"):
-            r.out(f"  top own time, {'replay thread' if side == 'client' else 'emulator'}:")
+        areas = ", ".join(
+            f"{k} {v:.1f}" for k, v in list(profile["client"]["by_area_s"].items())[:8]
+        )
+        r.out(f"  replay thread: {areas}"[:WIDTH])
+        r.out("  the emulator's own side: not profiled (it would mean patching moto)")
+        for side in ("client",):
+            r.out("  top own time, replay thread:")
             for row in profile[side]["top_tottime"][:8]:
                 r.out(
                     f"    {row['tottime_s']:>7.2f} s {row['calls']:>8} x {row['function']}"[:WIDTH]

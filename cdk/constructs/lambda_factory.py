@@ -1,6 +1,7 @@
 """The one way this app makes a Lambda function, and the layer they all share.
 
-Every function: Python 3.12 on arm64, ``functions/<name>/handler.py:handler``, the
+Every function: Python 3.11 on arm64 (the version the project bundles, lints and
+type-checks for: ``pyproject.toml``), ``functions/<name>/handler.py:handler``, the
 shared dependencies layer (``requirements/lambda.txt`` + the ``shared`` package), its
 own role with no managed policy, its own log group with retention, active tracing.
 Async (event / schedule) functions also get an SQS dead-letter queue and two
@@ -40,14 +41,14 @@ FUNCTIONS_DIR = REPO_ROOT / "functions"
 SHARED_DIR = REPO_ROOT / "shared"
 REQUIREMENTS = REPO_ROOT / "requirements" / "lambda.txt"
 
-RUNTIME = lambda_.Runtime.PYTHON_3_12
-RUNTIME_VERSION = "3.12"
+RUNTIME = lambda_.Runtime.PYTHON_3_11
+RUNTIME_VERSION = "3.11"
 ARCHITECTURE = lambda_.Architecture.ARM_64
 # The wheels pip picks must match RUNTIME and ARCHITECTURE.
 PIP_TARGET_ARGS = (
     "--platform", "manylinux2014_aarch64",
     "--only-binary=:all:",
-    "--python-version", "3.12",
+    "--python-version", RUNTIME_VERSION,
     "--implementation", "cp",
 )  # fmt: skip
 _IGNORED = ("__pycache__", "*.pyc")
@@ -280,8 +281,8 @@ class LambdaFactory(Construct):
         acknowledge(
             function,
             "L1",
-            "Pinned to Python 3.12 on purpose: the dependencies layer is built from "
-            "cp312 wheels (PIP_TARGET_ARGS); both move together.",
+            "Pinned to Python 3.11 on purpose: the dependencies layer is built from "
+            "cp311 wheels (PIP_TARGET_ARGS), and ruff and mypy target 3.11; all move together.",
         )
         acknowledge(role, "IAM5", _XRAY_REASON, finding="Resource::*")
         return LedgerFunction(function, role, log_group, dead_letter_queue)

@@ -40,6 +40,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             focus_dir=args.focus_dir,
             show_progress=not args.json,
             focus_version=args.focus_version,
+            emulator_mode=args.emulator,
         ),
         args.scenario,
     )
@@ -101,5 +102,13 @@ def add_replay(sub: Subparsers) -> None:
         default=None,
         help="the FOCUS version of --focus-dir's files (default: ledger.summary.focus_version,"
         " 1.2); 1.3 adds the allocation columns",
+    )
+    p.add_argument(
+        "--emulator",
+        choices=("local", "full"),
+        default="local",
+        help="local (default): the ledger's table in memory, the other AWS services on the"
+        " embedded emulator (moto); full: the table on the emulator too (slower, the same"
+        " document)",
     )
     p.set_defaults(func=cmd_replay)

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from shared.adapters.file_system_store import FileSystemStore
     from shared.adapters.fsx import FileSystems
     from shared.adapters.instance_store import InstanceStore
-    from shared.adapters.inventory import Ec2Inventory
+    from shared.adapters.inventory import Inventory
     from shared.adapters.managed_store import ReservationStore, TrainingStore
     from shared.adapters.metric_reads import CloudWatchMetrics
     from shared.adapters.notify import SnsNotifier
@@ -50,11 +50,11 @@ if TYPE_CHECKING:
     from shared.adapters.reservations import CapacityReservations
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.sagemaker import TrainingJobs
-    from shared.adapters.table import DynamoTable
+    from shared.adapters.table import DynamoTable, Table
     from shared.adapters.utilization_store import UtilizationStore
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger
-    from shared.services.stopper import Stopper
+    from shared.services.stopper import InstanceStops, Stopper
 
 # Price List API endpoints exist in us-east-1, eu-central-1 and ap-south-1 only.
 PRICING_ENDPOINT_REGION = "us-east-1"
@@ -63,12 +63,15 @@ PRICING_ENDPOINT_REGION = "us-east-1"
 @dataclass(frozen=True)
 class Sources:
     """What replay answers from its scenario where moto cannot (DescribeTrainingJob,
-    DescribeCapacityReservations, DescribeFileSystems over simulated time); the deployed
-    functions never set them."""
+    DescribeCapacityReservations, DescribeFileSystems over simulated time, DescribeInstances
+    of instances under the scenario's ids, and what a stop reads and does to them); the
+    deployed functions never set them."""
 
     training_jobs: TrainingJobs | None = None
     reservations: CapacityReservations | None = None
     file_systems: FileSystems | None = None
+    inventory: Inventory | None = None
+    instance_stops: InstanceStops | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -79,6 +82,8 @@ class Runtime:
     sources: Sources = field(default_factory=Sources)
     # None: read from the environment on first use.
     given_settings: FunctionSettings | None = None
+    # None: the DynamoDB table the settings name; local mode hands in its in-memory table.
+    given_table: Table | None = None
     _clients: dict[tuple[str, str], BaseClient] = field(default_factory=dict, repr=False)
 
     @cached_property
@@ -124,7 +129,9 @@ class Runtime:
 
     # -- the table and one store per kind of record (they remember what they wrote) ----------
     @cached_property
-    def table(self) -> DynamoTable:
+    def table(self) -> Table:
+        if self.given_table is not None:
+            return self.given_table
         from shared.adapters.table import DynamoTable
 
         return DynamoTable(self.client("dynamodb"), self.settings.table_name)
@@ -244,7 +251,8 @@ class Runtime:
         from shared.services.stopper import Stopper
 
         tag_key = self.settings.config.auto_stop.tag_key
-        return Stopper(Ec2InstanceStops(self.client("ec2")), tag_key)
+        stops = self.sources.instance_stops or Ec2InstanceStops(self.client("ec2"))
+        return Stopper(stops, tag_key)
 
     def training_jobs(self) -> TrainingJobs:
         """``TrainingJobs`` (DescribeTrainingJob)."""
@@ -280,8 +288,10 @@ class Runtime:
         return AwsLivePrices(self.client("pricing", PRICING_ENDPOINT_REGION), self.accounts)
 
     @cached_property
-    def inventory(self) -> Ec2Inventory:
+    def inventory(self) -> Inventory:
         """DescribeInstances in each event's account and region (clients only)."""
+        if self.sources.inventory is not None:
+            return self.sources.inventory
         from shared.adapters.inventory import Ec2Inventory
 
         return Ec2Inventory(self.accounts)
@@ -356,10 +366,11 @@ def override(
     clock: Clock | None = None,
     sources: Sources | None = None,
     settings: FunctionSettings | None = None,
+    table: Table | None = None,
 ) -> AbstractContextManager[Runtime]:
-    """``using`` a fresh runtime with the given clock, sources and settings (None: the
-    system clock, no sources, the environment's settings)."""
-    return using(Runtime(clock or SystemClock(), sources or Sources(), settings))
+    """``using`` a fresh runtime with the given clock, sources, settings and table (None:
+    the system clock, no sources, the environment's settings, its DynamoDB table)."""
+    return using(Runtime(clock or SystemClock(), sources or Sources(), settings, table))
 
 
 # -- the current runtime's parts, for code that is not an event function (the API, the CLI,

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import re
 import shutil
 import subprocess
 import sys
+import threading
+import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +28,8 @@ import pytest
 
 from costtracker.render.text import per_unit, rate
 
+# The demo replays its scenario first (about a minute on an idle machine).
+DEMO_READY_WITHIN_S = 600.0
 CHROMIUM = os.environ.get("COSTTRACKER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip(
@@ -34,8 +39,8 @@ if not Path(CHROMIUM).exists():
 sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests: no Playwright")
 
 ROOT = Path(__file__).resolve().parents[2]
-SCENARIO = ROOT / "examples" / "two-teams-fortnight.json"
-BUDGETS = ROOT / "examples" / "two-teams-fortnight.budgets.json"
+SCENARIO = ROOT / "costtracker" / "examples" / "two-teams-fortnight.json"
+BUDGETS = ROOT / "costtracker" / "examples" / "two-teams-fortnight.budgets.json"
 ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -75,17 +80,36 @@ def running_demo(*extra: str) -> Iterator[str]:
         command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
     url = None
-    lines = []
+    lines: list[str] = []
     assert process.stdout is not None
-    for line in process.stdout:  # the replay takes about a minute
+    arrived: queue.Queue[str | None] = queue.Queue()
+
+    def read(stream: Any = process.stdout) -> None:
+        for line in stream:
+            arrived.put(line)
+        arrived.put(None)  # the demo ended
+
+    threading.Thread(target=read, daemon=True).start()
+    # The replay takes about a minute on an idle machine: wait on the dashboard's line
+    # with a generous bound, not for ever.
+    deadline = time.monotonic() + DEMO_READY_WITHIN_S
+    while url is None and (left := deadline - time.monotonic()) > 0:
+        try:
+            line = arrived.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
+            break
         lines.append(line)
         found = re.match(r"Dashboard on (http://\S+)/", line)
         if found:
             url = found.group(1)
-            break
     try:
         if url is None:
-            pytest.fail("the demo did not start:\n" + "".join(lines[-20:]))
+            pytest.fail(
+                f"waited {DEMO_READY_WITHIN_S:.0f} s for the demo's 'Dashboard on' line; its"
+                " last output:\n" + "".join(lines[-20:])
+            )
         yield url
     finally:
         process.terminate()

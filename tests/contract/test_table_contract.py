@@ -223,3 +223,139 @@ def test_the_in_memory_indexes_are_the_tables_gsis() -> None:
     }
     assert MemoryTable().indexes == gsis
     assert set(gsis) == {"open-index", "unpriced-index", "rollups-index", "pending-index"}
+
+
+# -- every operation and expression the stores use, on both tables (issue 29: local mode
+# keeps the ledger on the in-memory table, so the twin must answer as DynamoDB does).
+
+
+def test_an_item_moves_between_index_partitions_as_its_index_key_changes(table: Table) -> None:
+    open_pk, open_sk = schema.index_attributes(schema.OPEN_INDEX)
+    name = schema.OPEN_INDEX.name
+    table.transact([Put({"pk": "J#1", "sk": "H#I#a", open_pk: "OPEN", open_sk: "acct#a"})])
+    table.transact([Update("J#1", "H#I#a", set={open_pk: "ACCRUING"})])
+    assert list(table.query("OPEN", index=name)) == []
+    assert [i["sk"] for i in table.query("ACCRUING", index=name)] == ["H#I#a"]
+    table.transact([Update("J#1", "H#I#a", set={open_sk: "acct#z"})])  # its index sort key
+    assert [i[open_sk] for i in table.query("ACCRUING", index=name)] == ["acct#z"]
+    table.transact([Put({"pk": "J#1", "sk": "H#I#a", "version": 2})])  # replaced: in no index
+    assert list(table.query("ACCRUING", index=name)) == []
+    assert table.get("J#1", "H#I#a") == {"pk": "J#1", "sk": "H#I#a", "version": 2}
+
+
+def test_index_queries_take_the_same_sort_key_conditions(table: Table) -> None:
+    pending_pk, pending_sk = schema.index_attributes(schema.PENDING_INDEX)
+    name = schema.PENDING_INDEX.name
+    due = ["2026-11-01T10:00:00Z", "2026-11-01T11:00:00Z", "2026-11-02T09:00:00Z"]
+    table.transact(
+        [
+            Put({"pk": f"J#{n}", "sk": "O#x", pending_pk: "PENDING", pending_sk: at})
+            for n, at in enumerate(due)
+        ]
+    )
+
+    def due_of(**kwargs: object) -> list[str]:
+        return [str(i[pending_sk]) for i in table.query("PENDING", index=name, **kwargs)]  # type: ignore[arg-type]
+
+    assert due_of() == due
+    assert due_of(begins_with="2026-11-01") == due[:2]
+    assert due_of(sk_to="2026-11-01T11:00:00Z") == due[:2]
+    assert due_of(sk_from="2026-11-01T11:00:00Z") == due[1:]
+    assert due_of(sk_from="2026-11-01T10:30:00Z", sk_to="2026-11-02T00:00:00Z") == due[1:2]
+    assert due_of(descending=True, limit=1) == due[2:]
+    assert list(table.query("NOTHING", index=name)) == []
+    assert list(table.query("NO#SUCH#PK")) == []
+
+
+def test_conditions_on_an_absent_item_or_attribute(table: Table) -> None:
+    # Raise-to / lower-to hold when the item or the attribute is absent.
+    table.transact([Update("C", "1", set={"n": Decimal(5)}, conditions=[Below("n", Decimal(9))])])
+    table.transact([Update("C", "2", set={"t": "b"}, conditions=[Above("t", "c")])])
+    table.transact([Update("C", "1", set={"t": "a"}, conditions=[Above("t", "a")])])
+    with pytest.raises(ConditionFailed):  # a version of an item that is not there
+        table.transact([Update("C", "3", set={"x": "y"}, conditions=[VersionIs(1)])])
+    with pytest.raises(ConditionFailed):  # an update that must create the item
+        table.transact([Update("C", "1", set={"x": "y"}, conditions=[Absent()])])
+    table.transact([Update("C", "4", set={"x": "y"}, conditions=[Absent()])])
+    assert table.get("C", "1") == {"pk": "C", "sk": "1", "n": Decimal(5), "t": "a"}
+    assert table.get("C", "2") == {"pk": "C", "sk": "2", "t": "b"}
+    assert table.get("C", "3") is None
+    assert table.get("C", "4") == {"pk": "C", "sk": "4", "x": "y"}
+
+
+def test_an_update_of_an_absent_item_creates_it_from_zero_and_empty(table: Table) -> None:
+    table.transact(
+        [
+            Update(
+                "U",
+                "1",
+                add={"n": Decimal("2.25"), "tags": {"a"}},
+                set_if_absent={"first": "2026-11-01", "version": 1},
+                set={"m": {"k": "v", "d": Decimal("1.5")}},
+            )
+        ]
+    )
+    assert table.get("U", "1") == {
+        "pk": "U",
+        "sk": "1",
+        "n": Decimal("2.25"),
+        "tags": {"a"},
+        "first": "2026-11-01",
+        "version": 1,
+        "m": {"k": "v", "d": Decimal("1.5")},
+    }
+    got = table.get("U", "1")
+    assert got is not None
+    got["m"]["k"] = "changed"  # a reader's copy, not the stored item
+    got["tags"].add("b")
+    assert table.get("U", "1") == {**got, "m": {"k": "v", "d": Decimal("1.5")}, "tags": {"a"}}
+
+
+def test_a_transaction_touching_an_item_twice_is_refused_and_writes_nothing(
+    table: Table,
+) -> None:
+    with pytest.raises(ValueError):
+        table.transact([Put({"pk": "T", "sk": "1"}), Update("T", "1", set={"x": "y"})])
+    assert table.get("T", "1") is None
+
+
+def test_a_failed_transaction_leaves_items_and_indexes_as_they_were(table: Table) -> None:
+    open_pk, open_sk = schema.index_attributes(schema.OPEN_INDEX)
+    name = schema.OPEN_INDEX.name
+    table.transact([Put({"pk": "F", "sk": "1", "version": 1, open_pk: "OPEN", open_sk: "a"})])
+    with pytest.raises(ConditionFailed):
+        table.transact(
+            [
+                Update("F", "1", set={"version": 2}, remove=(open_pk,), conditions=[VersionIs(1)]),
+                Put({"pk": "F", "sk": "2", open_pk: "OPEN", open_sk: "b"}),
+                Update("F", "3", set={"x": "y"}, conditions=[VersionIs(7)]),
+            ]
+        )
+    assert [i["sk"] for i in table.query("OPEN", index=name)] == ["1"]
+    assert table.get("F", "2") is None
+    assert table.batch_get([]) == []
+
+
+def test_a_projected_filtered_index_query_counts_kept_items_only(table: Table) -> None:
+    rollups_pk, rollups_sk = schema.index_attributes(schema.ROLLUPS_INDEX)
+    name = schema.ROLLUPS_INDEX.name
+    lasts = ["2026-11-01", "", "2026-11-03", "2026-11-04"]
+    table.transact(
+        [
+            Put(
+                {"pk": f"J#{n}", "sk": "R", rollups_pk: "ROLLUP", rollups_sk: f"J#{n}",
+                 "blob": "x" * 100} | ({"last": last} if last else {})
+            )
+            for n, last in enumerate(lasts)
+        ]
+    )  # fmt: skip
+    found = list(
+        table.query(
+            "ROLLUP",
+            index=name,
+            attributes=("pk", "last"),
+            keep_from=("last", "2026-11-03"),
+            limit=2,
+        )
+    )
+    assert found == [{"pk": "J#1"}, {"pk": "J#2", "last": "2026-11-03"}]

@@ -21,8 +21,9 @@ def scenario_names() -> list[str]:
     return sorted(p.name for p in SCENARIOS.glob("*.json"))
 
 
-def outputs(name: str) -> tuple[str, str]:
-    """(the ``--json`` document, the human output) as ``costtracker replay`` prints them."""
+def outputs(name: str, emulator_mode: str = "local") -> tuple[str, str]:
+    """(the ``--json`` document, the human output) as ``costtracker replay`` prints them
+    (``emulator_mode``: ``--emulator``, local or full; the golden files are local's)."""
     from costtracker.alert_preview import alert_list
     from costtracker.render.jobs import job_table
     from costtracker.replay import replay
@@ -30,7 +31,7 @@ def outputs(name: str) -> tuple[str, str]:
 
     scenario = Scenario.model_validate(json.loads((SCENARIOS / name).read_text()))
     with redirect_stdout(sys.stderr):  # handler output (metrics) is not the replay's
-        document: dict[str, Any] = replay(scenario)
+        document: dict[str, Any] = replay(scenario, emulator_mode=emulator_mode)  # type: ignore[arg-type]
     as_json = json.dumps(document, indent=2) + "\n"
     human = job_table(document) + "\n" + alert_list(document) + "\n"
     return as_json, human

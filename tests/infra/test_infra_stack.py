@@ -347,7 +347,7 @@ def test_ec2_and_price_reads_granted_where_needed(synthesized: Synthesized) -> N
 # --- functions, logs, topics ----------------------------------------------------------
 
 
-def test_all_functions_arm64_python312_with_config(synthesized: Synthesized) -> None:
+def test_all_functions_arm64_python311_with_config(synthesized: Synthesized) -> None:
     functions = synthesized.resources("AWS::Lambda::Function")
     assert len(functions) == len(ALL_FUNCTIONS)
     layers = synthesized.resources("AWS::Lambda::LayerVersion")
@@ -355,7 +355,7 @@ def test_all_functions_arm64_python312_with_config(synthesized: Synthesized) -> 
     for logical_id, function in functions.items():
         props = function["Properties"]
         assert props["Architectures"] == ["arm64"], logical_id
-        assert props["Runtime"] == "python3.12", logical_id
+        assert props["Runtime"] == "python3.11", logical_id
         assert props["Handler"] == "handler.handler", logical_id
         assert props["TracingConfig"] == {"Mode": "Active"}, logical_id
         assert props["Layers"] == [{"Ref": next(iter(layers))}], logical_id
@@ -379,10 +379,10 @@ def test_ledger_config_is_the_cdk_json_context(synthesized: Synthesized) -> None
     assert json.loads(synthesized.settings.ledger.model_dump_json())["tracking"]["job_tag_keys"]
 
 
-def test_layer_is_arm64_python312(template: Template) -> None:
+def test_layer_is_arm64_python311(template: Template) -> None:
     template.has_resource_properties(
         "AWS::Lambda::LayerVersion",
-        {"CompatibleRuntimes": ["python3.12"], "CompatibleArchitectures": ["arm64"]},
+        {"CompatibleRuntimes": ["python3.11"], "CompatibleArchitectures": ["arm64"]},
     )
 
 

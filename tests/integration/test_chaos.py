@@ -20,7 +20,7 @@ DELAY = timedelta(minutes=5)
 ROOT = Path(__file__).resolve().parents[2]
 CASES = [
     *sorted(p for p in SCENARIOS.glob("*.json") if "shuffled" not in p.name),
-    ROOT / "examples" / "llama-lora-vs-p5.json",
+    ROOT / "costtracker" / "examples" / "llama-lora-vs-p5.json",
 ]
 
 

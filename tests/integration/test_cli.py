@@ -16,7 +16,7 @@ from costtracker.local_api import serve
 from costtracker.replay import replay_session, report
 from costtracker.scenario import load_scenario
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-lora-vs-p5.json"
+EXAMPLE = Path(__file__).resolve().parents[2] / "costtracker" / "examples" / "llama-lora-vs-p5.json"
 
 
 @pytest.fixture(scope="module")

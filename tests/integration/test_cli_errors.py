@@ -25,7 +25,7 @@ from shared.app.config import LedgerConfig
 from tests.aws_events import ec2_state_event
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "llama-lora-vs-p5.json"
+EXAMPLE = ROOT / "costtracker" / "examples" / "llama-lora-vs-p5.json"
 ODD_IDS = ("x?team=y", "lora ünï/β #1")
 
 
@@ -304,15 +304,15 @@ def test_budgets_history_shows_each_change_with_the_callers_arn(
 
 
 def test_a_local_post_is_answered_by_the_handler(local_api: dict[str, str]) -> None:
-    import urllib.error
     import urllib.request
+
+    from costtracker.readiness import answer
 
     request = urllib.request.Request(local_api["admin"] + "/jobs", data=b"{}", method="POST",
                                      headers={"Content-Type": "application/json"})  # fmt: skip
-    with pytest.raises(urllib.error.HTTPError) as caught:
-        urllib.request.urlopen(request, timeout=30)
-    assert caught.value.code == 404
-    body = json.loads(caught.value.read())
+    status, raw = answer(request, "the local API")
+    assert status == 404
+    body = json.loads(raw)
     assert body["statusCode"] == 404 and "POST" in body["message"]
 
 

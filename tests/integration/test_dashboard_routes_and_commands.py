@@ -47,8 +47,10 @@ def _get(base: str, path: str) -> tuple[int, Any, dict[str, str]]:
     import urllib.error
     import urllib.request
 
-    try:
-        with urllib.request.urlopen(base + path, timeout=30) as response:
+    from costtracker.readiness import READY_WITHIN_S
+
+    try:  # a generous bound (a loaded machine), not a fixed short one
+        with urllib.request.urlopen(base + path, timeout=READY_WITHIN_S) as response:
             raw, status, headers = response.read(), response.status, dict(response.headers)
     except urllib.error.HTTPError as error:
         raw, status, headers = error.read(), error.code, dict(error.headers)

@@ -1,4 +1,7 @@
-"""Every scenario in ``tests/scenarios`` replays to its golden output, byte for byte.
+"""Every scenario in ``tests/scenarios`` replays to its golden output, byte for byte, in
+both emulator modes: the ledger's table in memory (the default) and on moto
+(``--emulator full``). CI runs this file on the pinned moto and on the lowest moto of
+the declared range (``.ci/run``).
 
 The golden files (``tests/golden``) were taken before the codebase's restructuring; a
 refactoring keeps them identical. When a change of results is intended, regenerate
@@ -12,12 +15,14 @@ import pytest
 from tests.golden.make_golden import ROOT, outputs, scenario_names
 
 
+@pytest.mark.parametrize("emulator_mode", ["local", "full"])
 @pytest.mark.parametrize("name", scenario_names())
-def test_replay_output_is_byte_identical_to_its_golden_file(name: str) -> None:
-    as_json, human = outputs(name)
+def test_replay_output_is_byte_identical_to_its_golden_file(name: str, emulator_mode: str) -> None:
+    as_json, human = outputs(name, emulator_mode)
     stem = name.removesuffix(".json")
-    assert as_json == (ROOT / f"{stem}.replay.json").read_text(), f"{stem}: --json differs"
-    assert human == (ROOT / f"{stem}.replay.txt").read_text(), f"{stem}: human output differs"
+    where = f"{stem} (--emulator {emulator_mode})"
+    assert as_json == (ROOT / f"{stem}.replay.json").read_text(), f"{where}: --json differs"
+    assert human == (ROOT / f"{stem}.replay.txt").read_text(), f"{where}: human output differs"
 
 
 def test_every_scenario_has_golden_files() -> None:

@@ -83,18 +83,33 @@ def test_a_region_without_a_price_is_unpriced_never_us_east_1(document: dict[str
     assert (alert["price_key"], alert["region"]) == ("trn1.32xlarge", "ap-southeast-2")
 
 
-def test_the_emulator_keeps_the_member_instances_in_their_own_account() -> None:
-    from costtracker.replay import replay_session
+def test_the_scenario_instances_are_described_only_in_their_own_account_and_region() -> None:
+    from costtracker.fakes_aws import ScenarioInstances
+    from shared.adapters.inventory import InstanceNotFound
 
-    scenario = Scenario.model_validate(scenario_dict("two_accounts.json"))
-    with replay_session(scenario) as replayer:
-        emulator = replayer.emulator
+    instances = ScenarioInstances(Scenario.model_validate(scenario_dict("two_accounts.json")))
+    assert instances.describe("i-0a1000000000000a1", "us-east-1", HOME).account == HOME
+    assert instances.describe("i-0a1000000000000a1", "us-east-1").account == HOME
+    assert instances.describe("i-0b1000000000000b1", "eu-west-1", MEMBER).account == MEMBER
+    for instance_id, region, account in [
+        ("i-0b1000000000000b1", "eu-west-1", HOME),  # the member's, asked in the home account
+        ("i-0b1000000000000b1", "us-east-1", MEMBER),  # in another region
+        ("i-0b3000000000000b3", "eu-west-1", MEMBER),
+        ("i-0ffffffffffffffff", "us-east-1", HOME),  # not in the scenario
+    ]:
+        with pytest.raises(InstanceNotFound):
+            instances.describe(instance_id, region, account)
 
-        def ids(account: str, region: str) -> set[str]:
-            pages = emulator.client("ec2", account, region).describe_instances()
-            return {i["InstanceId"] for r in pages["Reservations"] for i in r["Instances"]}
 
-        assert ids(HOME, "us-east-1") == {"i-0a1000000000000a1", "i-0a2000000000000a2"}
-        assert ids(MEMBER, "eu-west-1") == {"i-0b1000000000000b1"}
-        assert ids(HOME, "eu-west-1") == set()
-        assert ids(MEMBER, "ap-southeast-2") == {"i-0b3000000000000b3"}
+def test_the_emulator_answers_each_account_under_its_own_keys() -> None:
+    """A member's assumed-role (temporary) key speaks for the member, as moto names a
+    request's account after its key; every other request for the scenario's account
+    (moto's x-moto-account-id header; no MOTO_ACCOUNT_ID override)."""
+    from costtracker.emulator import running_emulator
+
+    with running_emulator("us-east-1", MEMBER) as emulator:
+        assert emulator.client("sts").get_caller_identity()["Account"] == MEMBER
+        member = emulator.client("sts", HOME).get_caller_identity()["Account"]
+        assert member == HOME
+        queues = emulator.client("sqs").list_queues().get("QueueUrls", [])
+        assert [u for u in queues if f"/{MEMBER}/" in u], queues  # provisioned in its account

@@ -14,6 +14,7 @@ import pytest
 
 from costtracker.dashboard import asset
 from costtracker.dashboard.server import make_proxy
+from costtracker.readiness import answer
 
 
 def test_the_page_and_its_assets_are_served_with_a_strict_policy() -> None:
@@ -79,12 +80,7 @@ def proxy(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
 
 def _get(url: str, **kwargs: Any) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, **kwargs)
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
+    return answer(urllib.request.Request(url, **kwargs), f"the dashboard proxy at {url}")
 
 
 def test_api_calls_are_forwarded_signed_and_the_page_holds_no_secret(proxy: str) -> None:
