@@ -20,11 +20,11 @@ from decimal import Decimal
 from pydantic import ValidationError
 
 from costtracker.scenario import CapacityReservationSpec, InstanceSpec, Scenario, TrainingJobSpec
+from shared.adapters.instance_stops import InstanceNow
 from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.reservations import ReservationNotFound
 from shared.adapters.sagemaker import TrainingJobNotFound
 from shared.domain.clock import Clock
-from shared.adapters.instance_stops import InstanceNow
 from shared.domain.ebs import Volume
 from shared.domain.fsx import FileSystemDescription, FileSystemFacts
 from shared.domain.instance import InstanceProfile

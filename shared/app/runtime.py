@@ -50,7 +50,7 @@ if TYPE_CHECKING:
     from shared.adapters.reservations import CapacityReservations
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.sagemaker import TrainingJobs
-    from shared.adapters.table import DynamoTable, Table
+    from shared.adapters.table import Table
     from shared.adapters.utilization_store import UtilizationStore
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger

@@ -15,7 +15,7 @@ from costtracker.local_api import serve
 from costtracker.replay import replay_session
 from costtracker.scenario import load_scenario
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "llama-lora-vs-p5.json"
+EXAMPLE = Path(__file__).resolve().parents[2] / "costtracker" / "examples" / "llama-lora-vs-p5.json"
 RANGE = ["--from", "2026-11-01", "--to", "2026-11-03"]
 
 
