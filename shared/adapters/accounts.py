@@ -165,7 +165,9 @@ def client_config(service: str = "") -> Any:
 
     SNS gets shorter timeouts and fewer attempts (``shared.domain.limits``): one publish
     takes at most ``PUBLISH_WORST_SECONDS``, so a brown-out costs a run seconds, never
-    its whole timeout (the outbox sends the alert again later).
+    its whole timeout (the outbox sends the alert again later). DynamoDB likewise
+    (``TABLE_WORST_SECONDS``): a hanging table costs the budget tick one budget's turn,
+    not the whole minute.
 
     botocore's validation walks every attribute of every request before AWS validates
     it again: measured at a fifth of the replay's client CPU (bench, section 3), and the
@@ -180,6 +182,13 @@ def client_config(service: str = "") -> Any:
             retries={"mode": "standard", "max_attempts": limits.PUBLISH_ATTEMPTS},
             connect_timeout=limits.PUBLISH_CONNECT_SECONDS,
             read_timeout=limits.PUBLISH_READ_SECONDS,
+            parameter_validation=validate,
+        )
+    if service == "dynamodb":
+        return Config(
+            retries={"mode": "standard", "max_attempts": limits.TABLE_ATTEMPTS},
+            connect_timeout=limits.TABLE_CONNECT_SECONDS,
+            read_timeout=limits.TABLE_READ_SECONDS,
             parameter_validation=validate,
         )
     return Config(

@@ -43,6 +43,13 @@ PUBLISH_CONNECT_SECONDS = 2
 PUBLISH_READ_SECONDS = 5
 PUBLISH_ATTEMPTS = 2
 PUBLISH_WORST_SECONDS = PUBLISH_ATTEMPTS * (PUBLISH_CONNECT_SECONDS + PUBLISH_READ_SECONDS) + 2
+# One DynamoDB request of the ledger: its calls answer in milliseconds, so a request
+# that hangs is retried soon and a call gives up well inside the budget tick's 55 s
+# (TABLE_ATTEMPTS * (connect + read) seconds plus backoff, about 23 s at the most).
+TABLE_CONNECT_SECONDS = 2
+TABLE_READ_SECONDS = 5
+TABLE_ATTEMPTS = 3
+TABLE_WORST_SECONDS = TABLE_ATTEMPTS * (TABLE_CONNECT_SECONDS + TABLE_READ_SECONDS) + 2
 # The re-send path stops starting publishes this long before its function's timeout.
 DELIVERY_MARGIN_SECONDS = 5
 # A refused alert is tried again after 1, 2, 4 ... minutes, at most this many minutes.

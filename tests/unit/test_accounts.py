@@ -184,3 +184,23 @@ def test_client_config_validates_requests_only_where_asked(monkeypatch: Any) -> 
     assert client_config().retries == {"mode": "standard", "max_attempts": 5}
     monkeypatch.setenv("COSTTRACKER_VALIDATE_REQUESTS", "1")
     assert client_config().parameter_validation is True
+
+
+def test_a_hanging_table_or_topic_gives_up_well_inside_the_budget_ticks_timeout() -> None:
+    """Every client on the budget tick's path has timeouts and attempts sized to its
+    deployed timeout: one hanging DynamoDB request, and then one hanging publish, still
+    leave the tick time to evaluate the other budgets (botocore's defaults: 60 s read,
+    more attempts, past the 55 s timeout for one call)."""
+    from shared.adapters.accounts import client_config
+    from shared.app.functions import FUNCTIONS
+    from shared.domain import limits
+
+    tick = next(f for f in FUNCTIONS if f.name == "budget_tick")
+    for service, worst in (
+        ("dynamodb", limits.TABLE_WORST_SECONDS),
+        ("sns", limits.PUBLISH_WORST_SECONDS),
+    ):
+        config = client_config(service)
+        attempts = config.retries["max_attempts"]
+        assert attempts * (config.connect_timeout + config.read_timeout) + 2 <= worst, service
+    assert tick.timeout_seconds > limits.TABLE_WORST_SECONDS + limits.PUBLISH_WORST_SECONDS
