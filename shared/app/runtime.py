@@ -1,18 +1,9 @@
-"""The functions' dependencies, typed, built once per cold start (never at import).
-
-A ``Runtime`` is frozen: its clock, the sources replay hands in, and the settings
-of the function (``FunctionSettings``, read from the environment on first use).
-Everything else (boto3 clients, the table, one store per kind of record, the
-adapters) is built from them on first use and kept for the container's life.
-``ledger_deps()`` is built per call: the price book's check date is the day of the
-call (a warm container outlives midnight, replay's clock crosses days).
-
-``current()`` is the container's runtime. Replay and tests hand in their own clock
-and sources with ``override(...)`` (or a whole runtime, e.g. a subclass over in-memory
-twins, with ``using(...)``), which restores the previous runtime on exit;
-``reset()`` rebuilds the current one from the environment (it changed), keeping
-its clock and sources.
-"""
+"""The functions' dependencies, typed, built once per cold start (never at import): a
+frozen clock, replay's sources and the settings; clients, the table, stores and adapters
+on first use, kept for the container's life (``ledger_deps()`` per call: its price book
+dates from the call's day). ``current()`` is the container's runtime; ``override(...)``
+and ``using(...)`` hand in another and restore the previous one; ``reset()`` rebuilds it
+from a changed environment, keeping its clock and sources."""
 
 from __future__ import annotations
 
@@ -25,6 +16,7 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from shared.app.settings import FunctionSettings, load_settings
+from shared.app.sources import Sources as Sources
 from shared.domain.clock import Clock, SystemClock
 
 if TYPE_CHECKING:
@@ -54,24 +46,10 @@ if TYPE_CHECKING:
     from shared.adapters.utilization_store import UtilizationStore
     from shared.services.deps import LedgerDeps
     from shared.services.reservations import ReservationLedger
-    from shared.services.stopper import InstanceStops, Stopper
+    from shared.services.stopper import Stopper
 
 # Price List API endpoints exist in us-east-1, eu-central-1 and ap-south-1 only.
 PRICING_ENDPOINT_REGION = "us-east-1"
-
-
-@dataclass(frozen=True)
-class Sources:
-    """What replay answers from its scenario where moto cannot (DescribeTrainingJob,
-    DescribeCapacityReservations, DescribeFileSystems over simulated time, DescribeInstances
-    of instances under the scenario's ids, and what a stop reads and does to them); the
-    deployed functions never set them."""
-
-    training_jobs: TrainingJobs | None = None
-    reservations: CapacityReservations | None = None
-    file_systems: FileSystems | None = None
-    inventory: Inventory | None = None
-    instance_stops: InstanceStops | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,8 +58,7 @@ class Runtime:
 
     clock: Clock = field(default_factory=SystemClock)
     sources: Sources = field(default_factory=Sources)
-    # None: read from the environment on first use.
-    given_settings: FunctionSettings | None = None
+    given_settings: FunctionSettings | None = None  # None: the environment's, on first use
     # None: the DynamoDB table the settings name; local mode hands in its in-memory table.
     given_table: Table | None = None
     _clients: dict[tuple[str, str], BaseClient] = field(default_factory=dict, repr=False)

@@ -256,9 +256,13 @@ def test_spend_by_day_stacked_by_team(browser: Any, demo: str) -> None:
     for day in days:
         assert view.fig(f"day:{day['date']}:total") == cents(day["total_usd"])
     total = sum(Decimal(d["total_usd"]) for d in days)
-    tagged = sum(Decimal(v) for d in days for v in d["by_tag"].values())
+    tagged = sum(Decimal(v) for d in days for k, v in d["by_tag"].items() if k != "(none)")
     assert view.fig("spend:total") == cents(total)
     assert view.fig("spend:notag") == cents(total - tagged)
+    # The API's (none) entry is that residual, day by day (every breakdown adds up).
+    none = sum(Decimal(d["by_tag"].get("(none)", "0")) for d in days)
+    assert cents(none) == cents(total - tagged)
+    assert view.page.locator('rect[data-series="(none)"]').count() == 0
     assert view.fig("spend:untagged") == cents(sum(Decimal(d["untagged_usd"]) for d in days))
     assert view.page.locator('rect[data-series="nlp"]').count() > 0
     # the last day's untagged GPU misses every required tag

@@ -21,6 +21,7 @@ from moto import mock_aws
 from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.domain.clock import FixedClock
+from tests.aws_events import TRACKER_METRICS
 from tests.integration.test_alert_guarantees import (
     CONFIG,
     T0,
@@ -68,7 +69,8 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
                 deliver(world, "instance_state", state_event(iid, n / 60))
             for iid in ids.values():
                 for minute, signal in ((10, "accelerator"), (11, "cpu")):
-                    event = alarm_event(alarm_name(iid, signal), "ALARM", minute, iid)
+                    metric = TRACKER_METRICS["neuron" if signal == "accelerator" else "cpu"]
+                    event = alarm_event(alarm_name(iid, signal), "ALARM", minute, iid, metric)
                     deliver(world, "alarm_state", event)
             deliver(world, "checkpoint", checkpoint_object("runs/llama/step-20/shard.pt", 20))
             deliver(world, "checkpoint", checkpoint_object("runs/llama/step-20/_COMPLETE", 21))

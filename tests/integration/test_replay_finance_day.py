@@ -235,7 +235,7 @@ def test_resized_file_system_across_a_month_end_in_job_totals_and_days() -> None
     nov30, dec1 = document["daily_summaries"]
     assert abs(Decimal(nov30["fsx_usd"]) - (p1 + p2)) < TOL
     assert abs(Decimal(dec1["fsx_usd"]) - p3) < TOL
-    assert nov30["by_tag"]["project"] == {"llama": nov30["total_usd"]}
+    assert nov30["by_tag"]["project"] == {"llama": nov30["total_usd"], "(none)": "0.000000000"}
 
 
 def test_file_system_known_only_from_describe_is_costed_from_its_creation() -> None:

@@ -772,7 +772,7 @@ VIEWS.spend = async function spend(arg, params) {
   const body = await api("/summaries", { from: first, to: last, group_by: groupBy });
   const values = new Map();
   for (const day of body.days) {
-    for (const [v, x] of Object.entries(day.by_tag || {})) values.set(v, (values.get(v) || 0) + num(x));
+    for (const [v, x] of tagValues(day)) values.set(v, (values.get(v) || 0) + num(x));
   }
   const names = [...values.keys()].sort((a, b) => values.get(b) - values.get(a));
   const shown = names.slice(0, 6);
@@ -784,7 +784,7 @@ VIEWS.spend = async function spend(arg, params) {
     const v = {};
     if (d.available) {
       let tagged = 0n;
-      for (const [name, x] of Object.entries(d.by_tag || {})) {
+      for (const [name, x] of tagValues(d)) {
         const key = shown.includes(name) ? name : "(other values)";
         v[key] = (v[key] || 0) + num(x);
         tagged += nanoOf(x);
@@ -795,7 +795,7 @@ VIEWS.spend = async function spend(arg, params) {
   });
   const available = body.days.filter((d) => d.available);
   const total = sumNano(available.map((d) => d.total_usd));
-  const tagged = available.reduce((acc, d) => acc + sumNano(Object.values(d.by_tag || {})), 0n);
+  const tagged = available.reduce((acc, d) => acc + sumNano(tagValues(d).map(([, x]) => x)), 0n);
   const untagged = sumNano(available.map((d) => d.untagged_usd));
   const share = total > 0n ? Number((tagged * 10000n) / total) / 100 : null;
   out.push(provenance(available.length ? available[available.length - 1].date + "T23:59:59Z" : null, [],
@@ -826,9 +826,15 @@ VIEWS.spend = async function spend(arg, params) {
   return out;
 };
 
+// A day's spend per value of the grouping key; the API's "(none)" entry (spend without
+// the key) is left out: the views show it as the residual, total less the tagged values.
+function tagValues(day) {
+  return Object.entries(day.by_tag || {}).filter(([k]) => k !== "(none)");
+}
+
 function shortUsdExact(value, day, name, groupBy, shown) {
   // the residual columns, exact to the cent from the API's strings
-  const tagged = Object.entries(day.by_tag || {});
+  const tagged = tagValues(day);
   if (name === "(other values)") {
     return usdNano(sumNano(tagged.filter(([k]) => !shown.includes(k)).map(([, v]) => v)));
   }
