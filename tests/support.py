@@ -120,6 +120,36 @@ def memory_ledger(
     )
 
 
+def running_jobs_ledger(
+    jobs: Sequence[str], config: LedgerConfig, at: datetime, instance_type: str = "trn1.32xlarge"
+) -> Ledger:
+    """A memory ledger holding one instance per job, each running since ``at``."""
+    from shared.services.instances import record_state_change
+
+    profiles = [
+        InstanceProfile(
+            instance_id=f"i-{n:017x}",
+            instance_type=instance_type,
+            region=REGION,
+            account=ACCOUNT,
+            tags={"training-job": job},
+        )
+        for n, job in enumerate(jobs)
+    ]
+    ledger = memory_ledger(*profiles, config=config, now=at)
+    for p in profiles:
+        record_state_change(
+            ledger.deps,
+            event_id=f"run-{p.instance_id}",
+            at=at,
+            instance_id=p.instance_id,
+            state="running",
+            region=REGION,
+            account=ACCOUNT,
+        )
+    return ledger
+
+
 def memory_price_cache() -> PriceCacheStore:
     """A price cache over a table of its own."""
     return PriceCacheStore(MemoryTable())

@@ -28,11 +28,9 @@ from shared.adapters.outbox import OUTBOX, OutboxStore
 from shared.app.config import LedgerConfig
 from shared.app.functions import BY_NAME
 from shared.domain import limits
-from shared.domain.instance import InstanceProfile
 from shared.services.budget_tick import run_tick
 from shared.services.budgets import evaluate_budgets
-from shared.services.instances import record_state_change
-from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
+from tests.support import ACCOUNT, REGION, Ledger, running_jobs_ledger
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 JOBS = ("alpha", "beta", "gamma", "delta")
@@ -57,28 +55,7 @@ TICK_TIMEOUT = BY_NAME["budget_tick"].timeout_seconds
 
 
 def running_jobs() -> Ledger:
-    profiles = [
-        InstanceProfile(
-            instance_id=f"i-{n:017x}",
-            instance_type="trn1.32xlarge",
-            region=REGION,
-            account=ACCOUNT,
-            tags={"training-job": job},
-        )
-        for n, job in enumerate(JOBS)
-    ]
-    ledger = memory_ledger(*profiles, config=CONFIG, now=T0)
-    for p in profiles:
-        record_state_change(
-            ledger.deps,
-            event_id=f"run-{p.instance_id}",
-            at=T0,
-            instance_id=p.instance_id,
-            state="running",
-            region=REGION,
-            account=ACCOUNT,
-        )
-    return ledger
+    return running_jobs_ledger(JOBS, CONFIG, T0)
 
 
 def budget_alert_ids(ledger: Ledger) -> set[str]:

@@ -14,12 +14,10 @@ from shared.adapters.notify import Alert, fit_body
 from shared.adapters.outbox import OutboxStore
 from shared.app.config import LedgerConfig
 from shared.domain import limits
-from shared.domain.instance import InstanceProfile
 from shared.services import budgets as budget_service
 from shared.services.alerts import AlertPoster, backoff
 from shared.services.budgets import evaluate_budgets
-from shared.services.instances import record_state_change
-from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
+from tests.support import Ledger, running_jobs_ledger
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 JOBS = ("alpha", "beta", "gamma")
@@ -42,27 +40,7 @@ CONFIG = LedgerConfig.model_validate(
 
 
 def ledger() -> Ledger:
-    profiles = [
-        InstanceProfile(
-            instance_id=f"i-{n:017x}",
-            instance_type="trn1.32xlarge",
-            region=REGION,
-            account=ACCOUNT,
-            tags={"training-job": job},
-        )
-        for n, job in enumerate(JOBS)
-    ]
-    out = memory_ledger(*profiles, config=CONFIG, now=T0)
-    for p in profiles:
-        record_state_change(
-            out.deps,
-            event_id=p.instance_id,
-            at=T0,
-            instance_id=p.instance_id,
-            state="running",
-            region=REGION,
-            account=ACCOUNT,
-        )
+    out = running_jobs_ledger(JOBS, CONFIG, T0)
     out.clock.advance_to(T0 + timedelta(hours=1))
     return out
 
