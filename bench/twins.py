@@ -49,30 +49,14 @@ def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
 
 
 def scenario_profiles(scenario: Any) -> dict[str, Any]:
-    """The scenario's instances as DescribeInstances would give them."""
-    from shared.domain.ebs import Volume
-    from shared.domain.instance import InstanceProfile
+    """The scenario's instances as DescribeInstances gives them in replay (the replay's own
+    ``ScenarioInstances``, each in its account and region)."""
+    from costtracker.fakes_aws import ScenarioInstances
 
+    inventory = ScenarioInstances(scenario)
     return {
-        s.instance_id: InstanceProfile(
-            instance_id=s.instance_id,
-            instance_type=s.instance_type,
-            region=scenario.region,
-            account=scenario.account,
-            availability_zone=s.availability_zone,
-            lifecycle=s.lifecycle,
-            platform=s.platform,
-            tags=s.tags,
-            volumes=tuple(
-                Volume(
-                    volume_id=v.volume_id or f"vol-{s.instance_id}-{n}",
-                    size_gib=v.size_gib,
-                    volume_type=v.volume_type,
-                    iops=v.iops,
-                    throughput=v.throughput,
-                )
-                for n, v in enumerate(s.volumes)
-            ),
+        s.instance_id: inventory.describe(
+            s.instance_id, s.region or scenario.region, s.account or scenario.account
         )
         for s in scenario.instances
     }
