@@ -12,7 +12,6 @@ from shared.adapters.telemetry import spend
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.domain.clock import utc
-from shared.domain.clocks import day_bounds
 from shared.domain.job import JobRecords
 from shared.events.envelope import SummaryTick
 from shared.services.alerts import AlertPoster
@@ -35,7 +34,7 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
         from shared.services.ops_metrics import DayFiguresWalk  # only with metrics
 
         walk = DayFiguresWalk(deps, day, now)
-    start, end = day_bounds(day)
+    start, end = deps.config.calendar.bounds(day)  # the finance day, as the summary's
     # The day's hours of accelerator utilization that no hourly read closed, read first.
     reread = day_reader(deps.config, rt.utilization_store, rt.metric_reader, start, end, now)
 
