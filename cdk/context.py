@@ -253,6 +253,7 @@ def settings_with_sources(
             if named:
                 path = f"{path}.{named.group(1)}" if path else named.group(1)
                 message = named.group(2)
+            message = message.removeprefix("Value error, ")
             source = resolved.source_of(path)
             got = "" if isinstance(problem["input"], dict) else f"got {_short(problem['input'])}, "
             lines.append(f"  {path or '(top level)'}: {message} ({got}from {source})")

@@ -5,7 +5,9 @@ it, and how invalid keys are reported: ``cdk/context.py``.
 
 from __future__ import annotations
 
+import difflib
 import re
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -22,6 +24,34 @@ LOG_RETENTION_DAYS = (
 _EMAIL = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 _ACCOUNT = r"^\d{12}$"
 _REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"
+
+
+@cache
+def known_regions() -> frozenset[str]:
+    """The regions of every partition the installed botocore knows (empty if none)."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    return frozenset(
+        region
+        for partition in session.get_available_partitions()
+        for region in session.get_available_regions("ec2", partition)
+    )
+
+
+def _checked_region(region: str | None) -> str | None:
+    """A region AWS has: a well-formed name that is not one (``us-east-7``) is refused
+    with the closest one, before a synth or a deploy tries it."""
+    known = known_regions()
+    if region is None or not known or region in known:
+        return region
+    close = difflib.get_close_matches(region, sorted(known), n=1, cutoff=0.75)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    raise ValueError(
+        f"{region!r} is not an AWS region{hint}: name one AWS lists, such as "
+        f"{close[0] if close else 'us-east-1'} (for a region newer than the installed "
+        "botocore, upgrade botocore)"
+    )
 
 
 class _Settings(BaseModel):
@@ -44,6 +74,11 @@ class MemberSettings(_Settings):
     stack_name: str = Field(default="CostTrackerMember", pattern=r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
     # Checkpoint buckets in the member account whose S3 events are forwarded.
     checkpoint_buckets: tuple[str, ...] = ()
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, region: str | None) -> str | None:
+        return _checked_region(region)
 
 
 class SlackChannel(_Settings):
@@ -102,6 +137,11 @@ class StackSettings(_Settings):
     # cannot take the event path's capacity, and the API keeps its own.
     api_reserved_concurrency: int = Field(default=10, ge=0, le=1000)
     member: MemberSettings = MemberSettings()
+
+    @field_validator("region")
+    @classmethod
+    def _region(cls, region: str) -> str:
+        return str(_checked_region(region))
 
     @field_validator("finance_emails", "admin_emails")
     @classmethod

@@ -130,3 +130,26 @@ def test_as_on_a_reader_says_it_belongs_to_the_demo(capsys: pytest.CaptureFixtur
         "the demo with --as, e.g. `costtracker demo --as team:nlp`, then ask it without "
         "(see costtracker --help)"
     )
+
+
+CDK_JSON = Path(__file__).resolve().parents[2] / "cdk.json"
+
+
+def test_config_show_refuses_a_region_aws_does_not_have(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["config", "show", "-c", "region=us-east-7", "--cdk-json", str(CDK_JSON)]
+    code, out, err = answer(capsys, argv)
+    assert (code, out) == (2, "")
+    assert one_line(err) == (
+        "costtracker: invalid CDK context: region: 'us-east-7' is not an AWS region (did "
+        "you mean us-east-2?): name one AWS lists, such as us-east-2 (for a region newer "
+        "than the installed botocore, upgrade botocore) (got 'us-east-7', from -c)"
+    )
+
+
+def test_config_show_takes_a_region_aws_has(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["config", "show", "-c", "region=eu-west-1", "--cdk-json", str(CDK_JSON)]
+    code, out, err = answer(capsys, argv)
+    assert (code, err) == (0, "")
+    assert any(line.split()[:3] == ["region", "-c", '"eu-west-1"'] for line in out.splitlines())
