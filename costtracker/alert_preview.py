@@ -38,19 +38,33 @@ def recipients_of(alert: dict[str, Any]) -> str:
 
 
 def alert_list(document: dict[str, Any]) -> str:
-    """Every alert the replay sent, in order: a table (or one line saying none)."""
+    """Every alert the replay sent, in order: a table (or one line saying none); then the
+    other messages (the daily summaries to finance), as a table of their own."""
     alerts = document.get("alerts", [])
     if not alerts:
-        return "alerts: none would be sent"
-    rows = [("AT", "AUDIENCE", "SUBJECT")]
-    rows += [(str(a.get("at") or "-"), audience_of(a), str(a.get("subject") or "")) for a in alerts]
-    return f"alerts ({len(alerts)}; replay --alerts shows each message):\n" + table(rows)
+        out = "alerts: none would be sent"
+    else:
+        rows = [("AT", "AUDIENCE", "SUBJECT")]
+        rows += [
+            (str(a.get("at") or "-"), audience_of(a), str(a.get("subject") or "")) for a in alerts
+        ]
+        out = f"alerts ({len(alerts)}; replay --alerts shows each message):\n" + table(rows)
+    messages = document.get("messages", [])
+    if messages:
+        rows = [("AT", "AUDIENCE", "SUBJECT")]
+        rows += [
+            (str(m.get("at") or "-"), audience_of(m), str(m.get("subject") or "")) for m in messages
+        ]
+        out += f"\ndaily summaries ({len(messages)}; replay --alerts shows each):\n" + table(rows)
+    return out
 
 
 def alert_messages(document: dict[str, Any]) -> str:
-    """Each alert as its audience receives it."""
+    """Each alert and each daily summary as its audience receives it, in time order."""
     blocks = []
-    for alert in document.get("alerts", []):
+    sent = [*document.get("alerts", []), *document.get("messages", [])]
+    sent.sort(key=lambda a: (a.get("at") or "", a.get("kind") or "", a.get("subject") or ""))
+    for alert in sent:
         attributes = {
             k: v for k, v in alert.items() if k not in _NOT_ATTRIBUTES and v not in (None, "")
         }

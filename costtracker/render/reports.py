@@ -6,12 +6,16 @@ from decimal import Decimal
 from typing import Any
 
 from costtracker.render.text import priced_word, rate, table, total, usd
+from shared.domain.tags import NO_TAG
 
 
 def summary(body: dict[str, Any]) -> str:
+    """A stored daily summary: the figures of its message, each tag key's values with
+    ``(none)`` (spend without the key) last, and the instances missing required tags."""
+    zone = body.get("timezone") or "UTC"
     lines = [
-        f"Daily summary {body['date']} (UTC): {total(body, body['total_usd'])}, "
-        f"{priced_word(body)}",
+        f"Daily summary {body['date']} ({zone}): {total(body, body['total_usd'])}, "
+        f"{priced_word(body)}, {'estimated' if body.get('estimated', True) else 'confirmed'}",
         f"  instances {usd(body.get('instance_usd'))}, EBS {usd(body.get('ebs_usd'))}, "
         f"checkpoint storage {usd(body.get('checkpoint_storage_usd'))}",
         f"  waste     rerun {usd(body.get('wasted_rerun_usd'))}, idle "
@@ -19,6 +23,12 @@ def summary(body: dict[str, Any]) -> str:
         f"  untagged  {usd(body.get('untagged_usd'))}; without grouping tags "
         f"{usd(body.get('missing_grouping_tags_usd'))}",
     ]
+    if body.get("trailing_mean_usd") is not None:
+        days = body.get("trailing_mean_days")
+        lines.append(
+            f"  daily mean of the previous {days} day{'' if days == 1 else 's'}: "
+            f"{usd(body['trailing_mean_usd'])}"
+        )
     by_job = body.get("by_job") or {}
     if by_job:
         rows = [("JOB", "SPEND")] + [
@@ -27,11 +37,19 @@ def summary(body: dict[str, Any]) -> str:
         ]
         lines += ["", table(rows, right=(1,))]
     for key, values in sorted((body.get("by_tag") or {}).items()):
-        rows = [(key.upper(), "SPEND")] + [
-            (value, usd(amount))
-            for value, amount in sorted(values.items(), key=lambda kv: -Decimal(kv[1]))
-        ]
+        named = sorted(
+            ((v, x) for v, x in values.items() if v != NO_TAG), key=lambda kv: -Decimal(kv[1])
+        )
+        rows = [(key.upper(), "SPEND")] + [(value, usd(amount)) for value, amount in named]
+        rows.append((NO_TAG, usd(values.get(NO_TAG, "0"))))
         lines += ["", table(rows, right=(1,))]
+    compliance = body.get("tag_compliance") or []
+    if compliance:
+        rows = [("INSTANCE", "JOB", "MISSING REQUIRED TAGS")] + [
+            (c["instance_id"], c["job_id"], ", ".join(c["missing"])) for c in compliance[:20]
+        ]
+        more = (body.get("counts") or {}).get("tag_compliance", len(compliance)) - 20
+        lines += ["", table(rows)] + ([f"and {more} more (add --json)"] if more > 0 else [])
     return "\n".join(lines)
 
 

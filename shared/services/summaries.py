@@ -94,6 +94,8 @@ def summarize_day(
     total = sum(by_job.values(), Decimal(0))
     history = previous_totals or {}
     yesterday = history.get(day - timedelta(days=1))
+    # The mean over the days before that there are (at most 7), with their number: a
+    # second day's "mean" is of one day, and says so.
     week = [history[d] for d in (day - timedelta(days=n) for n in range(1, 8)) if d in history]
     summary: dict[str, Any] = {
         "date": day.isoformat(),
@@ -117,7 +119,8 @@ def summarize_day(
         "untagged_instances": sorted(untagged_instances)[:DOCUMENT_ENTRIES],
         "tag_compliance": compliance[:DOCUMENT_ENTRIES],
         "change_vs_previous_day_usd": money(total - yesterday) if yesterday is not None else None,
-        "trailing_7d_mean_usd": money(sum(week, Decimal(0)) / len(week)) if week else None,
+        "trailing_mean_usd": money(sum(week, Decimal(0)) / len(week)) if week else None,
+        "trailing_mean_days": len(week),
         "estimated": True,
         "as_of": iso(now),
         # Finance hears from the first day with spend on (no empty mail before).
@@ -187,14 +190,16 @@ def summary_csv(summary: dict[str, Any]) -> str:
     """The day's totals for spreadsheets; tag values and job ids are neutralised against
     formula injection (they come from whoever tags an instance)."""
     day = summary["date"]
-    rows: list[list[str | None]] = [[day, "total", None, summary["total_usd"]]]
+    # Every figure is an estimate until the day is reconciled with the bill (rule 9).
+    basis = "estimated" if summary.get("estimated", True) else "confirmed"
+    rows: list[list[str | None]] = [[day, "total", None, summary["total_usd"], basis]]
     for key, values in summary["by_tag"].items():
         for value, usd in values.items():
-            rows.append([day, f"tag:{key}", value, usd])
+            rows.append([day, f"tag:{key}", value, usd, basis])
     for job, usd in summary["by_job"].items():
-        rows.append([day, "job", job, usd])
-    rows.append([day, "untagged", None, summary["untagged_usd"]])
-    return write_csv(["date", "group", "value", "usd"], rows)
+        rows.append([day, "job", job, usd, basis])
+    rows.append([day, "untagged", None, summary["untagged_usd"], basis])
+    return write_csv(["date", "group", "value", "usd", "basis"], rows)
 
 
 def publish_summary(
@@ -260,12 +265,17 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         lines.append(
             f"Change vs the day before: {cents(Decimal(summary['change_vs_previous_day_usd']))}"
         )
-    if summary["trailing_7d_mean_usd"] is not None:
-        lines.append(f"Trailing 7-day mean: {cents(Decimal(summary['trailing_7d_mean_usd']))}")
+    if summary.get("trailing_mean_usd") is not None:
+        days = summary["trailing_mean_days"]
+        lines.append(
+            f"Daily mean of the previous {days} day{'' if days == 1 else 's'}: "
+            f"{cents(Decimal(summary['trailing_mean_usd']))}"
+        )
     for key, values in summary["by_tag"].items():
-        # Spend without the key is named where there is some (the JSON always has it).
-        shown = {v: x for v, x in values.items() if v != NO_TAG or Decimal(x)}
-        lines.append(f"By {key}: " + _largest_values(shown, counts.get(f"by_tag.{key}"), rest))
+        # Spend without the key is always named, last (0 too: it says every job has it).
+        named = {v: x for v, x in values.items() if v != NO_TAG}
+        line = _largest_values(named, counts.get(f"by_tag.{key}"), rest)
+        lines.append(f"By {key}: {line + ', ' if line else ''}{NO_TAG} {_none_usd(values)}")
     untagged = summary["untagged_instances"]
     lines.append(
         f"Untagged: {cents(Decimal(summary['untagged_usd']))}"
@@ -285,8 +295,13 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         + ", ".join(f"{j['job_id']} {cents(Decimal(j['total_usd']))}" for j in summary["top_jobs"])
     )
     if summary["tag_compliance"]:
-        missing = counts.get("tag_compliance", len(summary["tag_compliance"]))
-        lines.append(f"{missing} instance(s) miss required tags.")
+        named = [
+            f"{c['instance_id']} ({', '.join(c['missing'])})" for c in summary["tag_compliance"]
+        ]
+        lines.append(
+            "Instances missing required tags: "
+            + _first_names(named, counts.get("tag_compliance"), rest)
+        )
     lines.append("Estimates from live events; reconciled with the bill once it is final.")
     return Alert(
         "finance",
@@ -297,6 +312,10 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         alert_id,
         summary.get("as_of") or "",
     )
+
+
+def _none_usd(values: dict[str, str]) -> str:
+    return cents(Decimal(values.get(NO_TAG, "0")))
 
 
 def _first_names(names: Sequence[str], count: int | None, where: str) -> str:

@@ -31,6 +31,7 @@ from costtracker.replay import replay
 from costtracker.scenario import Scenario
 from shared.reports.focus import COLUMN_NAMES
 from shared.reports.focus_checks import check_rows
+from shared.reports.formatting import money
 from tests.integration.conftest import results, scenario_dict
 
 TOL = Decimal("1e-6")
@@ -195,3 +196,56 @@ def test_the_deployed_daily_summary_writes_the_parquet_to_s3() -> None:
         assert got["ContentType"] == "application/vnd.apache.parquet"
         rows = pq.read_table(io.BytesIO(got["Body"].read())).to_pylist()
     assert rows and check_rows(rows) == []
+
+
+def _message(document: dict[str, Any], day: str) -> str:
+    (found,) = [m for m in document["messages"] if m["alert_id"] == f"daily_summary:{day}"]
+    return str(found["body"])
+
+
+def test_the_mean_is_over_the_days_there_are_and_says_how_many(
+    document: dict[str, Any],
+) -> None:
+    first, second, third = document["daily_summaries"]
+    assert (first["trailing_mean_usd"], first["trailing_mean_days"]) == (None, 0)
+    assert (second["trailing_mean_usd"], second["trailing_mean_days"]) == (first["total_usd"], 1)
+    mean = (Decimal(first["total_usd"]) + Decimal(second["total_usd"])) / 2
+    assert third["trailing_mean_usd"] == money(mean)
+    assert third["trailing_mean_days"] == 2
+    assert "Daily mean of the previous 1 day: $86.04" in _message(document, "2026-11-02")
+    assert "mean" not in _message(document, "2026-11-01")
+    assert "7-day" not in _message(document, "2026-11-02")
+
+
+def test_the_message_names_spend_without_each_key_and_the_instances_to_tag(
+    document: dict[str, Any],
+) -> None:
+    first, second = _message(document, "2026-11-01"), _message(document, "2026-11-02")
+    assert "By project: alpha $86.04, (none) $0.00" in first.splitlines()
+    assert "By owner: ana $516.27, (none) $0.50" in second.splitlines()
+    assert "Instances missing required tags: i-0c3d0000000000bb2 (owner)" in second.splitlines()
+
+
+def test_replay_alerts_shows_each_daily_summary_message(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from costtracker.cli import main
+
+    path = Path(__file__).resolve().parents[1] / "scenarios" / "three_days.json"
+    assert main(["replay", str(path), "--alerts"]) == 0
+    out = capsys.readouterr().out
+    assert "No alert would be sent." not in out
+    # The replay ends at 11-04 00:00, before the last day's summary runs (00:15).
+    for day in ("2026-11-01", "2026-11-02"):
+        assert f"Subject:  ML training spend {day}: $" in out
+        assert f"alert_id=daily_summary:{day}" in out
+    assert "To:       the finance topic's subscribers (finance_emails)" in out
+
+
+def test_summary_csv_says_each_figure_is_estimated(document: dict[str, Any]) -> None:
+    root = Path(document["_focus_dir"])
+    with (root / "summaries/2026/11/02/summary.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0]) == ["date", "group", "value", "usd", "basis"]
+    assert {r["basis"] for r in rows} == {"estimated"}
+    assert ("tag:owner", "(none)") in {(r["group"], r["value"]) for r in rows}
