@@ -295,12 +295,12 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         + ", ".join(f"{j['job_id']} {cents(Decimal(j['total_usd']))}" for j in summary["top_jobs"])
     )
     if summary["tag_compliance"]:
-        named = [
+        to_tag = [
             f"{c['instance_id']} ({', '.join(c['missing'])})" for c in summary["tag_compliance"]
         ]
         lines.append(
             "Instances missing required tags: "
-            + _first_names(named, counts.get("tag_compliance"), rest)
+            + _first_names(to_tag, counts.get("tag_compliance"), rest)
         )
     lines.append("Estimates from live events; reconciled with the bill once it is final.")
     return Alert(
