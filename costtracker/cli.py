@@ -19,6 +19,7 @@ from costtracker.commands.budgets import add_budgets
 from costtracker.commands.config import add_config
 from costtracker.commands.demo import add_dashboard, add_demo
 from costtracker.commands.dlq import add_dlq
+from costtracker.commands.efficiency import add_efficiency
 from costtracker.commands.jobs import add_jobs
 from costtracker.commands.parsing import Parser
 from costtracker.commands.prices import add_prices
@@ -39,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_dashboard,
         add_summaries,
         add_jobs,
+        add_efficiency,
         add_budgets,
         add_prices,
         add_config,

@@ -4,7 +4,7 @@ rules (matched on the caller's ARN) then decide what the handler shows them.
 
 | policy | routes |
 |---|---|
-| team reader | GET /jobs, /jobs/*, /compare, /idle, /change, /prices, /budgets |
+| team reader | GET /jobs, /jobs/*, /compare, /idle, /change, /efficiency, /prices, /budgets |
 | finance | GET on every route, PUT and DELETE /budgets/* |
 | admin | every method on every route |
 """
@@ -26,6 +26,7 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("GET", "/compare"),
         ("GET", "/idle"),
         ("GET", "/change"),
+        ("GET", "/efficiency"),
         ("GET", "/prices"),
         ("GET", "/budgets"),
     ),

@@ -10,6 +10,12 @@ from typing import Any
 
 from costtracker.render.text import WIDTH, fill, per_unit, status_word, table, usd
 
+
+def _figure(value: str | None) -> str:
+    """A measured quantity to two places, or "not measured"."""
+    return "not measured" if value is None else f"{Decimal(value):,.2f}"
+
+
 # (key, label, how to show it) of the comparison table, in reading order.
 _COMPARE: list[tuple[str, str, Callable[[Any], str]]] = [
     ("status", "status", lambda v: status_word(str(v))),
@@ -26,6 +32,11 @@ _COMPARE: list[tuple[str, str, Callable[[Any], str]]] = [
     ("usd_per_instance_hour", "$/instance-hour", per_unit),
     ("wall_clock_hours", "wall clock", lambda v: f"{Decimal(v):,.2f} h"),
     ("instance_hours", "instance-hours", lambda v: f"{Decimal(v):,.2f}"),
+    ("accelerator_hours", "accelerator-hours", _figure),
+    ("effective_accelerator_hours", "effective acc-hours", _figure),
+    ("steps_per_hour", "steps/h", _figure),
+    ("tokens_per_second", "tokens/s", _figure),
+    ("cost_per_1k_steps_usd", "$/1k steps", per_unit),
     ("usd_per_accelerator_hour", "$/accelerator-hour", per_unit),
     ("utilization", "utilization", lambda v: "not measured" if v is None else f"{Decimal(v):.1%}"),
     (

@@ -1,4 +1,5 @@
-"""Across jobs: /compare side by side, /idle accelerators now, /change in spend, /prices."""
+"""Across jobs: /compare side by side, /idle accelerators now, /change in spend,
+/efficiency of a team's jobs, /prices."""
 
 from __future__ import annotations
 
@@ -9,8 +10,14 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from shared.api.caller import access, new_router
 from shared.api.errors import bad_input, not_found
-from shared.api.models.insights import Comparison, IdleNow, Price, SpendChange
-from shared.api.params import MAX_CHANGE_SPAN_DAYS, MAX_JOB_ID, MAX_RANGE_DAYS
+from shared.api.models.insights import Comparison, IdleNow, Price, SpendChange, TeamEfficiency
+from shared.api.params import (
+    MAX_CHANGE_SPAN_DAYS,
+    MAX_JOB_ID,
+    MAX_RANGE_DAYS,
+    check_range,
+    week_before,
+)
 from shared.api.readable import readable_job
 from shared.app import runtime
 from shared.reports.formatting import iso, money
@@ -92,11 +99,13 @@ def spend_change(
     team: Annotated[str | None, Query(max_length=256)] = None,
     job_id: Annotated[str | None, Query(min_length=1, max_length=MAX_JOB_ID)] = None,
 ) -> SpendChange:
-    """Why spend changed from period 0 (``from0``..``to0``, UTC days) to period 1: usage =
-    (H1 - H0) x r0 and rate = (r1 - r0) x H1 (H accelerator instance-hours, r $ per such
-    hour), beside the change in wasted cost and in cost per 1,000 steps. A team member's
-    scope is their team."""
-    from shared.services.change import change_json, scope_change
+    """Why spend changed from period 0 (``from0``..``to0``, UTC days) to period 1: more
+    use (work), efficiency (accelerator-hours per unit of work) and price ($ per
+    accelerator-hour), each job split on its own by the logarithmic mean Divisia index,
+    plus other spend; the parts add up to the change to the cent (docs/efficiency.md). A
+    team member's scope is their team."""
+    from shared.reports.change_view import change_json
+    from shared.services.change import scope_change
 
     policy = access(router)
     team = policy.team_scope(team, "see", "spend")
@@ -119,6 +128,33 @@ def spend_change(
             "as_of": iso(runtime.clock().now()),
         }
     )
+
+
+@router.get("/efficiency")
+def scope_efficiency(
+    team: Annotated[str | None, Query(max_length=256)] = None,
+    project: Annotated[str | None, Query(max_length=256)] = None,
+    from_: Annotated[date | None, Query(alias="from")] = None,
+    to: Annotated[date | None, Query()] = None,
+) -> TeamEfficiency:
+    """A team's (or project's) jobs active between ``from`` and ``to`` (UTC days, default
+    the last 7), each job's efficiency side by side (the costliest 100), with the sums
+    that add. A team member's scope is their team."""
+    from shared.reports.efficiency import team_efficiency
+    from shared.services.job_queries import list_jobs as query_jobs
+
+    policy = access(router)
+    team = policy.team_scope(team, "see", "efficiency")
+    now = runtime.clock().now()
+    last = to or now.date()
+    first = from_ or week_before(last)
+    check_range(first, last, "from")
+    page, matched = query_jobs(
+        runtime.ledger_deps(), now, first=first, last=last,
+        tag_filters=policy.tag_filters(team, project=project), status=None, sort="cost",
+        offset=0, limit=100,
+    )  # fmt: skip
+    return TeamEfficiency.model_validate(team_efficiency(list(page), matched, now))
 
 
 @router.get("/prices")

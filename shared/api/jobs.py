@@ -10,6 +10,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Query
 
 from shared.api.caller import access, new_router
 from shared.api.errors import bad_input
+from shared.api.models.insights import JobEfficiency
 from shared.api.models.jobs import Estimate, JobDetail, JobItems, JobsPage, Timeline
 from shared.api.params import JobIdInPath, check_range, decode_token, token_after, week_before
 from shared.api.readable import readable_job
@@ -107,6 +108,20 @@ def job_timeline(
     now = runtime.clock().now()
     series = timeline(runtime.ledger_deps(), records, cost.started_at, now, points)
     return Timeline.model_validate({"job_id": job_id, "points": series})
+
+
+@router.get("/jobs/<job_id>/efficiency")
+def job_efficiency(
+    job_id: JobIdInPath,
+    points: Annotated[int, Query(ge=2, le=500)] = 50,
+) -> JobEfficiency:
+    """Accelerator-hours and effective accelerator-hours, measured utilization,
+    throughput (steps/h, tokens/s), $/accelerator-hour, $/1k steps, $/1M tokens,
+    interruptions and rerun waste, and checkpoint storage (GB) at ``points`` instants."""
+    from shared.reports.efficiency import job_efficiency as efficiency
+
+    cost, records = readable_job(access(router), job_id)
+    return JobEfficiency.model_validate(efficiency(cost, records, runtime.clock().now(), points))
 
 
 @router.get("/jobs/<job_id>/estimate")

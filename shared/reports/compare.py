@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.domain.accelerators import accelerator_of
 from shared.domain.job import JobCost, wall_clock_seconds
+from shared.reports.efficiency import efficiency_row
 from shared.reports.formatting import money
 from shared.reports.views import accelerator_keys, maybe_money
 
@@ -24,6 +25,7 @@ def _compare_row(cost: JobCost, utilization: UtilizationConfig) -> dict[str, Any
     wall_hours = Decimal(wall_clock_seconds(cost)) / 3600
     lifecycles = sorted({i.lifecycle for i in cost.instances}) or ["on-demand"]
     steps = cost.last_checkpoint_step
+    efficiency = efficiency_row(cost)
     return {
         "job_id": cost.job_id,
         "status": cost.status,
@@ -46,10 +48,12 @@ def _compare_row(cost: JobCost, utilization: UtilizationConfig) -> dict[str, Any
         "steps": steps,
         "steps_per_hour": maybe_money(cost.steps_per_hour),
         "tokens_per_step": cost.tokens_per_step,
+        "tokens_per_second": efficiency["tokens_per_second"],
         "checkpoints": cost.checkpoints,
         "interruptions": cost.interruptions,
         # Measured (rule 10) or None: alarms say when an instance idles, not how busy it is.
         **accelerator_keys(cost),
+        "accelerator_hours": efficiency["accelerator_hours"],
         "idle_share": _idle_share(cost),
         "wasted_rerun_usd": money(cost.wasted_rerun_usd),
         "wasted_idle_usd": money(cost.wasted_idle_usd),

@@ -11,8 +11,8 @@ from typing import Any
 from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
 from shared.domain.segments import SeriesReader, cost_inside
+from shared.domain.spend_change import is_accelerator
 from shared.reports.formatting import iso, money
-from shared.services.change import is_accelerator
 
 IDLE_CONDITIONS = ("idle", "input_bound")
 

@@ -21,7 +21,7 @@ from shared.domain.day_split import checkpoint_versions
 from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords, rollup_tags
-from shared.services.change import accelerator_figures, is_accelerator
+from shared.domain.spend_change import accelerator_figures, is_accelerator
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import records_active_on
 

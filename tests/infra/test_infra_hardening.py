@@ -135,6 +135,7 @@ def test_one_managed_policy_per_audience_with_its_routes(synthesized: Synthesize
     team = _policy_routes(synthesized, "team")
     assert team == {("GET", "/jobs"), ("GET", "/jobs/*"), ("GET", "/compare"),
                     ("GET", "/idle"), ("GET", "/change"),  # the dashboard's, team-scoped
+                    ("GET", "/efficiency"),
                     ("GET", "/prices"), ("GET", "/budgets")}  # fmt: skip
     finance = _policy_routes(synthesized, "finance")
     assert {("PUT", "/budgets/*"), ("DELETE", "/budgets/*"), ("GET", "/*")} <= finance

@@ -2,17 +2,22 @@
 
 The scenario's events go through the real services (state changes, the tracker's own
 alarms, checkpoint writes) over the in-memory table; the figures are read back from the
-job records as the API reads them.
+job records as the API reads them. Method: docs/efficiency.md (LMDI-I, per job).
 
-Week 0 (Nov 2-8): one trn1.32xlarge at $21.50/h, 09:00-17:00 daily: H0 = 56 h, C0 = $1,204.00.
-Week 1 (Nov 9-15): the trn1 08:00-20:00 daily (84 h, $1,806.00), idle on Nov 12 from 08:30
-(11.5 h x $21.50 = $247.25 wasted), plus a p5.48xlarge at $55.04/h for 10 h on Nov 10
-($550.40): H1 = 94 h, C1 = $2,356.40.
-  usage = (94 - 56) x 21.50                  = $817.00
-  rate  = (2,356.40 / 94 - 21.50) x 94        = 2,356.40 - 2,021.00 = $335.40
-  usage + rate = $1,152.40 = C1 - C0
-Steps: 8,000 a day in week 0 (56,000), 12,000 a day on the 6 busy days of week 1 plus
-25,000 on the GPU (97,000): cost per 1k steps 1,204 / 56 = $21.50, then 2,356.40 / 97.
+Week 0 (Nov 2-8): job sft, one trn1.32xlarge (16 chips) at $21.50/h, 09:00-17:00 daily:
+  56 instance-hours = H0 896 accelerator-hours, C0 = $1,204.00, p0 = $1.34375/acc-h,
+  56,000 steps (8,000 a day).
+Week 1 (Nov 9-15): sft 08:00-20:00 daily (84 h = H1 1,344 acc-h, C1 = $1,806.00, the same
+  p1 = $1.34375), idle on Nov 12 from 08:30 ($247.25 wasted), 72,000 steps (12,000 on each
+  of the 6 busy days); job gpu, a p5.48xlarge at $55.04/h for 10 h on Nov 10 ($550.40),
+  in week 1 only.
+sft: L = (1,806 - 1,204) / ln(1,806 / 1,204) = 602 / ln(3/2)
+  use        = L ln(72,000 / 56,000)                   = 602 ln(9/7) / ln(3/2) = 373.1302
+  efficiency = L ln((1,344 / 72,000) / (896 / 56,000)) = 602 ln(7/6) / ln(3/2) = 228.8698
+  price      = L ln(1.34375 / 1.34375)                 = 0
+gpu: spent in week 1 only: all use, $550.40.
+Scope: use 923.5302 -> $923.53, efficiency $228.87, price $0.00, other $0.00;
+  $923.53 + $228.87 = $1,152.40 = $2,356.40 - $1,204.00, no cent left over.
 """
 
 from __future__ import annotations
@@ -21,16 +26,12 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from shared.app.config import LedgerConfig, PriceOverrides
+from shared.domain.divisia import Factors, split, to_cents
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile
 from shared.domain.job import JobRecords
-from shared.services.change import (
-    change_json,
-    decompose,
-    is_accelerator,
-    period_figures,
-    steps_between,
-)
+from shared.domain.spend_change import decompose, is_accelerator, period_figures, steps_between
+from shared.reports.change_view import change_json
 from tests.support import REGION, Ledger, Timeline, job_records, memory_ledger
 
 NOW = datetime(2026, 11, 16, 12, tzinfo=UTC)
@@ -97,32 +98,86 @@ def test_two_weeks_match_the_hand_calculation() -> None:
     series = ledger.deps.prices.series
     before = period_figures(both, *WEEK0, NOW, series)
     after = period_figures(both, *WEEK1, NOW, series)
-    assert before.accelerator_hours == 56
+    assert before.accelerator_hours == 896  # 56 h x 16 chips
     assert before.accelerator_usd == Decimal("1204.00")
-    assert after.accelerator_hours == 94
+    assert after.accelerator_hours == 1344 + 80  # 84 h x 16 + 10 h x 8
     assert after.accelerator_usd == Decimal("2356.40")
     assert after.wasted_idle_usd == Decimal("247.25")
     assert before.wasted_usd == 0
-    assert (before.steps, after.steps) == (56000, 97000)
-    assert (before.jobs, after.jobs) == (1, 2)
+    assert [(j.job_id, j.steps) for j in before.jobs] == [("sft", 56000), ("gpu", None)]
+    assert [(j.job_id, j.steps) for j in after.jobs] == [("sft", 72000), ("gpu", 25000)]
+    assert (before.active_jobs, after.active_jobs) == (1, 2)
 
     change = decompose(before, after)
-    assert change.usage_usd == Decimal("817.00")
-    assert change.rate_usd.quantize(Decimal("0.000001")) == Decimal("335.400000")
-    assert (change.usage_usd + change.rate_usd).quantize(Decimal("0.000001")) == Decimal(
-        "1152.400000"
-    )
-    assert change.accelerator_change_usd == Decimal("1152.40")
-    assert change.other_change_usd == 0  # no EBS, storage (0-byte objects) or CPU here
+    sft, gpu = sorted(change.jobs, key=lambda j: j.job_id, reverse=True)
+    assert (sft.basis, gpu.basis) == ("steps", "one_period")
+    ln = lambda x: Decimal(x).ln()  # noqa: E731
+    use = 602 * ln(Decimal(9) / 7) / ln(Decimal("1.5"))
+    efficiency = 602 * ln(Decimal(7) / 6) / ln(Decimal("1.5"))
+    assert abs(sft.parts.use - use) < Decimal("1e-20")
+    assert abs(sft.parts.efficiency - efficiency) < Decimal("1e-20")
+    assert abs(sft.parts.price) < Decimal("1e-20")
+    assert sft.parts.total == Decimal("602.00")
+    assert (gpu.parts.use, gpu.parts.efficiency, gpu.parts.price) == (Decimal("550.40"), 0, 0)
+    assert change.cents() == {
+        "use": Decimal("923.53"), "efficiency": Decimal("228.87"),
+        "price": Decimal("0.00"), "other": Decimal("0.00"),
+    }  # fmt: skip
 
     doc = change_json(change)
-    assert doc["change"]["usage_usd"] == "817.000000000"
-    assert doc["change"]["rate_usd"] == "335.400000000"
+    assert doc["change"]["total_usd"] == "1152.40"
+    assert (doc["change"]["use_usd"], doc["change"]["efficiency_usd"]) == ("923.53", "228.87")
+    assert (doc["change"]["price_usd"], doc["change"]["other_usd"]) == ("0.00", "0.00")
     assert doc["change"]["wasted_idle_usd"] == "247.250000000"
-    assert doc["before"]["cost_per_1k_steps_usd"] == "21.500000000"
-    per_1k_after = Decimal("2356.40") * 1000 / 97000
-    assert doc["after"]["cost_per_1k_steps_usd"] == f"{per_1k_after:.9f}"
-    assert doc["change"]["cost_per_1k_steps_usd"] == f"{per_1k_after - Decimal('21.5'):.9f}"
+    by_job = {j["job_id"]: j for j in doc["by_job"]}
+    assert by_job["sft"]["change"]["use_usd"] == "373.13"
+    assert by_job["sft"]["change"]["efficiency_usd"] == "228.87"
+    assert by_job["sft"]["before"]["cost_per_1k_steps_usd"] == "21.500000000"
+    assert by_job["sft"]["efficiency_basis"] == "steps"
+    assert by_job["gpu"]["change"]["use_usd"] == "550.40"
+    assert "steps" not in doc["before"]  # never summed across jobs
+
+
+def test_the_lmdi_parts_of_a_dearer_hour_and_more_work_add_up() -> None:
+    """C0 = 10 acc-h x $10 (1,000 steps), C1 = 20 acc-h x $12 (2,000 steps): the work
+    doubled at the same hours per step and the hour got 20 % dearer.
+    L = 140 / ln 2.4; use = L ln 2 = 110.8442, efficiency 0, price = L ln 1.2 = 29.1558."""
+    parts = split(Factors(Decimal(100), Decimal(10), Decimal(1000)),
+                  Factors(Decimal(240), Decimal(20), Decimal(2000)))  # fmt: skip
+    weight = 140 / Decimal("2.4").ln()
+    assert abs(parts.use - weight * Decimal(2).ln()) < Decimal("1e-25")
+    assert parts.efficiency == 0
+    assert abs(parts.price - weight * Decimal("1.2").ln()) < Decimal("1e-25")
+    assert parts.total == 140
+    assert to_cents({"use": parts.use, "efficiency": parts.efficiency, "price": parts.price},
+                    Decimal("140.00")) == {"use": Decimal("110.84"), "efficiency": Decimal("0.00"),
+                                           "price": Decimal("29.16")}  # fmt: skip
+
+
+def test_without_work_in_both_periods_the_change_in_hours_is_use() -> None:
+    parts = split(
+        Factors(Decimal(100), Decimal(10), None), Factors(Decimal(300), Decimal(20), None)
+    )
+    weight = 200 / Decimal(3).ln()
+    assert abs(parts.use - weight * Decimal(2).ln()) < Decimal("1e-25")
+    assert parts.efficiency == 0 and parts.total == 200
+
+
+def test_left_over_cents_go_to_the_largest_part() -> None:
+    """Three parts of $1.005 each round (half to even) to $1.00; the change shown is
+    $3.02 (after and before rounded): the $0.02 left over joins the first largest part."""
+    parts = {"use": Decimal("1.005"), "efficiency": Decimal("1.005"), "price": Decimal("1.005")}
+    assert to_cents(parts, Decimal("3.02")) == {
+        "use": Decimal("1.02"),
+        "efficiency": Decimal("1.00"),
+        "price": Decimal("1.00"),
+    }
+    negative = {"use": Decimal("0.004"), "efficiency": Decimal("-2.006"), "price": Decimal(0)}
+    assert to_cents(negative, Decimal("-2.00")) == {
+        "use": Decimal("0.00"),
+        "efficiency": Decimal("-2.00"),
+        "price": Decimal("0.00"),
+    }
 
 
 def test_the_idle_waste_is_the_jobs_own_idle_figure() -> None:
@@ -132,21 +187,21 @@ def test_the_idle_waste_is_the_jobs_own_idle_figure() -> None:
     assert ledger.job("sft", NOW).idle_seconds == 11 * 3600 + 1800
 
 
-def test_one_job_with_the_same_rate_is_all_usage() -> None:
+def test_one_job_with_the_same_rate_and_hours_per_step_is_all_use() -> None:
     trn_only = jobs(scenario(), "sft")
     change = decompose(period_figures(trn_only, *WEEK0, NOW, None),
                        period_figures(trn_only, *WEEK1, NOW, None))  # fmt: skip
-    assert change.usage_usd == Decimal("602.00")  # (84 - 56) x 21.50
-    assert change.rate_usd == 0
+    assert change.price_usd.quantize(Decimal("1e-20")) == 0  # $1.34375 both weeks
+    assert (change.use_usd + change.efficiency_usd).quantize(Decimal("1e-9")) == 602
 
 
-def test_a_period_without_accelerator_hours_takes_the_other_rate() -> None:
+def test_a_job_in_one_period_only_is_all_use() -> None:
     gpu_only = jobs(scenario(), "gpu")
     change = decompose(period_figures(gpu_only, *WEEK0, NOW, None),
                        period_figures(gpu_only, *WEEK1, NOW, None))  # fmt: skip
-    assert change.usage_usd == Decimal("550.40")  # 10 h x $55.04, all of it new
-    assert change.rate_usd == 0
-    assert any("no average rate" in n for n in change_json(change)["notes"])
+    assert change.use_usd == Decimal("550.40")  # 10 h x $55.04, all of it new
+    assert change.efficiency_usd == change.price_usd == 0
+    assert change_json(change)["by_job"][0]["efficiency_basis"] == "one_period"
 
 
 def test_a_run_across_the_boundary_is_split_to_the_second() -> None:
@@ -156,7 +211,7 @@ def test_a_run_across_the_boundary_is_split_to_the_second() -> None:
     records = jobs(ledger, "x")
     before = period_figures(records, *WEEK0, NOW, None)
     after = period_figures(records, *WEEK1, NOW, None)
-    assert (before.accelerator_hours, after.accelerator_hours) == (4, 4)
+    assert (before.accelerator_hours, after.accelerator_hours) == (64, 64)  # 4 h x 16 chips
     assert (before.accelerator_usd, after.accelerator_usd) == (86, 86)  # 4 h x $21.50
 
 
@@ -169,7 +224,7 @@ def test_a_running_instance_counts_up_to_now_and_ebs_is_other_spend() -> None:
     volumes = (Volume(volume_id="vol-1", size_gib=100),)
     ledger = ledger_after(events, profile(TRN, "trn1.32xlarge", "r", volumes))
     after = period_figures(jobs(ledger, "r"), *WEEK1, NOW, None)
-    assert after.accelerator_hours == 2 and after.accelerator_usd == Decimal(43)
+    assert after.accelerator_hours == 32 and after.accelerator_usd == Decimal(43)
     ebs = Decimal(8) * 2 * 3600 / (30 * 86400)
     assert abs(after.total_usd - Decimal(43) - ebs) < Decimal("1e-20")
     change = decompose(period_figures(jobs(ledger, "r"), *WEEK0, NOW, None), after)
