@@ -285,28 +285,78 @@ def test_budgets_against_thresholds(browser: Any, demo: str) -> None:
 
 
 def test_why_did_it_change_matches_the_hand_calculation(browser: Any, demo: str) -> None:
-    # Team nlp, week of Nov 2 against week of Nov 9 (see examples/make_fortnight_scenario.py):
-    # H0 = 56 h at $21.50, H1 = 84 h trn1 + 10 h p5 at $55.04.
+    # Team nlp, week of Nov 2 against week of Nov 9 (docs/efficiency.md): llama-sft 896 ->
+    # 1,344 accelerator-hours at $1.34375, 56,000 -> 72,000 steps; llama-sft-gpu week 2 only.
     query = "from0=2026-11-02&to0=2026-11-08&from1=2026-11-09&to1=2026-11-15&team=nlp"
     body = api(demo, f"/change?{query}")
-    assert body["change"]["usage_usd"] == "817.000000000"  # (94 - 56) x 21.50
-    assert body["change"]["rate_usd"] == "335.400000000"  # 2,356.40 - 94 x 21.50
-    assert body["change"]["wasted_idle_usd"] == "247.250000000"  # 11.5 h idle x 21.50
+    change = body["change"]
+    exact = {j["job_id"]: j["change"]["exact"] for j in body["by_job"]}
+    assert abs(Decimal(exact["llama-sft"]["use_usd"]) - Decimal("373.1302220578")) < Decimal(
+        "1e-9"
+    )  # 602 ln(9/7) / ln(3/2)
+    assert abs(Decimal(exact["llama-sft"]["efficiency_usd"]) - Decimal("228.8697779422")) < Decimal(
+        "1e-9"
+    )  # 602 ln(7/6) / ln(3/2)
+    parts = [Decimal(change[f"{k}_usd"]) for k in ("use", "efficiency", "price", "other")]
+    assert sum(parts) == Decimal(change["total_usd"])
+    assert change["wasted_idle_usd"] == "247.250000000"  # 11.5 h idle x 21.50
     view = View(browser, demo).open(f"#/change?{query}")
-    assert view.fig("change:usage") == "+$817.00"
-    assert view.fig("change:rate") == "+$335.40"
-    assert view.fig("change:other") == signed(body["change"]["other_usd"])
+    for part in ("use", "efficiency", "price", "other"):
+        assert view.fig(f"change:{part}") == signed(change[f"{part}_usd"]), part
+    assert view.fig("change:efficiency") == "+$228.87"
     assert view.fig("change:wasted") == "+$247.25"
-    assert view.fig("change:total") == cents(body["change"]["total_usd"])
-    assert view.fig("change:per1k") == signed_unit(body["change"]["cost_per_1k_steps_usd"])
-    assert view.fig("change:hours:0") == "56.00" and view.fig("change:hours:1") == "94.00"
+    assert view.fig("change:total") == cents(change["total_usd"])
+    assert view.fig("change:llama-sft:price") == "$0.00"
+    assert view.fig("change:accelerator_hours:0") == "896.00"
+    assert view.fig("change:accelerator_hours:1") == f"{1344 + 80:,}.00"
+    assert view.errors == []
     view.shot("change")
+    view.close()
+
+
+def test_efficiency_of_a_team_a_job_and_now(browser: Any, demo: str) -> None:
+    body = api(demo, "/efficiency?team=nlp&from=2026-11-03&to=2026-11-16")
+    view = View(browser, demo).open("#/efficiency?team=nlp&from=2026-11-03&to=2026-11-16")
+    assert view.fig("team:acch") == f"{Decimal(body['totals']['accelerator_hours']):,.1f}"
+    assert view.fig("team:llama-sft:acch") == "2,240.0"
+    assert view.fig("team:llama-sft:util") == "not measured"  # no datapoint, never 100 %
+    assert view.fig("team:llama-sft:peracch") == "$1.344"
+    view.shot("efficiency")
+    job = api(demo, "/jobs/llama-sft/efficiency")
+    view.open("#/job/llama-sft")
+    assert view.fig("eff:acch") == "2,240.0"
+    assert view.fig("eff:util") == "not measured"
+    assert view.fig("eff:retries") == str(job["interruptions"])
+    assert view.page.locator('[data-series="storage"]').count() == 1
+    assert f"{Decimal(job['storage_gb'][-1]['gb']):,.2f} GB" in view.fig("eff:storage")
+    view.open("#/now")
+    assert view.page.locator('[data-table="now-efficiency"]').count() == 1
+    assert view.errors == []
+    view.close()
+
+
+def test_a_days_summary_names_spend_without_each_key(browser: Any, demo: str) -> None:
+    summary = api(demo, "/summaries/2026-11-10")
+    view = View(browser, demo).open("#/day/2026-11-10")
+    for key, values in summary["by_tag"].items():
+        assert view.fig(f"daysum:{key}:(none)") == cents(values["(none)"]), key
+    days = summary["trailing_mean_days"]
+    assert days >= 1
+    assert f"previous {days} day" in view.page.locator("main").inner_text()
+    assert view.errors == []
+    view.shot("day-summary")
     view.close()
 
 
 def test_readable_on_a_phone(browser: Any, demo: str) -> None:
     view = View(browser, demo, width=390, height=844)
-    for fragment in ("#/now", "#/job/llama-pretrain", "#/change"):
+    for fragment in (
+        "#/now",
+        "#/job/llama-pretrain",
+        "#/change",
+        "#/efficiency",
+        "#/day/2026-11-10",
+    ):
         view.open(fragment)
         width = view.page.evaluate("document.documentElement.scrollWidth")
         assert width <= 392, f"{fragment} is {width}px wide on a 390px screen"

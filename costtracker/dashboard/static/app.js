@@ -505,6 +505,7 @@ VIEWS.now = async function now() {
         { v: `${perUnit(i.burn_rate_usd_per_hour)}/h`, cls: "num" },
       ] })), { name: "idle" }));
   }
+  if (window.nowEfficiency) out.push(await window.nowEfficiency(running));
   return out;
 };
 
@@ -673,6 +674,7 @@ VIEWS.job = async function job(arg, params) {
   out.push(el("h3", { text: "Not in the figures yet" }));
   out.push(el("ul", { class: "notes" }, Object.entries(detail.unconfirmed_details || {}).map(
     ([k, v]) => el("li", {}, el("strong", { text: k }), `: ${v}`))));
+  if (window.jobEfficiency) out.push(await window.jobEfficiency(id));
   return out;
 };
 
@@ -818,7 +820,8 @@ VIEWS.spend = async function spend(arg, params) {
   const lastDay = available.length ? available[available.length - 1].date : null;
   if (lastDay) {
     const summary = await api(`/summaries/${lastDay}`);
-    out.push(el("h3", { text: `Tag compliance on ${lastDay}` }));
+    out.push(el("h3", {}, `Tag compliance on ${lastDay} `,
+      el("a", { href: `#/day/${lastDay}`, class: "small", text: "(the day's summary)" })));
     out.push(summary.tag_compliance.length ? table(["Instance", "Job", "Missing required tags"],
       summary.tag_compliance.map((row) => ({ cells: [row.instance_id, row.job_id, row.missing.join(", ")] })),
       { name: "compliance" }) : el("p", { class: "muted", text: "Every instance carries the required tags." }));
@@ -956,105 +959,10 @@ function scopeText(scope) {
   return "the whole account";
 }
 
-function waterfallChart(change) {
-  const W = 900, H = 300, L = 64, R = 10, T = 18, B = 46;
-  const root = frame(W, H, "Change in spend: period 0 to period 1, by cause (USD)");
-  const before = num(change.before.total_usd);
-  const steps = [
-    ["usage", num(change.change.usage_usd), "#2f6fb3"],
-    ["rate", num(change.change.rate_usd), "#6a4c93"],
-    ["other", num(change.change.other_usd), "#e39b2d"],
-  ];
-  const levels = [before];
-  for (const [, v] of steps) levels.push(levels[levels.length - 1] + v);
-  const max = niceMax(Math.max(...levels, num(change.after.total_usd)) * 1.05);
-  const yOf = (v) => T + (1 - v / max) * (H - T - B);
-  yAxis(root, L, W - R, yOf, max, "USD in the period");
-  const bars = [["period 0", 0, before, "#8a94a0"]];
-  let level = before;
-  for (const [name, v, colour] of steps) {
-    bars.push([name, level, level + v, colour]);
-    level += v;
-  }
-  bars.push(["period 1", 0, num(change.after.total_usd), "#8a94a0"]);
-  const slot = (W - L - R) / bars.length;
-  bars.forEach(([name, a, b, colour], i) => {
-    const x = L + i * slot + slot * 0.2;
-    const w = slot * 0.6;
-    const top = yOf(Math.max(a, b));
-    const height = Math.max(1, Math.abs(yOf(a) - yOf(b)));
-    root.append(svg("rect", { x, y: top, width: w, height, fill: colour, "data-bar": name }));
-    const delta = b - a;
-    const label = i === 0 || i === bars.length - 1 ? shortUsd(b) : `${delta >= 0 ? "+" : ""}${shortUsd(delta)}`;
-    root.append(svg("text", { x: x + w / 2, y: top - 4, "text-anchor": "middle", text: label }));
-    root.append(svg("text", { x: x + w / 2, y: H - B + 14, "text-anchor": "middle", text: name }));
-  });
-  return root;
-}
-
-VIEWS.change = async function change(arg, params) {
-  const end = addDays(await today(), -1);
-  const to1 = params.get("to1") || end;
-  const from1 = params.get("from1") || addDays(to1, -6);
-  const to0 = params.get("to0") || addDays(from1, -1);
-  const from0 = params.get("from0") || addDays(to0, -6);
-  const scope = { team: params.get("team") || "", project: params.get("project") || "",
-    job_id: params.get("job_id") || "" };
-  const field = (label, name, value, type = "date") => el("label", {}, label,
-    el("input", { type, name, value, placeholder: type === "text" ? "any" : null }));
-  const form = el("form", { class: "inline", on: { submit: (e) => {
-    e.preventDefault();
-    const data = [...new FormData(form).entries()].filter(([, v]) => v);
-    location.hash = `#/change?${new URLSearchParams(data)}`;
-  } } }, field("Period 0 from", "from0", from0), field("to", "to0", to0),
-  field("Period 1 from", "from1", from1), field("to", "to1", to1),
-  field("Team", "team", scope.team, "text"), field("Project", "project", scope.project, "text"),
-  field("Job", "job_id", scope.job_id, "text"), el("button", { type: "submit", text: "Explain" }));
-  const body = await api("/change", { from0, to0, from1, to1, ...scope });
-  const c = body.change;
-  const b0 = body.before, b1 = body.after;
-  const rose = nanoOf(c.total_usd) >= 0n;
-  const verdict = el("p", { class: "verdict", "data-role": "verdict" },
-    `Spend ${rose ? "rose" : "fell"} by `, el("strong", { "data-fig": "change:total", text: usd(String(c.total_usd).replace("-", "")) }),
-    `: ${signedUsd(c.usage_usd)} from ${nanoOf(c.usage_usd) >= 0n ? "more" : "fewer"} accelerator-hours (usage), `,
-    `${signedUsd(c.rate_usd)} from ${nanoOf(c.rate_usd) >= 0n ? "a dearer" : "a cheaper"} hour (rate), `,
-    `${signedUsd(c.other_usd)} other (EBS, storage, CPU). Waste changed by ${signedUsd(c.wasted_usd)}` +
-    (c.cost_per_1k_steps_usd !== null ? `; cost per 1,000 steps by ${signedPerUnit(c.cost_per_1k_steps_usd)}.` : "."));
-  const row = (label, key, fmt, fig) => ({ cells: [label,
-    { v: fmt(b0[key]), cls: "num", fig: fig && `${fig}:0` }, { v: fmt(b1[key]), cls: "num", fig: fig && `${fig}:1` }] });
-  const hours = (v) => fixed(v, 2);
-  const rate = (v) => (v === null ? "–" : `${perUnit(v)}/h`);
-  return [
-    el("h2", { text: "Why did it change" }), form,
-    provenance(body.as_of, [], `scope: ${[scope.team && `team ${scope.team}`, scope.project && `project ${scope.project}`,
-      scope.job_id && `job ${scope.job_id}`].filter(Boolean).join(", ") || "everything you can see"}`),
-    verdict,
-    el("div", { class: "cards" },
-      card("Usage = (H1 − H0) × r0", signedUsd(c.usage_usd), "more or fewer accelerator-hours", "change:usage"),
-      card("Rate = (r1 − r0) × H1", signedUsd(c.rate_usd), "a dearer or cheaper hour", "change:rate"),
-      card("Other spend", signedUsd(c.other_usd), "EBS, checkpoint storage, CPU", "change:other"),
-      card("Wasted (idle + rerun)", signedUsd(c.wasted_usd),
-        `idle ${signedUsd(c.wasted_idle_usd)}, rerun ${signedUsd(c.wasted_rerun_usd)}`, "change:wasted"),
-      card("Cost per 1,000 steps", c.cost_per_1k_steps_usd === null ? "–" : signedPerUnit(c.cost_per_1k_steps_usd),
-        "efficiency of the training itself", "change:per1k")),
-    legend([["sw-0", "usage"], ["sw-3", "rate"], ["sw-1", "other"]]),
-    waterfallChart(body),
-    table(["", [`Period 0 (${from0} to ${to0})`, "num"], [`Period 1 (${from1} to ${to1})`, "num"]], [
-      row("Accelerator instance-hours H", "accelerator_hours", hours, "change:hours"),
-      row("Average $ per accelerator-hour r", "usd_per_accelerator_hour", rate, "change:rate-r"),
-      row("Accelerator instance cost C = H × r", "accelerator_usd", usd, "change:accel"),
-      row("Total spend", "total_usd", usd, "change:spend"),
-      row("Wasted: idle", "wasted_idle_usd", usd, "change:idle"),
-      row("Wasted: rerun", "wasted_rerun_usd", usd, "change:rerun"),
-      row("Steps progressed", "steps", (v) => (v === null ? "–" : String(v))),
-      row("Cost per 1,000 steps", "cost_per_1k_steps_usd", (v) => (v === null ? "–" : perUnit(v)), "change:per1k"),
-      row("Jobs with spend", "jobs", String),
-    ], { name: "change" }),
-    el("ul", { class: "notes" }, body.notes.map((n) => el("li", { text: n }))),
-  ];
-};
-
 // ---------------------------------------------------------------- router
+
+// Views of their own files (efficiency.js: Why did it change, Efficiency, a day's summary).
+Object.assign(VIEWS, window.EXTRA_VIEWS || {});
 
 function route() {
   const hash = location.hash.replace(/^#\/?/, "") || "now";
