@@ -331,6 +331,13 @@ def test_efficiency_of_a_team_a_job_and_now(browser: Any, demo: str) -> None:
     assert f"{Decimal(job['storage_gb'][-1]['gb']):,.2f} GB" in view.fig("eff:storage")
     view.open("#/now")
     assert view.page.locator('[data-table="now-efficiency"]').count() == 1
+    row = api(demo, "/compare?jobs=llama-sft,llama-sft-gpu")["jobs"][0]
+    view.open("#/compare?jobs=llama-sft,llama-sft-gpu")
+    pace = f"{Decimal(row['steps_per_hour']):,.1f} steps/h, "
+    assert (
+        view.fig("cmp:llama-sft:pace")
+        == pace + f"{Decimal(row['tokens_per_second']):,.0f} tokens/s"
+    )
     assert view.errors == []
     view.close()
 

@@ -728,6 +728,10 @@ VIEWS.compare = async function compare(arg, params) {
         cls: "num" })),
       metric("Effective accelerator-hours", (r) => ({ v: r.effective_accelerator_hours === null
         ? "not measured" : fixed(r.effective_accelerator_hours, 2), cls: "num" })),
+      metric("Throughput (steps/h, tokens/s)", (r) => ({ v: r.steps_per_hour === null ? "not measured"
+        : `${fixed(r.steps_per_hour, 1)} steps/h, ${r.tokens_per_second === null ? "tokens/s –"
+          : `${fixed(r.tokens_per_second, 0)} tokens/s`}`, cls: "num", fig: `cmp:${r.job_id}:pace` })),
+      metric("Retries (spot interruptions)", (r) => ({ v: String(r.interruptions), cls: "num" })),
       metric("Wasted: idle", (r) => m(r.wasted_idle_usd, `cmp:${r.job_id}:idle`)),
       metric("Wasted: rerun", (r) => m(r.wasted_rerun_usd, `cmp:${r.job_id}:rerun`)),
       metric("Warm-up (to first checkpoint or busy alarm)", (r) => r.warmup_seconds === null ? "not measured"
