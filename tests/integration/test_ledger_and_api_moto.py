@@ -357,10 +357,12 @@ def test_items_timeline_compare_and_prices(aws: dict[str, Any]) -> None:
         ("/jobs/llama/items", None, 2),
         ("/jobs/llama/timeline", {"points": "5"}, 2),
         ("/jobs/llama/estimate", {"target_steps": "10"}, 1),
+        ("/jobs/llama/efficiency", None, 1),
         ("/compare", {"jobs": "llama,vit"}, 2),
         # every rollup in one Query (whatever the range), then one Query per job listed
         ("/jobs", {"from": "2026-11-01", "to": "2026-11-07", "limit": "1"}, 2),
         ("/jobs", {"team": "nlp"}, 2),
+        ("/efficiency", {"team": "nlp"}, 2),
         ("/budgets", None, 2),
         ("/summaries", {"from": "2026-11-01", "to": "2026-11-03"}, 1),
         ("/summaries/2026-11-01", None, 1),
