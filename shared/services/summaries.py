@@ -232,6 +232,7 @@ def publish_summary(
         f"summaries/{prefix}/summary.json": (json.dumps(summary, indent=2), "application/json"),
         f"summaries/{prefix}/summary.csv": (summary_csv(summary), "text/csv"),
     }
+    metadata: dict[str, Any]
     if rows:
         keys[f"{name}.parquet"] = (focus[0], "application/vnd.apache.parquet")
         keys[f"{name}.csv"] = (focus[1], "text/csv")
