@@ -254,3 +254,41 @@ def test_steps_count_from_the_last_checkpoint_before_the_period() -> None:
     assert steps_between(JobRecords(job_id="j"), *WEEK1) is None
     # A period in which no step completed has no step figure (not 0).
     assert steps_between(records, WEEK1[1], WEEK1[1] + timedelta(days=7)) is None
+
+
+def test_without_steps_the_efficiency_is_measured_utilization() -> None:
+    """100 acc-h at $1 and 50 % utilization, then 200 acc-h at $1 and 40 %: utilized
+    hours 50 -> 80 (use), 1/u 2 -> 2.5 (efficiency), the same price. L = 100 / ln 2;
+    use = 100 ln 1.6 / ln 2 = 67.8072, efficiency = 100 ln 1.25 / ln 2 = 32.1928."""
+    from shared.domain.spend_change import JobPeriod, job_change
+
+    def period(hours: int, utilization: str) -> JobPeriod:
+        usd = Decimal(hours)
+        return JobPeriod("u", Decimal(hours), False, usd, usd, Decimal(0), Decimal(0), None,
+                         Decimal(utilization))  # fmt: skip
+
+    change = job_change(period(100, "0.5"), period(200, "0.4"))
+    assert change.basis == "utilization"
+    two = Decimal(2).ln()
+    assert abs(change.parts.use - 100 * Decimal("1.6").ln() / two) < Decimal("1e-25")
+    assert abs(change.parts.efficiency - 100 * Decimal("1.25").ln() / two) < Decimal("1e-25")
+    assert abs(change.parts.price) < Decimal("1e-25") and change.parts.total == 100
+    unmeasured = job_change(period(100, "0.5"), JobPeriod("u", Decimal(200), False, Decimal(200),
+                            Decimal(200), Decimal(0), Decimal(0), None, None))  # fmt: skip
+    assert unmeasured.basis == "none" and unmeasured.parts.efficiency == 0
+
+
+def test_a_periods_utilization_is_read_per_instance_over_the_period() -> None:
+    from shared.domain.utilization import Measured
+
+    asked: list[tuple[str, datetime, datetime]] = []
+
+    def reader(account: str, instance_id: str, lo: datetime, hi: datetime) -> Measured:
+        asked.append((instance_id, lo, hi))
+        return Measured(Decimal("0.75") * 3600, 3600)
+
+    (sft,) = jobs(scenario(), "sft")
+    figures = period_figures([sft], *WEEK1, NOW, None, measured=reader)
+    assert figures.jobs[0].utilization == Decimal("0.75")
+    assert asked == [(TRN, *WEEK1)]
+    assert period_figures([sft], *WEEK1, NOW, None).jobs[0].utilization is None
