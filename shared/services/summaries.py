@@ -273,7 +273,7 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         )
     if summary["change_vs_previous_day_usd"] is not None:
         lines.append(
-            f"Change vs the day before: {cents(Decimal(summary['change_vs_previous_day_usd']))}"
+            f"Change vs the day before: {_signed(Decimal(summary['change_vs_previous_day_usd']))}"
         )
     if summary.get("trailing_mean_usd") is not None:
         days = summary["trailing_mean_days"]
@@ -322,6 +322,11 @@ def summary_alert(summary: dict[str, Any]) -> Alert:
         alert_id,
         summary.get("as_of") or "",
     )
+
+
+def _signed(value: Decimal) -> str:
+    """+$430.72 / -$1,562.50 (never "$-1,562.50")."""
+    return ("-" if value < 0 else "+") + cents(abs(value))
 
 
 def _none_usd(values: dict[str, str]) -> str:

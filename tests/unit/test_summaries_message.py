@@ -73,3 +73,9 @@ def test_the_csv_carries_estimated_or_confirmed() -> None:
     assert ("tag:project", "(none)", "0E-9") in {(r["group"], r["value"], r["usd"]) for r in rows}
     confirmed = list(csv.DictReader(io.StringIO(summary_csv(a_summary(estimated=False)))))
     assert {r["basis"] for r in confirmed} == {"confirmed"}
+
+
+def test_the_change_vs_the_day_before_carries_its_sign_before_the_dollar() -> None:
+    assert "Change vs the day before: +$50.00" in summary_alert(a_summary()).message
+    fell = summary_alert(a_summary(change_vs_previous_day_usd="-1562.5")).message
+    assert "Change vs the day before: -$1,562.50" in fell
