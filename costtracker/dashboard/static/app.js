@@ -839,7 +839,8 @@ VIEWS.compare = async function compare(arg, params) {
       metric("Wasted: rerun", (r) => m(r.wasted_rerun_usd, `cmp:${r.job_id}:rerun`)),
       metric("Warm-up (to first checkpoint or busy alarm)", (r) => r.warmup_seconds === null ? "not measured"
         : `${duration(r.warmup_seconds)} (${usd(r.warmup_usd)})`),
-      metric("Priced completely", (r, i) => (r.complete ? "yes" : `no: ${missingText(details[i])}`)),
+      metric("Priced completely", (r) => (r.complete ? "yes"
+        : `no: ${missingText(details.find((d) => d.job_id === r.job_id) || {})}`)),
     ], { name: "compare" }),
   ];
   const bars = (title, key, axisUnit) => {
