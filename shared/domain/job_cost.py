@@ -32,7 +32,13 @@ from shared.domain.job import (
 from shared.domain.managed.reservation import N_RESERVATIONS
 from shared.domain.managed.reservation import view as reservation_view
 from shared.domain.managed.training import N_TRAINING, managed_spot_saving
-from shared.domain.segments import UNPRICED_PREFIX, SegmentCost, SeriesReader, cost_inside
+from shared.domain.segments import (
+    UNPRICED_PREFIX,
+    SegmentCost,
+    SeriesReader,
+    accrued_to,
+    cost_inside,
+)
 from shared.domain.tags import tokens_per_step
 from shared.domain.utilization import AcceleratorUse, Measured, warmup_end
 
@@ -63,7 +69,7 @@ def _instance_summary(
         burn_usd_per_hour=burn,
         terminated=head.terminated,
         inferred=head.inferred,
-        segments=head.segments,
+        segments=tuple(accrued_to(s, now, series) for s in head.segments),
     )
 
 

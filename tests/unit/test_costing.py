@@ -34,6 +34,7 @@ from shared.domain.instance import InstanceHead, InstanceProfile
 from shared.domain.lifecycle import Notice, Span, Transition, fold
 from shared.domain.rates import RatePin, SpotSeries
 from shared.domain.segments import (
+    accrued_to,
     billed_seconds,
     cost_inside,
     minimum_extra,
@@ -195,6 +196,22 @@ def test_open_segment_accrues_to_any_now_without_the_minimum() -> None:
     # It closes with the minimum: the same span closed at 30 s bills 60 s.
     closed = segment_accrual(price_span("i-1", span(0, 30), pin("36"), None))
     assert closed.value(acc.INSTANCE, at(30)) == Decimal("0.6")
+
+
+def test_an_open_segment_shows_its_seconds_and_cost_accrued_to_now() -> None:
+    running = price_span("i-1", span(0, None), pin("36", "30"), None)
+    assert running.billed_seconds == 0 and running.eff_num is None  # as stored
+    shown = accrued_to(running, at(1800), None)
+    assert shown.billed_seconds == 1800 and shown.span.end is None
+    assert (shown.eff_num / 3600, shown.list_num / 3600) == (Decimal(15), Decimal(18))
+    spot = SeriesTable(series([(-50, "10"), (900, "20")]))
+    on_spot = accrued_to(price_span("i-1", span(0, None), spot_pin(spot, 0), spot), at(1800), spot)
+    assert on_spot.eff_num == Decimal(27000)  # 900 s at $10/h + 900 s at $20/h
+    no_price = price_span("i-1", span(0, None), None, None, unpriced_key="k")
+    unpriced = accrued_to(no_price, at(90), None)
+    assert unpriced.billed_seconds == 90 and unpriced.eff_num is None  # unpriced, never 0
+    closed = price_span("i-1", span(0, 30), pin("36"), None)
+    assert accrued_to(closed, at(9999), None) is closed
 
 
 def test_effective_rate_is_kept_beside_the_list_rate() -> None:
