@@ -76,7 +76,7 @@ class StaticInventory:
 
 
 def config() -> Any:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
     return LedgerConfig.model_validate(
         {

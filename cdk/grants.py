@@ -12,8 +12,8 @@ from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.nag import acknowledge
 from cdk.settings import StackSettings
-from shared.app.config import LedgerConfig
 from shared.app.grants import Grants, Topic
+from shared.config.ledger import LedgerConfig
 
 UNSCOPED_REASON = (
     "{actions}: read-only EC2 Describe* and Price List GetProducts actions do not "

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 
 # The retention periods CloudWatch Logs accepts (days).
 LOG_RETENTION_DAYS = (

@@ -148,7 +148,7 @@ def run_demo(
     from costtracker.render.jobs import job_table
     from costtracker.replay import replay_session, report
     from costtracker.scenario import read_scenario
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
     path = scenario_path or EXAMPLE
     scenario = read_scenario(path)

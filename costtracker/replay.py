@@ -29,7 +29,7 @@ from costtracker.scenario_metrics import seed_metrics
 from shared.adapters.report_store import DirectoryReportStore
 from shared.adapters.table import MemoryTable
 from shared.app import runtime
-from shared.app.config import CheckpointConfig, LedgerConfig, UtilizationConfig
+from shared.config.ledger import CheckpointConfig, LedgerConfig, UtilizationConfig
 from shared.domain.budgets import Budget
 from shared.reports.views import iso, job_summary
 from shared.services.alerts import stop_watching

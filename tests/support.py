@@ -18,7 +18,7 @@ from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import MemoryTable
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceProfile

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from shared.app.config import MetricRef, UtilizationConfig
+from shared.config.ledger import MetricRef, UtilizationConfig
 
 
 @dataclass(frozen=True)

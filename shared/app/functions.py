@@ -34,7 +34,7 @@ from shared.app.grants import (
 from shared.app.triggers import EventRule, Every, Schedule
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
 # The environment every function gets (the stack fills in the values).
 COMMON_ENVIRONMENT = (

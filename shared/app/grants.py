@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
 # Read-only EC2 and Price List actions the ledger prices instances with. AWS does
 # not support resource-level permissions for any of them (Describe* / GetProducts

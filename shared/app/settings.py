@@ -13,7 +13,7 @@ import os
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 
 
 class FunctionSettings(BaseModel):

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from shared.domain.instance import Warning_
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
 _DIGITS = re.compile(r"[0-9]+")
 # A breakdown's entry for spend without the key (so every breakdown adds up).

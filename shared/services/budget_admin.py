@@ -12,7 +12,7 @@ from shared.services.budgets import JobCache, budget_status
 
 if TYPE_CHECKING:
     from shared.adapters.budget_store import BudgetStore
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
     from shared.services.deps import LedgerDeps
 
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.notify import Alert
 from shared.adapters.outbox import OutboxStore
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.budgets import Budget
 from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster

@@ -18,7 +18,7 @@ from typing import Any
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.budgets import Budget, period_bounds
 from shared.domain.day_split import job_between

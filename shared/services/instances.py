@@ -22,7 +22,7 @@ from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
 from shared.adapters.unit_of_work import UnitOfWork
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.accrual import Accrual
 from shared.domain.clock import utc
 from shared.domain.clocks import day_start

@@ -21,7 +21,7 @@ from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import DynamoTable, MemoryTable, Table
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceProfile
 from shared.services.deps import LedgerDeps

@@ -13,7 +13,7 @@ from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
 from shared.adapters.items import item_size
 from shared.adapters.table import Table
-from shared.app.config import LedgerConfig, PriceOverrides, TrackingConfig
+from shared.config.ledger import LedgerConfig, PriceOverrides, TrackingConfig
 from shared.domain.instance import InstanceProfile, Volume
 from shared.services.instances import Outcome, record_spot_notice, record_state_change
 from shared.services.job_view import get_job_cost

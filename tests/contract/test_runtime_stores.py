@@ -15,7 +15,7 @@ from shared.adapters.daily_store import ReconciliationStore, SummaryStore
 from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.budgets import Budget
 
 

@@ -43,7 +43,7 @@ from costtracker.local_api import proxy_event, with_local_admin  # noqa: E402
 from shared.adapters import ledger_schema  # noqa: E402
 from shared.api.access import AccessConfig, AccessRule  # noqa: E402
 from shared.app import runtime  # noqa: E402
-from shared.app.config import LedgerConfig, PriceOverrides  # noqa: E402
+from shared.config.ledger import LedgerConfig, PriceOverrides  # noqa: E402
 from shared.domain.clock import FixedClock  # noqa: E402
 
 # FUZZ_EXAMPLES=300 for a longer search (CI runs 50 per operation).

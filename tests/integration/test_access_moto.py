@@ -21,7 +21,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)

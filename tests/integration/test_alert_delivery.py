@@ -25,8 +25,8 @@ from moto import mock_aws
 from shared.adapters.accounts import client_config
 from shared.adapters.notify import SnsNotifier
 from shared.adapters.outbox import OUTBOX, OutboxStore
-from shared.app.config import LedgerConfig
 from shared.app.functions import BY_NAME
+from shared.config.ledger import LedgerConfig
 from shared.domain import limits
 from shared.services.budget_tick import run_tick
 from shared.services.budgets import evaluate_budgets

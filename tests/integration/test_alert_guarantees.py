@@ -27,7 +27,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import TRACKER_METRICS, ec2_state_event
 from tests.support import alarm_name

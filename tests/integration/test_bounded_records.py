@@ -17,7 +17,7 @@ from moto import mock_aws
 
 from shared.adapters import keys, ledger_schema
 from shared.adapters.table import DynamoTable, MemoryTable, Put
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile

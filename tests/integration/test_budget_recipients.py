@@ -19,7 +19,7 @@ from costtracker.local_api import proxy_event, with_local_admin
 from shared.adapters import ledger_schema
 from shared.adapters.subscriptions import recipient_filter_policy
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.budget_tick import run_tick
 

@@ -15,7 +15,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import with_local_admin
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.budget_tick import run_tick
 

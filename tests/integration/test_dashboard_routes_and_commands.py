@@ -19,7 +19,7 @@ from costtracker.demo import local_identity
 from costtracker.local_api import serve
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from tests.integration.test_cli_errors import ODD_IDS, SMALL, fails
 
 

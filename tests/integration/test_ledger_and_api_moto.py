@@ -18,7 +18,7 @@ from shared.adapters import ledger_schema
 from shared.adapters.daily_store import SummaryStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.clock import FixedClock
 from tests.integration.conftest import CallCounter
 

@@ -24,7 +24,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.services.data_exports import S3DataExports
 from shared.services.reconcile import reconcile_by_resource
 from tests.integration.conftest import scenario_dict

@@ -17,7 +17,7 @@ from shared.adapters import ledger_schema
 from shared.adapters.daily_store import ReconciliationStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.reconcile import CostExplorerBills, reconcile_day
 from tests.aws_events import ec2_state_event

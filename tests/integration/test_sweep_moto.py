@@ -14,7 +14,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.adapters.inventory import Ec2Inventory
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceHead
 from shared.services.sweep import sweep_missed_events

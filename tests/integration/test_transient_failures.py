@@ -17,7 +17,7 @@ from moto import mock_aws
 from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import ec2_state_event
 

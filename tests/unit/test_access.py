@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from shared.api.access import AccessConfig, Caller, denial, resolve_caller
 from shared.api.errors import ApiProblem
 from shared.api.policy import AccessPolicy, policy_for
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.budgets import Budget
 
 ARN = "arn:aws:sts::123456789012:assumed-role/PowerUserAccess/mallory"

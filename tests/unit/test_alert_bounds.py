@@ -12,7 +12,7 @@ from botocore.exceptions import ClientError
 
 from shared.adapters.notify import Alert, fit_body
 from shared.adapters.outbox import OutboxStore
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain import limits
 from shared.services import budgets as budget_service
 from shared.services.alerts import AlertPoster, backoff

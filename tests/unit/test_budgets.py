@@ -7,7 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from shared.adapters.outbox import OutboxStore
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.budgets import Budget, period_bounds
 from shared.domain.instance import InstanceProfile
 from shared.services.alerts import AlertPoster

@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.app.config import CheckpointConfig, LedgerConfig, PriceOverrides
+from shared.config.ledger import CheckpointConfig, LedgerConfig, PriceOverrides
 from shared.domain import accrual as acc
 from shared.domain.base import Rate, RateSource
 from shared.domain.checkpoint import (

@@ -66,4 +66,13 @@ def test_shared_is_laid_out_by_kind() -> None:
         p.name for p in (ROOT / "shared").iterdir() if p.is_dir() and (p / "__init__.py").exists()
     )
     assert flat == []
-    assert packages == ["adapters", "api", "app", "domain", "events", "reports", "services"]
+    assert packages == [
+        "adapters",
+        "api",
+        "app",
+        "config",
+        "domain",
+        "events",
+        "reports",
+        "services",
+    ]

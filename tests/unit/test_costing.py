@@ -12,7 +12,7 @@ import pytest
 
 from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Rate, RateSource

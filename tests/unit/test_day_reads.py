@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.checkpoint import WINDOW, CheckpointHead, ObjectEvent, apply_object_event
 from shared.domain.clocks import day_bounds
 from shared.domain.instance import InstanceProfile

@@ -4,7 +4,7 @@ each segment's minimum on the moment it closed: consecutive days add up to the t
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.day_split import job_between
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile

@@ -9,8 +9,8 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from shared.app.config import LedgerConfig
 from shared.app.functions import schedules
+from shared.config.ledger import LedgerConfig
 from shared.domain.budgets import Budget, period_bounds
 from shared.domain.finance_day import FinanceCalendar, utc_month_pieces
 

@@ -21,7 +21,7 @@ import pytest
 
 from shared.adapters.file_system_store import FileSystemStore
 from shared.adapters.fsx import description_of
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.day_split import job_between
 from shared.domain.fsx import price_key

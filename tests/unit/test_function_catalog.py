@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from costtracker.routing import matches
-from shared.app.config import LedgerConfig
 from shared.app.functions import BY_NAME, FUNCTIONS, checkpoint_rule, event_rules, schedules
 from shared.app.grants import Feature
 from shared.app.triggers import Every
+from shared.config.ledger import LedgerConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

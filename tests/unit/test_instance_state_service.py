@@ -8,7 +8,7 @@ import pytest
 
 from shared.adapters.instance_store import InstanceStore
 from shared.adapters.pricing_snapshot import bundled_snapshot
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile
 from shared.services.instances import record_state_change

@@ -16,7 +16,7 @@ from botocore.stub import Stubber
 from shared.adapters.inventory import Ec2Inventory
 from shared.adapters.managed_store import ReservationStore, TrainingStore
 from shared.adapters.sagemaker import TrainingJobNotFound
-from shared.app.config import LedgerConfig, PriceOverrides, ReservationConfig
+from shared.config.ledger import LedgerConfig, PriceOverrides, ReservationConfig
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.managed.models import CapacityReservation, TrainingJobDescription

@@ -12,7 +12,7 @@ from typing import Any
 
 from shared.adapters.metric_reads import CloudWatchMetrics, MetricQuery
 from shared.adapters.utilization_store import UtilizationStore, measured_total, total_key
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.instance import InstanceProfile
 from shared.domain.utilization import AcceleratorUse, Measured, Point, measure
 from shared.reports.compare import compare_jobs

@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from shared.adapters.instance_stops import InstanceNow
-from shared.app.config import AutoStopConfig, LedgerConfig, PriceOverrides
+from shared.config.ledger import AutoStopConfig, LedgerConfig, PriceOverrides
 from shared.domain.base import Rate, RateSource
 from shared.domain.idle import AlarmChange, classify, condition_runs, episodes, idle_spans
 from shared.domain.instance import InstanceProfile

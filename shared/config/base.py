@@ -1,5 +1,5 @@
 """The base of every configuration model, and the price bound they share (apart from
-``shared.app.config`` so that the price configuration can live in its own module)."""
+``shared.config.ledger`` so that the price configuration can live in its own module)."""
 
 from __future__ import annotations
 

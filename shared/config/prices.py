@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from pydantic import ConfigDict, Field, field_validator
 
-from shared.app.config_base import MAX_PRICE, _Config
+from shared.config.base import MAX_PRICE, _Config
 
 
 class SpotPricePoint(_Config):

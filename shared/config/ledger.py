@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from shared.api.access import AccessConfig
-from shared.app.config_base import MAX_PRICE as MAX_PRICE
-from shared.app.config_base import _Config
-from shared.app.measurement_config import MeasurementConfig
-from shared.app.price_config import PriceOverrides as PriceOverrides
-from shared.app.price_config import SpotPricePoint as SpotPricePoint
+from shared.config.base import MAX_PRICE as MAX_PRICE
+from shared.config.base import _Config
+from shared.config.measurement import MeasurementConfig
+from shared.config.prices import PriceOverrides as PriceOverrides
+from shared.config.prices import SpotPricePoint as SpotPricePoint
 from shared.domain.budgets import Budget
 
 if TYPE_CHECKING:
