@@ -29,8 +29,9 @@ from costtracker.scenario_metrics import seed_metrics
 from shared.adapters.report_store import DirectoryReportStore
 from shared.adapters.table import MemoryTable
 from shared.app import runtime
+from shared.config.budgets import Budget
 from shared.config.ledger import CheckpointConfig, LedgerConfig, UtilizationConfig
-from shared.domain.budgets import Budget
+from shared.domain.finance_day import calendar_of
 from shared.reports.views import iso, job_summary
 from shared.services.alerts import stop_watching
 from shared.services.deps import LedgerDeps
@@ -133,7 +134,7 @@ def report(
     deps = runtime.ledger_deps()
     alerts = collect_alerts(replayer.emulator)
     times = replayer.scenario.event_times()
-    calendar = deps.config.calendar
+    calendar = calendar_of(deps.config)
     if times:
         read_remaining_hours(deps, calendar.day_start(min(times)), now)
     last_whole_day = calendar.day_of(now) - timedelta(days=1)

@@ -197,7 +197,7 @@ class Scenario(_Model):
     @field_validator("finance_timezone")
     @classmethod
     def _zone(cls, zone: str | None) -> str | None:
-        from shared.domain.finance_day import check_zone
+        from shared.config.zones import check_zone
 
         return None if zone is None else check_zone(zone)
 

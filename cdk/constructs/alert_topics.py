@@ -28,7 +28,7 @@ from constructs import Construct
 
 from cdk.nag import acknowledge
 from cdk.settings import TeamRoute
-from shared.domain.budgets import Budget
+from shared.config.budgets import Budget
 
 # What the API may do on the finance topic: its budgets' recipient subscriptions.
 RECIPIENT_ACTIONS = ["sns:Subscribe", "sns:Unsubscribe", "sns:ListSubscriptionsByTopic"]

@@ -16,7 +16,7 @@ from shared.api.caller import access, new_router
 from shared.api.errors import ApiProblem, bad_input, from_validation_errors, not_found
 from shared.api.models.budgets import BudgetDeleted, BudgetHistory, Budgets, BudgetSet, BudgetState
 from shared.app import runtime
-from shared.domain.budgets import BUDGET_ID, Budget, BudgetScope
+from shared.config.budgets import BUDGET_ID, Budget, BudgetScope
 
 if TYPE_CHECKING:
     from shared.services.budgets import JobCache

@@ -9,20 +9,18 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from functools import partial
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from shared.api.access import AccessConfig
+from shared.config.access import AccessConfig
 from shared.config.base import MAX_PRICE as MAX_PRICE
 from shared.config.base import _Config
+from shared.config.budgets import Budget
 from shared.config.measurement import MeasurementConfig
 from shared.config.prices import PriceOverrides as PriceOverrides
 from shared.config.prices import SpotPricePoint as SpotPricePoint
-from shared.domain.budgets import Budget
-
-if TYPE_CHECKING:
-    from shared.domain.finance_day import FinanceCalendar
+from shared.config.zones import check_zone
 
 DEFAULT_GROUPING_TAG_KEYS = ("project", "team", "owner", "environment", "experiment", "cost-center")
 _TAG_KEY = re.compile(r"^[\w.:/=+\-@ ]{1,128}$")
@@ -291,16 +289,7 @@ class LedgerConfig(_Config):
     @field_validator("finance_timezone")
     @classmethod
     def _zone(cls, zone: str) -> str:
-        from shared.domain.finance_day import check_zone
-
         return check_zone(zone)
-
-    @property
-    def calendar(self) -> FinanceCalendar:
-        """The finance day's calendar (``finance_timezone``)."""
-        from shared.domain.finance_day import FinanceCalendar
-
-        return FinanceCalendar(self.finance_timezone)
 
     @model_validator(mode="after")
     def _budgets(self) -> LedgerConfig:

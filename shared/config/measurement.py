@@ -7,9 +7,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.domain.utilization import DEFAULT_ACCELERATOR_COUNTS
-
 AcceleratorKind = Literal["neuron", "gpu"]
+
+# Rule 10's table: accelerators (chips / GPUs) per instance type; configurable.
+DEFAULT_ACCELERATOR_COUNTS: dict[str, int] = {
+    "trn1.2xlarge": 1,
+    "trn1.32xlarge": 16,
+    "trn1n.32xlarge": 16,
+    "trn2.48xlarge": 16,
+    "inf2.xlarge": 1,
+    "inf2.48xlarge": 12,
+    "p4d.24xlarge": 8,
+    "p5.48xlarge": 8,
+    "g5.xlarge": 1,
+    "g6e.xlarge": 1,
+}
 
 
 class MeasurementConfig(BaseModel):

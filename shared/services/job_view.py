@@ -18,7 +18,7 @@ from shared.adapters.table import Table
 from shared.adapters.utilization_store import KIND as UTILIZATION_TOTAL
 from shared.adapters.utilization_store import measured_total
 from shared.domain.checkpoint import Version
-from shared.domain.finance_day import UTC_CALENDAR, FinanceCalendar
+from shared.domain.finance_day import UTC_CALENDAR, FinanceCalendar, calendar_of
 from shared.domain.idle import IdleEpisode
 from shared.domain.job import JobCost, JobRecords, parse_time
 from shared.domain.job_cost import job_cost
@@ -173,7 +173,7 @@ def records_active_on(
     stored at ``since`` or later only)."""
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
     for job_id in sorted(jobs):
-        if not active_between(jobs[job_id], day, day, now, deps.config.calendar):
+        if not active_between(jobs[job_id], day, day, now, calendar_of(deps.config)):
             continue
         records = load_job(deps.table, deps.rollups, job_id, since=since, window=True)
         if records is not None:

@@ -15,8 +15,8 @@ from shared.adapters.daily_store import ReconciliationStore, SummaryStore
 from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
+from shared.config.budgets import Budget
 from shared.config.ledger import LedgerConfig
-from shared.domain.budgets import Budget
 
 
 def test_each_store_is_built_over_the_stacks_table(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,8 +21,8 @@ from shared.adapters.outbox import OutboxStore
 from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.rollup_store import RollupChange, RollupStore
 from shared.adapters.table import ConditionFailed, Table
+from shared.config.budgets import Budget
 from shared.domain.base import Rate, RateSource
-from shared.domain.budgets import Budget
 from tests.contract.conftest import ACCOUNT, T0
 from tests.contract.records import reservation_head, training_head
 

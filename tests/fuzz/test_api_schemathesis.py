@@ -41,8 +41,8 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 
 from costtracker.local_api import proxy_event, with_local_admin  # noqa: E402
 from shared.adapters import ledger_schema  # noqa: E402
-from shared.api.access import AccessConfig, AccessRule  # noqa: E402
 from shared.app import runtime  # noqa: E402
+from shared.config.access import AccessConfig, AccessRule  # noqa: E402
 from shared.config.ledger import LedgerConfig, PriceOverrides  # noqa: E402
 from shared.domain.clock import FixedClock  # noqa: E402
 

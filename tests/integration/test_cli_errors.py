@@ -58,7 +58,7 @@ SMALL = {
 @pytest.fixture(scope="module")
 def local_api() -> Iterator[dict[str, str]]:
     """The small scenario served twice: as an admin, and as a member of team nlp."""
-    from shared.api.access import AccessConfig
+    from shared.config.access import AccessConfig
 
     nlp, nlp_access = local_identity("team:nlp")
     admin, admin_access = local_identity("admin")

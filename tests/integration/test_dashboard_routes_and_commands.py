@@ -26,7 +26,7 @@ from tests.integration.test_cli_errors import ODD_IDS, SMALL, fails
 @pytest.fixture(scope="module")
 def local_api() -> Iterator[dict[str, str]]:
     """The small scenario of test_cli_errors served as an admin and as a member of nlp."""
-    from shared.api.access import AccessConfig
+    from shared.config.access import AccessConfig
 
     nlp, nlp_access = local_identity("team:nlp")
     admin, admin_access = local_identity("admin")

@@ -7,8 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from shared.adapters.outbox import OutboxStore
+from shared.config.budgets import Budget
 from shared.config.ledger import LedgerConfig
-from shared.domain.budgets import Budget, period_bounds
+from shared.domain.budgets import period_bounds
 from shared.domain.instance import InstanceProfile
 from shared.services.alerts import AlertPoster
 from shared.services.budget_anomalies import check_anomalies

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 
 from shared.adapters import telemetry
-from shared.services.ops_metrics import DayFigures, TeamFigures
+from shared.domain.ops_figures import DayFigures, TeamFigures
 
 
 def emitted(out: str) -> list[dict]:
