@@ -73,15 +73,14 @@ class Runtime:
         return os.environ.get("AWS_REGION", "us-east-1")
 
     def client(self, service: str, region: str | None = None) -> BaseClient:
-        """A boto3 client of the function's own account (``accounts.client_config``)."""
+        """A client of the function's own account, made by the one client factory
+        (``shared.adapters.accounts.boto3_client``)."""
         key = (service, region or self.region)
         if key not in self._clients:
-            import boto3
+            from shared.adapters.accounts import boto3_client
 
-            from shared.adapters.accounts import client_config
-
-            config = client_config(service)
-            self._clients[key] = boto3.client(service, region_name=key[1], config=config)
+            made: BaseClient = boto3_client(service, key[1], None)
+            self._clients[key] = made
         return self._clients[key]
 
     @cached_property
