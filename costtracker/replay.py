@@ -26,6 +26,7 @@ from costtracker.progress import Progress
 from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
 from costtracker.scenario_metrics import seed_metrics
+from shared.adapters.job_records import load_job
 from shared.adapters.report_store import DirectoryReportStore
 from shared.adapters.table import MemoryTable
 from shared.app import runtime
@@ -35,7 +36,7 @@ from shared.domain.finance_day import calendar_of
 from shared.reports.views import iso, job_summary
 from shared.services.alerts import stop_watching
 from shared.services.deps import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, get_job_cost, load_job
+from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.metric_reads import job_targets, read_hours
 from shared.services.summaries import publish_summary, summaries_between
 

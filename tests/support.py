@@ -326,7 +326,7 @@ class Timeline:
 
 def job_records(ledger: Ledger, job_id: str, since: datetime) -> Any:
     """A job's records with every sealed record ending at or after ``since``."""
-    from shared.services.job_view import load_job
+    from shared.adapters.job_records import load_job
 
     records = load_job(ledger.table, ledger.deps.rollups, job_id, since=since)
     assert records is not None, f"no records of {job_id}"

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 def readable_job(policy: AccessPolicy, job_id: str) -> tuple[JobCost, JobRecords]:
     """The job's cost accrued to now and its records (one Query); a job the caller may not
     read is a 403, and so is an unknown one for a team member (finance: a 404)."""
-    from shared.services.job_view import cost_of, load_job
+    from shared.adapters.job_records import load_job
+    from shared.services.job_view import cost_of
 
     deps = runtime.ledger_deps()
     records = load_job(deps.table, deps.rollups, job_id)

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from shared.adapters.budget_store import BudgetStore
+from shared.adapters.job_records import load_job
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES
 from shared.config.budgets import Budget
@@ -35,7 +36,7 @@ from shared.services.forecasts import (
     revision_possible,
     sent_forecasts,
 )
-from shared.services.job_view import all_rollups, load_job
+from shared.services.job_view import all_rollups
 
 HOUR = timedelta(hours=1)
 logger = logging.getLogger("costtracker.budgets")

@@ -12,13 +12,14 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
+from shared.adapters.job_records import load_job
 from shared.config.ledger import LedgerConfig
 from shared.domain.clocks import day_bounds
 from shared.domain.day_split import job_between
 from shared.domain.limits import RECONCILED_JOBS
 from shared.reports.formatting import iso, money
 from shared.services.deps import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, load_job
+from shared.services.job_view import active_between, all_rollups
 from shared.services.summaries import summarize_day
 
 if TYPE_CHECKING:  # the Data Exports reader is loaded only when exports are configured

@@ -397,8 +397,9 @@ def _ordered(value: Any) -> Any:
 def test_typed_responses_keep_the_views_documents_key_for_key(aws: dict[str, Any]) -> None:
     """The response models (shared.api.models) change no body: the same keys, in the same
     order, with the same values as the views' documents."""
+    from shared.adapters.job_records import load_job
     from shared.reports.views import job_detail, job_line_items, job_summary
-    from shared.services.job_view import get_job_cost, load_job
+    from shared.services.job_view import get_job_cost
 
     send(aws, "e1", 0, "running")
     send(aws, "e2", 5400, "stopped")
