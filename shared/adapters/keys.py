@@ -79,8 +79,11 @@ def notice_sk(at: datetime, account: str, instance_id: str, event_id: str) -> st
     return f"N#{iso(at)}#{account}#{instance_id}#{part(event_id)}"
 
 
+STEP_PREFIX = "K#"
+
+
 def step_sk(step: str) -> str:
-    return f"K#{part(step)}"
+    return f"{STEP_PREFIX}{part(step)}"
 
 
 def rollup_sk(account: str) -> str:

@@ -71,7 +71,7 @@ def record_object_event(
             "object names no job: counted as unmatched",
             extra={"event_id": event_id, "bucket": bucket, "key": key},
         )
-        deps.table.transact([store.unmatched(bucket, key, event_id, at)])
+        store.record_unmatched(bucket, key, event_id, at)
         return CheckpointOutcome("unmatched", bucket, key)
     job_id, written_step = matched
     step = bounded_step(written_step)
