@@ -289,7 +289,7 @@ def replay_session(
             runtime.reset()
             replayer = Replayer(scenario, emulator, skip_quiet)
             # moto cannot answer these: the scenario's fakes behind the same interfaces.
-            from costtracker.fakes_aws import (
+            from costtracker.fakes.scenario_aws import (
                 ScenarioCapacityReservations,
                 ScenarioFileSystems,
                 ScenarioInstances,

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
+from costtracker.fakes.twins import FakeInventory, RecordingNotifier
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.instance_store import InstanceStore
@@ -25,7 +26,6 @@ from shared.domain.instance import InstanceProfile
 from shared.services.checkpoints import CheckpointOutcome, record_object_event
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost
-from tests.fakes import FakeInventory, RecordingNotifier
 
 if TYPE_CHECKING:
     from shared.domain.idle import WatchedMetric

@@ -13,6 +13,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from costtracker.fakes.twins import FakeFleet
 from shared.adapters import ledger_schema
 from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.instance_store import InstanceStore
@@ -25,7 +26,6 @@ from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceProfile
 from shared.services.deps import LedgerDeps
-from tests.fakes import FakeFleet
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

@@ -6,6 +6,7 @@ from decimal import Decimal
 
 import pytest
 
+from costtracker.fakes.twins import RecordingNotifier
 from shared.adapters.instance_stops import InstanceNow
 from shared.config.ledger import AutoStopConfig, LedgerConfig, PriceOverrides
 from shared.domain.base import Rate, RateSource
@@ -17,7 +18,6 @@ from shared.domain.segments import SegmentCost, price_span
 from shared.services.instances import record_state_change
 from shared.services.stopper import Stopper
 from shared.services.utilization import alarm_of_name, record_alarm_change, sweep_auto_stop
-from tests.fakes import RecordingNotifier
 from tests.support import (
     ACCOUNT,
     REGION,

@@ -1,6 +1,6 @@
-"""In-memory twins of the AWS-facing interfaces other than the ledger table, for unit
-tests (no network). Every record of the ledger table is kept by the real stores over the
-in-memory table (``tests.support.memory_ledger``)."""
+"""In-memory twins of the AWS-facing interfaces other than the ledger table, for the unit
+tests and the benchmarks (no network). Every record of the ledger table is kept by the
+real stores over the in-memory table (``tests.support.memory_ledger``)."""
 
 from __future__ import annotations
 
