@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from zoneinfo import ZoneInfo
 
 from shared.config.zones import check_zone
-from shared.domain.clocks import next_month_start
+from shared.domain.clock import next_month_start
 
 if TYPE_CHECKING:
     from shared.config.ledger import LedgerConfig

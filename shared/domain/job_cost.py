@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
-from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, whole_seconds
 from shared.domain.ebs import ebs_accrual
 from shared.domain.instance import InstanceHead, Warning_, head_accrual
 from shared.domain.job import (

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from shared.domain.clocks import whole_seconds
+from shared.domain.clock import whole_seconds
 from shared.domain.day_split import instance_between, job_between
 from shared.domain.job import JobRecords
 from shared.domain.segments import SeriesReader

@@ -27,8 +27,7 @@ from shared.domain.checkpoint import (
     object_accrual,
     seen,
 )
-from shared.domain.clock import utc
-from shared.domain.clocks import day_start
+from shared.domain.clock import day_start, utc
 from shared.services.deps import LedgerDeps
 from shared.services.versioned import commit, versioned_update
 

@@ -24,8 +24,7 @@ from shared.adapters.table import ConditionFailed
 from shared.adapters.unit_of_work import UnitOfWork
 from shared.config.ledger import LedgerConfig
 from shared.domain.accrual import Accrual
-from shared.domain.clock import utc
-from shared.domain.clocks import day_start
+from shared.domain.clock import day_start, utc
 from shared.domain.instance import (
     Change,
     InstanceHead,

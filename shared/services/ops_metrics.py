@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import date, datetime
 from decimal import Decimal
 
-from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, whole_seconds
 from shared.domain.day_split import checkpoint_versions
 from shared.domain.finance_day import calendar_of
 from shared.domain.idle import classify

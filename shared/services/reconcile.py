@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from shared.adapters.job_records import load_job
 from shared.config.ledger import LedgerConfig
-from shared.domain.clocks import day_bounds
+from shared.domain.clock import day_bounds
 from shared.domain.day_split import job_between
 from shared.domain.limits import RECONCILED_JOBS
 from shared.reports.formatting import iso, money

@@ -34,7 +34,7 @@ from shared.adapters.unit_of_work import UnitOfWork
 from shared.config.ledger import LedgerConfig
 from shared.domain.accrual import Accrual
 from shared.domain.base import Rate, RateSource
-from shared.domain.clocks import SECONDS_PER_HOUR
+from shared.domain.clock import SECONDS_PER_HOUR
 from shared.domain.instance import InstanceHead, InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.managed.models import CapacityReservation

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from shared.domain import accrual as acc
 from shared.domain.base import Rate, RateSource
 from shared.domain.checkpoint import GIB, CheckpointHead, Version, version_accrual
-from shared.domain.clocks import (
+from shared.domain.clock import (
     MONTH_UNITS,
     month_clock,
     month_start,

@@ -137,7 +137,7 @@ def test_a_checkpoint_key_overwritten_10000_times(moto_table: DynamoTable) -> No
 
 
 def _months_between(a: datetime, b: datetime) -> Decimal:
-    from shared.domain.clocks import MONTH_UNITS, month_clock
+    from shared.domain.clock import MONTH_UNITS, month_clock
 
     return Decimal(month_clock(b) - month_clock(a)) / MONTH_UNITS
 

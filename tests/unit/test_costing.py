@@ -16,7 +16,7 @@ from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Rate, RateSource
-from shared.domain.clocks import (
+from shared.domain.clock import (
     MONTH_UNITS,
     ceil_second,
     month_clock,

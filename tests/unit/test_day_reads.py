@@ -12,7 +12,7 @@ import pytest
 
 from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.checkpoint import WINDOW, CheckpointHead, ObjectEvent, apply_object_event
-from shared.domain.clocks import day_bounds
+from shared.domain.clock import day_bounds
 from shared.domain.instance import InstanceProfile
 from shared.services import job_view
 from shared.services.instances import record_spot_notice, record_state_change
