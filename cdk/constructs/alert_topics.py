@@ -27,7 +27,7 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from cdk.nag import acknowledge
-from cdk.settings import TeamRoute
+from cdk.stack_settings import TeamRoute
 from shared.config.budgets import Budget
 
 # What the API may do on the finance topic: its budgets' recipient subscriptions.

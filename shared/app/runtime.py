@@ -15,7 +15,7 @@ from datetime import date
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from shared.app.settings import FunctionSettings, load_settings
+from shared.app.function_settings import FunctionSettings, load_settings
 from shared.app.sources import Sources as Sources
 from shared.domain.clock import Clock, SystemClock
 

@@ -40,7 +40,7 @@ def test_handlers_only_wire(handler: Path) -> None:
 # per-function settings, the decorator, and the dependency set the services take.
 DEPENDENCY_SET_UP = (
     "shared/app/runtime.py",
-    "shared/app/settings.py",
+    "shared/app/function_settings.py",
     "shared/app/event_function.py",
     "shared/services/deps.py",
 )

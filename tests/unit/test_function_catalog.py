@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from costtracker.routing import matches
+from shared.app.function_grants import Feature
 from shared.app.functions import BY_NAME, FUNCTIONS, checkpoint_rule, event_rules, schedules
-from shared.app.grants import Feature
 from shared.app.triggers import Every
 from shared.config.ledger import LedgerConfig
 

@@ -1,5 +1,5 @@
 """What a function may do, as data (no CDK import): the catalog
-(``shared.app.functions``) gives each function its ``Grants``, and ``cdk/grants.py``
+(``shared.app.functions``) gives each function its ``Grants``, and ``cdk/iam_grants.py``
 turns them into IAM statements, least privilege."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def feature_on(feature: Feature, config: LedgerConfig) -> bool:
 
 @dataclass(frozen=True)
 class Grants:
-    """What a function may do, least privilege; ``cdk/grants.py`` maps each to IAM."""
+    """What a function may do, least privilege; ``cdk/iam_grants.py`` maps each to IAM."""
 
     # The ledger table: item reads and Query ("read"), plus PutItem / UpdateItem.
     ledger: Literal["read", "read_write"] = "read_write"

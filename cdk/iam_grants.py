@@ -1,4 +1,4 @@
-"""A function's grants (``shared.app.grants.Grants``, data) as IAM statements on its
+"""A function's grants (``shared.app.function_grants.Grants``, data) as IAM statements on its
 role, least privilege; each scoped grant acknowledges its cdk-nag finding."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from cdk.constructs.lambda_factory import LedgerFunction
 from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.nag import acknowledge
-from cdk.settings import StackSettings
-from shared.app.grants import Grants, Topic
+from cdk.stack_settings import StackSettings
+from shared.app.function_grants import Grants, Topic
 from shared.config.ledger import LedgerConfig
 
 UNSCOPED_REASON = (
