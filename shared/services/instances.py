@@ -27,9 +27,9 @@ from shared.domain.accrual import Accrual
 from shared.domain.clock import day_start, utc
 from shared.domain.instance import (
     Change,
+    CostWarning,
     InstanceHead,
     InstanceProfile,
-    Warning_,
     head_accrual,
     is_very_late,
     refold,
@@ -98,7 +98,7 @@ def _new_head(
     warnings = list(tag_warnings(profile.tags, deps.config))
     if inferred:
         warnings.append(
-            Warning_(
+            CostWarning(
                 kind="inferred_instance",
                 detail=f"EC2 could not describe {instance_id}: tracked from its events as "
                 f"untagged:{instance_id}, type unknown, unpriced",
