@@ -179,10 +179,6 @@ class InstanceStore:
         """Heads with a running segment (the sweeps')."""
         return self._swept("OPEN")
 
-    def accruing_heads(self) -> Iterator[InstanceHead]:
-        """Heads with no running segment whose volumes still accrue."""
-        return self._swept("ACCRUING")
-
     def _swept(self, sweep: str) -> Iterator[InstanceHead]:
         """The index gives keys and versions only; a head this store holds at that
         version is used as it is, the others are read in batches of 100. A warm container

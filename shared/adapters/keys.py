@@ -14,7 +14,6 @@
 | budget (deleted: a marker) | BUDGETS | <id> |
 | budget history | BUDGETS_HISTORY#<id> | <time>#<n> |
 | recipient subscription the API made | RECIPIENTS | <address> |
-| once-only claim (TTL) | ONCE#<key> | ONCE |
 | alert outbox | OUTBOX | <alert_id> (pending-index while unsent) |
 | capacity reservation | RES#<account>#<id> | HEAD |
 | FSx file system | FSX#<account>#<id> | HEAD |
@@ -45,10 +44,6 @@ from datetime import UTC, datetime
 def part(value: str) -> str:
     """A value safe inside a key: '#' separates parts, so it (and '%') are escaped."""
     return value.replace("%", "%25").replace("#", "%23")
-
-
-def unpart(value: str) -> str:
-    return value.replace("%23", "#").replace("%25", "%")
 
 
 def iso(at: datetime) -> str:
