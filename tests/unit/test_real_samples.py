@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools import Logger
 
+from shared.adapters.cost_explorer import CostExplorerBills
 from shared.app.edge import MalformedEvent, parse_event
 from shared.events.aws import (
     AlarmStateChangeEvent,
@@ -17,7 +18,6 @@ from shared.events.aws import (
     RebalanceRecommendationEvent,
     SpotInterruptionEvent,
 )
-from shared.services.reconcile import CostExplorerBills
 
 EVENTS = Path(__file__).parent.parent / "events"
 logger = Logger(service="test")
