@@ -32,4 +32,4 @@ def test_ci_runs_the_golden_replays_on_the_lowest_moto() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "moto_range.py lowest" in ci
     assert '"moto[server]==$lowest"' in ci
-    assert "tests/integration/test_golden_replays.py" in ci
+    assert "tests/integration/test_replay_golden.py" in ci

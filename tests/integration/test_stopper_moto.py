@@ -22,7 +22,7 @@ from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.domain.clock import FixedClock
 from tests.aws_events import TRACKER_METRICS
-from tests.integration.test_alert_guarantees import (
+from tests.integration.test_alerts_guarantees import (
     CONFIG,
     T0,
     TABLE,

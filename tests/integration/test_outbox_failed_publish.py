@@ -19,7 +19,7 @@ import pytest
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
 from tests.integration.conftest import scenario_dict
-from tests.integration.test_transient_failures import Faults
+from tests.integration.test_spec_transient_failures import Faults
 
 
 @pytest.fixture
