@@ -24,6 +24,8 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.aws_events import ec2_state_event
+
 schemathesis = pytest.importorskip(
     "schemathesis",
     reason="schemathesis is not installed (dev extra, not in requirements/dev.lock yet)",
@@ -149,12 +151,7 @@ def _send_state(ids: dict[str, str], clock: FixedClock, eid: str, seconds: int, 
     from functions.instance_state.handler import handler
 
     at = T0 + timedelta(seconds=seconds)
-    event = {
-        "version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2", "account": "123456789012",
-        "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": "us-east-1", "resources": [],
-        "detail": {"instance-id": ids[job], "state": state},
-    }  # fmt: skip
+    event = ec2_state_event(eid, ids[job], state, at)
     clock.advance_to(at)
     handler(event, _Context())
 

@@ -20,6 +20,7 @@ from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.clock import FixedClock
+from tests.aws_events import ec2_state_event
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -67,17 +68,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "llama") -> str:
     from functions.instance_state.handler import handler
 
-    event = {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": aws["ids"][job], "state": state},
-    }
+    event = ec2_state_event(eid, aws["ids"][job], state, T0 + timedelta(seconds=seconds))
     aws["clock"].advance_to(T0 + timedelta(seconds=seconds))
     result: dict[str, Any] = handler(event, FakeLambdaContext("test"))
     return str(result["result"])

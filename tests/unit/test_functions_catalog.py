@@ -13,6 +13,7 @@ from shared.app.function_grants import Feature
 from shared.app.functions import BY_NAME, FUNCTIONS, checkpoint_rule, event_rules, schedules
 from shared.app.triggers import Every
 from shared.config.ledger import LedgerConfig
+from tests.aws_events import ec2_state_event
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,11 +50,7 @@ def test_event_rules_in_delivery_order_and_checkpoints_narrowed_to_buckets() -> 
 
 
 def test_a_running_state_change_routes_to_the_ledger_then_the_alarms() -> None:
-    event = {
-        "source": "aws.ec2",
-        "detail-type": "EC2 Instance State-change Notification",
-        "detail": {"instance-id": "i-1", "state": "running"},
-    }
+    event = ec2_state_event("e1", "i-1", "running", "2026-11-01T00:00:00Z")
     routed = [name for name, pattern in event_rules().items() if matches(pattern, event)]
     assert routed == ["instance_state", "alarm_lifecycle"]
     pending = {**event, "detail": {"instance-id": "i-1", "state": "pending"}}
