@@ -47,7 +47,7 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
     summary, rows = summarize_day(deps, day, now, history, each_job=each_job)
     summaries.put_summary(day, summary)
     version = rt.settings.config.summary.focus_version
-    poster = AlertPoster(rt.outbox, rt.notifier)  # the finance message, via the outbox
+    poster = AlertPoster(rt.outbox_store, rt.notifier)  # the finance message, via the outbox
     keys = publish_summary(summary, rows, rt.report_store, poster, version, now)
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})
     for key in ("project", "team"):
