@@ -158,3 +158,20 @@ def test_only_stores_read_or_write_the_table() -> None:
             if named_table and node.func.attr in TABLE_CALLS:
                 wrong.append(f"{_where(path, node.lineno)} .table.{node.func.attr}(...)")
     assert not wrong, "\n".join(wrong)
+
+
+def test_routes_are_handed_the_runtime() -> None:
+    """The API's routes take the runtime the handler put in the resolver's context
+    (``shared.api.caller.runtime_of``), as event functions are handed theirs: no route
+    reaches for the module-level accessors of ``shared.app.runtime``."""
+    wrong = []
+    for path in sorted((ROOT / "shared" / "api").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            names = {alias.name for alias in node.names}
+            if (node.module == "shared.app" and "runtime" in names) or (
+                node.module == "shared.app.runtime" and names != {"Runtime"}
+            ):
+                wrong.append(f"{_where(path, node.lineno)} imports {node.module}: {names}")
+    assert not wrong, "\n".join(wrong)
