@@ -22,5 +22,5 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     refused = unsupported_body(event)
     if refused is not None:
         return refused
-    app.append_context(**{RUNTIME: runtime.current()})  # cleared when the request ends
+    app.context[RUNTIME] = runtime.current()  # the resolver clears it when the request ends
     return app.resolve(event, context)
