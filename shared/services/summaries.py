@@ -231,7 +231,7 @@ def publish_summary(
     if rows:
         keys[f"{name}.parquet"] = (focus[0], "application/vnd.apache.parquet")
         keys[f"{name}.csv"] = (focus[1], "text/csv")
-        metadata = focus[2]
+        metadata: dict[str, Any] = focus[2]
     else:
         # A day without charges gets its metadata file only: FOCUS's value rules
         # ("one of the allowed values") judge an empty column as failed.
