@@ -96,7 +96,7 @@ def test_a_newcomer_adds_a_scheduled_function_end_to_end(tmp_path: Path) -> None
         "-n",
         "0",
         "tests/unit/test_hello_tick.py",
-        "tests/unit/test_function_catalog.py",
+        "tests/unit/test_functions_catalog.py",
     )
     assert tests.returncode == 0, tests.stdout[-3000:] + tests.stderr[-3000:]
 
