@@ -163,12 +163,12 @@ def _change_budget(
     """Record the change; the recipients' email subscriptions follow it."""
     from botocore.exceptions import BotoCoreError, ClientError
 
-    rt = runtime_of(router)
     from shared.adapters.subscriptions import RecipientSubscriptions
     from shared.services.budget_admin import record_change
     from shared.services.budgets import effective_budgets
     from shared.services.recipients import change_budget
 
+    rt = runtime_of(router)
     topic = rt.settings.finance_topic_arn
     subscriptions = RecipientSubscriptions(rt.client("sns"), topic) if topic else None
 
