@@ -161,8 +161,7 @@ def _change_budget(
     caller: Caller, budget_id: str, before: Budget | None, after: Budget | None
 ) -> dict[str, list[str]]:
     """Record the change; the recipients' email subscriptions follow it."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
+    from shared.adapters.accounts import aws_errors
     from shared.adapters.subscriptions import RecipientSubscriptions
     from shared.services.budget_admin import record_change
     from shared.services.budgets import effective_budgets
@@ -179,7 +178,7 @@ def _change_budget(
 
     try:
         return change_budget(subscriptions, rt.budget_store, before, after, record)
-    except (ClientError, BotoCoreError) as exc:
+    except aws_errors() as exc:
         raise ApiProblem(
             503, f"the recipients' email subscriptions could not be changed ({exc}); try again"
         ) from exc

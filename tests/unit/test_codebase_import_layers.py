@@ -47,6 +47,8 @@ OURS = ("shared", "functions", "costtracker", "cdk", "bench", "tests")
 # ``shared.adapters.accounts``), CDK only in cdk/, moto only in local mode and tests.
 LIBRARY_HOMES: dict[str, set[str]] = {
     "boto3": {"shared.adapters", "costtracker", "bench"},
+    # the SDK's errors and client type: adapters, and the runtime that keeps the clients
+    "botocore": {"shared.adapters", "shared.app", "costtracker", "bench"},
     "aws_cdk": {"cdk"},
     "constructs": {"cdk"},
     "cdk_nag": {"cdk"},
