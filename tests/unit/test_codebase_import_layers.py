@@ -177,3 +177,20 @@ def test_routes_are_handed_the_runtime() -> None:
             ):
                 wrong.append(f"{_where(path, node.lineno)} imports {node.module}: {names}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_services_and_below_ask_for_no_client() -> None:
+    """AWS clients are made by the client factory and held by adapters; the wiring (the
+    runtime, handlers, routes) hands them over. Nothing from the services down asks for
+    one (``.client(...)``, ``.client_for(...)``)."""
+    below = ("shared.services", *sorted(_BELOW_SERVICES - {"shared.adapters"}))
+    wrong = [
+        f"{_where(path, node.lineno)} .{node.func.attr}(...)"
+        for path in _modules()
+        if _package(_name(path)) in below
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr in ("client", "client_for")
+    ]
+    assert not wrong, "\n".join(wrong)
