@@ -132,3 +132,17 @@ def test_events_come_from_the_one_builder() -> None:
             if (fields.get("source"), fields.get("detail-type")) in BUILT_EVENTS:
                 copies.append(f"{where}:{node.lineno}")
     assert copies == []
+
+
+def test_the_runtimes_stores_are_named_by_one_rule() -> None:
+    """A part of the runtime that is a store is named ``<record>_store`` (docs/architecture.md)."""
+    tree = ast.parse((ROOT / "shared/app/runtime.py").read_text())
+    runtime = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Runtime")
+    parts = {
+        node.name: ast.unparse(node.returns)
+        for node in runtime.body
+        if isinstance(node, ast.FunctionDef) and node.returns is not None
+    }
+    stores = {name: kind for name, kind in parts.items() if kind.endswith("Store")}
+    assert len(stores) >= 10
+    assert [name for name in stores if not name.endswith("_store")] == []
