@@ -37,7 +37,7 @@ def local_identity(spec: str | None, account: str = LOCAL_ACCOUNT) -> tuple[Any,
     ``arn:...`` is a caller resolved by the scenario's own ``access`` rules (an unmatched
     ARN is denied: the API fails closed)."""
     from costtracker.local_api import LOCAL_CALLER_ARN, LocalIdentity
-    from shared.api.access import AccessConfig, AccessRule
+    from shared.config.access import AccessConfig, AccessRule
 
     if spec is None:
         return LocalIdentity(), None
@@ -65,7 +65,7 @@ def _scenario_access(scenario: Any) -> Any:
     """The scenario's optional ``access`` section (CDK context's shape)."""
     from pydantic import ValidationError
 
-    from shared.api.access import AccessConfig
+    from shared.config.access import AccessConfig
 
     raw = (scenario.model_extra or {}).get("access")
     if raw is None:
@@ -100,7 +100,7 @@ def load_budgets(path: Path) -> list[Any]:
     from pydantic import ValidationError
 
     from costtracker.errors import validation_summary
-    from shared.domain.budgets import Budget
+    from shared.config.budgets import Budget
 
     try:
         raw = json.loads(Path(path).read_bytes().decode("utf-8"))
@@ -154,7 +154,7 @@ def run_demo(
     from costtracker.render.jobs import job_table
     from costtracker.replay import replay_session, report
     from costtracker.scenario import read_scenario
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
     path = scenario_path or EXAMPLE
     if scenario_path is None and budgets_path is None:

@@ -21,7 +21,7 @@ from costtracker.demo import local_identity
 from costtracker.local_api import LOCAL_CALLER_ARN, RemoteRefused, serve
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from tests.aws_events import ec2_state_event
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ SMALL = {
 @pytest.fixture(scope="module")
 def local_api() -> Iterator[dict[str, str]]:
     """The small scenario served twice: as an admin, and as a member of team nlp."""
-    from shared.api.access import AccessConfig
+    from shared.config.access import AccessConfig
 
     nlp, nlp_access = local_identity("team:nlp")
     admin, admin_access = local_identity("admin")
