@@ -202,7 +202,7 @@ def period_figures(
 ) -> PeriodFigures:  # fmt: skip
     """The figures of the jobs inside (start, end], as the ledger knows them at ``now``
     (``counts``: accelerators per instance type, the ledger's table by default)."""
-    from shared.domain.utilization import DEFAULT_ACCELERATOR_COUNTS
+    from shared.config.measurement import DEFAULT_ACCELERATOR_COUNTS
 
     table = DEFAULT_ACCELERATOR_COUNTS if counts is None else counts
     return PeriodFigures(

@@ -21,8 +21,13 @@ function perUnitOrDash(value) {
 
 // ---------------------------------------------------------------- a job's efficiency
 
+// Charts are drawn for the width they get (app.js's chartWidth), not scaled down.
+function drawWidth() {
+  return typeof chartWidth === "function" ? chartWidth() : 900;
+}
+
 function storageChart(points) {
-  const W = 900, H = 220, L = 64, R = 14, T = 18, B = 44;
+  const W = drawWidth(), H = W < 600 ? 200 : 220, L = 64, R = 14, T = 18, B = 44;
   const root = frame(W, H, "Checkpoint storage held over time (GB)");
   const t0 = parseTime(points[0].at), t1 = parseTime(points[points.length - 1].at);
   const max = niceMax(Math.max(...points.map((p) => num(p.gb))) * 1.05);
@@ -108,10 +113,11 @@ window.EXTRA_VIEWS.efficiency = async function efficiency(arg, params) {
   el("label", {}, "From", el("input", { type: "date", name: "from", value: first })),
   el("label", {}, "To", el("input", { type: "date", name: "to", value: last })),
   el("button", { type: "submit", text: "Show" }));
-  const body = await api("/efficiency", { team, from: first, to: last });
+  const [body, priced] = await Promise.all([api("/efficiency", { team, from: first, to: last }),
+    sourcesBetween(first, last)]);
   const t = body.totals;
   const out = [el("h2", { text: team ? `Efficiency of team ${team}` : "Efficiency" }), form,
-    provenance(body.as_of, [], `jobs active ${first} to ${last}`),
+    provenance(body.as_of, priced.sources, `jobs active ${first} to ${last}`),
     el("div", { class: "cards" },
       card("Accelerator-hours", measured(t.accelerator_hours), `${t.jobs} jobs`, "team:acch"),
       card("Effective accelerator-hours", measured(t.effective_accelerator_hours),
@@ -155,7 +161,7 @@ const CHANGE_PARTS = [
 ];
 
 function changeWaterfall(body) {
-  const W = 900, H = 300, L = 64, R = 10, T = 18, B = 46;
+  const W = drawWidth(), H = W < 600 ? 240 : 300, L = 56, R = 10, T = 18, B = 46;
   const root = frame(W, H, "Change in spend: period 0 to period 1, by cause (USD)");
   const before = num(body.before.total_usd);
   const bars = [["period 0", 0, before, "#8a94a0"]];
@@ -204,7 +210,8 @@ window.EXTRA_VIEWS.change = async function change(arg, params) {
   field("Period 1 from", "from1", from1), field("to", "to1", to1),
   field("Team", "team", scope.team, "text"), field("Project", "project", scope.project, "text"),
   field("Job", "job_id", scope.job_id, "text"), el("button", { type: "submit", text: "Explain" }));
-  const body = await api("/change", { from0, to0, from1, to1, ...scope });
+  const [body, priced] = await Promise.all([api("/change", { from0, to0, from1, to1, ...scope }),
+    sourcesBetween(from0, to1)]);
   const c = body.change;
   const rose = nanoOf(c.total_usd) >= 0n;
   const verdict = el("p", { class: "verdict", "data-role": "verdict" },
@@ -223,7 +230,7 @@ window.EXTRA_VIEWS.change = async function change(arg, params) {
     { v: signedUsd(j.change.total_usd), cls: "num" }] }));
   return [
     el("h2", { text: "Why did it change" }), form,
-    provenance(body.as_of, [], `scope: ${[scope.team && `team ${scope.team}`, scope.project && `project ${scope.project}`,
+    provenance(body.as_of, priced.sources, `scope: ${[scope.team && `team ${scope.team}`, scope.project && `project ${scope.project}`,
       scope.job_id && `job ${scope.job_id}`].filter(Boolean).join(", ") || "everything you can see"}`),
     verdict,
     el("div", { class: "cards" },
