@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from shared.domain.clocks import whole_seconds
+from shared.domain.clock import whole_seconds
 from shared.domain.day_split import instance_between, job_between
 from shared.domain.divisia import CENT, Factors, Split, split, to_cents
 from shared.domain.job import JobRecords
