@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from shared.adapters.regions import known_regions
 from shared.config.ledger import LedgerConfig
 
 # The retention periods CloudWatch Logs accepts (days).
@@ -24,19 +24,6 @@ LOG_RETENTION_DAYS = (
 _EMAIL = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)+$")
 _ACCOUNT = r"^\d{12}$"
 _REGION = r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$"
-
-
-@cache
-def known_regions() -> frozenset[str]:
-    """The regions of every partition the installed botocore knows (empty if none)."""
-    import botocore.session
-
-    session = botocore.session.get_session()
-    return frozenset(
-        region
-        for partition in session.get_available_partitions()
-        for region in session.get_available_regions("ec2", partition)
-    )
 
 
 def _checked_region(region: str | None) -> str | None:
