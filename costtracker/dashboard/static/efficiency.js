@@ -262,9 +262,10 @@ window.EXTRA_VIEWS.change = async function change(arg, params) {
 
 window.EXTRA_VIEWS.day = async function day(arg) {
   if (!arg) return [el("p", { class: "empty", text: "Pick a day from the Spend view." })];
-  const s = await api(`/summaries/${encodeURIComponent(arg)}`);
+  const [s, priced] = await Promise.all([api(`/summaries/${encodeURIComponent(arg)}`),
+    sourcesBetween(arg, arg)]);
   const out = [el("h2", { text: `Daily summary ${s.date} (${s.timezone || "UTC"})` }),
-    provenance(s.as_of, [], s.complete ? "fully priced" : "incomplete: some time has no price yet"),
+    provenance(s.as_of, priced.sources, s.complete ? "fully priced" : "incomplete: some time has no price yet"),
     el("div", { class: "cards" },
       card("Spend", s.complete ? usd(s.total_usd) : `at least ${usd(s.total_usd)}`, "estimated", "daysum:total"),
       card("Change vs the day before", s.change_vs_previous_day_usd === null ? "–" : signedUsd(s.change_vs_previous_day_usd),
