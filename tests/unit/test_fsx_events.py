@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from costtracker.routing import matches
 from shared.app.functions import event_rules
 from shared.events.fsx import CloudTrailFsxRecord, FsxApiCallEvent
+from tests.aws_events import fsx_record_delivered
 
 EVENTS = Path(__file__).resolve().parents[1] / "events"
 REAL = json.loads((EVENTS / "fsx-tag-resource-cloudtrail-record.json").read_text())
@@ -22,18 +23,7 @@ BUILT = json.loads((EVENTS / "fsx-create-file-system-cloudtrail.json").read_text
 
 
 def delivered(record: dict[str, Any]) -> dict[str, Any]:
-    """The EventBridge envelope of a CloudTrail record (EventBridge user guide's shape)."""
-    return {
-        "version": "0",
-        "id": "6f1d3c2e-0000-4000-8000-000000000000",
-        "detail-type": "AWS API Call via CloudTrail",
-        "source": "aws.fsx",
-        "account": record["recipientAccountId"],
-        "time": record["eventTime"],
-        "region": record["awsRegion"],
-        "resources": [],
-        "detail": record,
-    }
+    return fsx_record_delivered(record, "6f1d3c2e-0000-4000-8000-000000000000")
 
 
 def test_the_fields_the_parser_reads_are_named_as_in_the_real_record() -> None:

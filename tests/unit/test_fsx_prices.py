@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from tests.support import memory_ledger
 
 TIERS = (
