@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from shared.domain.budget_actions import BudgetAction
 from shared.domain.finance_day import UTC_CALENDAR, FinanceCalendar
 
 BUDGET_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
@@ -59,6 +60,8 @@ class Budget(BaseModel):
     recipients: tuple[str, ...] = ()
     # A total budget counts spend from this day on (default: everything the ledger has).
     since: date | None = None
+    # What happens at a threshold beyond the alert (dry run unless said otherwise).
+    actions: tuple[BudgetAction, ...] = Field(default=(), max_length=10)
 
     @field_validator("thresholds")
     @classmethod
