@@ -87,12 +87,10 @@ class ActionStore:
         for item in self.table.query(ACTIONS, begins_with=keys.part(budget_id) + ":"):
             yield record_of(item)
 
-    def claim_timer(
-        self, budget_id: str, period_key: str, threshold: int, moment: datetime
-    ) -> bool:
-        """Claim the timer of one predicted crossing moment (once, however many ticks
-        see it); the claim expires a day after the moment (TTL)."""
-        pk, sk = keys.timer_key(budget_id, period_key, threshold, moment)
+    def claim_timer(self, budget_id: str, period_key: str, what: str, moment: datetime) -> bool:
+        """Claim the timer of one moment (a threshold's predicted crossing, a grace's end),
+        once however many ticks see it; the claim expires a day after the moment (TTL)."""
+        pk, sk = keys.timer_key(budget_id, period_key, what, moment)
         item = {"pk": pk, "sk": sk, "kind": "timer", "expires_at": int(moment.timestamp()) + 86400}
         try:
             self.table.transact([Put(item, [Absent()])])

@@ -24,7 +24,7 @@
 | unmatched checkpoint object | UNMATCHED | <bucket>/<key> |
 | budget action (head) | ACTIONS | <action_id> |
 | what a budget action acts on | ACTION#<action_id> | T#<kind>#<account>#<id> |
-| planned crossing timer | TIMERS | <budget>#<period>#<threshold>#<moment> |
+| planned timer (a crossing, a grace's end) | TIMERS | <budget>#<period>#<what>#<moment> |
 | measured utilization of one instance-hour | UTIL#<account>#<instance> | H#<hour> |
 | an instance's measured utilization so far | JOB#<job> | U#<account>#<instance> |
 
@@ -114,5 +114,5 @@ def action_target_key(action_id: str, kind: str, account: str, target_id: str) -
     return (f"ACTION#{part(action_id)}", f"T#{kind}#{account}#{part(target_id)}")
 
 
-def timer_key(budget_id: str, period_key: str, threshold: int, moment: datetime) -> tuple[str, str]:
-    return ("TIMERS", f"{part(budget_id)}#{period_key}#{threshold}#{iso(moment)}")
+def timer_key(budget_id: str, period_key: str, what: str, moment: datetime) -> tuple[str, str]:
+    return ("TIMERS", f"{part(budget_id)}#{period_key}#{part(what)}#{iso(moment)}")

@@ -310,9 +310,9 @@ def _evaluate(
         forecasts = sent_forecasts(poster.outbox, forecast_id(status))
     next_change = _next_change(status, now, forecasts)
     if acts is not None:
-        next_change = min(next_change, plan_timers(deps, status, now, acts))
         if budget.actions:
             sent += [f"action:{a}" for a in run_actions(deps, status, now, poster, acts)]
-            if waiting_actions(status, acts):  # a checkpoint or the grace's end: each tick
+            if waiting_actions(status, acts):  # a checkpoint may complete: each tick
                 next_change = min(next_change, now + timedelta(minutes=1))
+        next_change = min(next_change, plan_timers(deps, status, now, acts))
     return sent, next_change

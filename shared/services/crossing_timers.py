@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from shared.adapters.crossing_timers import MAX_DELAY_SECONDS
+from shared.domain.budget_actions import action_id
 from shared.services.action_deps import ActionDeps
 from shared.services.deps import LedgerDeps
 from shared.services.forecasts import Total, forecast
@@ -60,14 +61,36 @@ def plan_timers(
         return wake
     clock = deps.prices.clock
     moments = crossing_moments(status, now, lambda accrual, at: accrual.total_usd(at, clock))
+    budget_id = status.budget.budget_id
     for threshold, moment in sorted(moments.items()):
         if moment <= now:
             continue
         if moment - now <= HORIZON:
-            if acts.store.claim_timer(
-                status.budget.budget_id, status.period_key, threshold, moment
-            ):
-                acts.timers.plan(status.budget.budget_id, threshold, moment, now)
+            if acts.store.claim_timer(budget_id, status.period_key, str(threshold), moment):
+                acts.timers.plan(budget_id, threshold, moment, now)
         else:
             wake = min(wake, moment - HORIZON)
+    return min(wake, plan_deadlines(status, now, acts))
+
+
+def plan_deadlines(status: BudgetStatus, now: datetime, acts: ActionDeps) -> datetime:
+    """A waiting stop_after_checkpoint stops anyway when its grace ends: a timer at that
+    moment too, so that the stop is not up to a minute late."""
+    wake = now + timedelta(hours=1)
+    budget = status.budget
+    for action in budget.actions:
+        if action.do != "stop_after_checkpoint" or acts.timers is None:
+            continue
+        record = acts.store.get(action_id(budget.budget_id, status.period_key, action))
+        if record is None or record.dry_run or record.fired_at is None:
+            continue
+        if record.state != "waiting_for_checkpoint":
+            continue
+        deadline = record.fired_at + action.grace
+        if now < deadline <= now + HORIZON:
+            what = f"grace:{action.at}"
+            if acts.store.claim_timer(budget.budget_id, status.period_key, what, deadline):
+                acts.timers.plan(budget.budget_id, action.at, deadline, now)
+        elif deadline > now:
+            wake = min(wake, deadline - HORIZON)
     return wake
