@@ -7,7 +7,7 @@ never retried for ever."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -62,8 +62,11 @@ def _principal(arn: str) -> tuple[str, str]:
 
 
 class IamLaunchDenial:
-    def __init__(self, iam: Any) -> None:
+    def __init__(self, iam: Any, account: Callable[[], str], partition: str = "aws") -> None:
+        """``account``: the tracker's own account, asked only when needed."""
         self._iam = iam
+        self._account = account
+        self._partition = partition
 
     def ensure_policy(self, action_id: str, tags: Mapping[str, str]) -> str:
         """The deny policy's ARN, created under the tracker's path if it is not there."""
@@ -79,13 +82,9 @@ class IamLaunchDenial:
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "EntityAlreadyExists":
                 raise
-        for page in self._iam.get_paginator("list_policies").paginate(
-            Scope="Local", PathPrefix=POLICY_PATH
-        ):
-            for policy in page.get("Policies", []):
-                if policy["PolicyName"] == name:
-                    return str(policy["Arn"])
-        raise RuntimeError(f"policy {name} exists but is not under {POLICY_PATH}")
+        # Made by an earlier try (its answer lost): the same name on the same path.
+        arn = f"arn:{self._partition}:iam::{self._account()}:policy{POLICY_PATH}{name}"
+        return str(self._iam.get_policy(PolicyArn=arn)["Policy"]["Arn"])
 
     def attach(self, policy_arn: str, principal_arn: str) -> None:
         self._check_path(policy_arn)

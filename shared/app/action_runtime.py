@@ -19,9 +19,13 @@ def action_deps(rt: Runtime) -> ActionDeps:
     if config.enabled:
         denial = rt.sources.launch_denial
         if denial is None:
+            from shared.adapters.accounts import partition_of
             from shared.adapters.launch_denial import IamLaunchDenial
 
-            denial = IamLaunchDenial(rt.client("iam"))
+            def account() -> str:
+                return str(rt.client("sts").get_caller_identity()["Account"])
+
+            denial = IamLaunchDenial(rt.client("iam"), account, partition_of(rt.region))
     timers: CrossingTimers | None = rt.sources.crossing_timers
     if timers is None and os.environ.get(TIMER_QUEUE_ENV):
         from shared.adapters.crossing_timers import SqsCrossingTimers

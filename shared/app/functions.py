@@ -67,8 +67,9 @@ class Function:
 
     @property
     def asynchronous(self) -> bool:
-        """Event- and schedule-driven: a dead-letter queue and two retries."""
-        return self.trigger is not None
+        """Event- and schedule-driven: a dead-letter queue and two retries (a queue's
+        function is invoked synchronously by its event source: the queue has the DLQ)."""
+        return isinstance(self.trigger, EventRule | Every)
 
     @property
     def event_path(self) -> bool:

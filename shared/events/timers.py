@@ -10,7 +10,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validato
 
 
 class TimerBody(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     budget_id: str = Field(min_length=1, max_length=128)
     threshold: int = Field(ge=1, le=1000)
@@ -18,7 +18,7 @@ class TimerBody(BaseModel):
 
 
 class TimerRecord(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     message_id: str = Field(alias="messageId")
     body: TimerBody
@@ -30,7 +30,7 @@ class TimerRecord(BaseModel):
 
 
 class TimerEvent(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="ignore")
+    model_config = ConfigDict(frozen=True, extra="ignore", defer_build=True)
 
     records: list[TimerRecord] = Field(alias="Records", min_length=1, max_length=10)
 
