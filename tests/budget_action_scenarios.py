@@ -208,3 +208,16 @@ ALL = {
     "release_before_checkpoint": release_before_checkpoint,
     "sagemaker_job": sagemaker_job,
 }
+
+
+def minimum_charge() -> dict[str, Any]:
+    """A crossing no forecast can see: a 20 s run billed EC2's 60 s minimum ($0.358333)
+    crosses a $0.30 budget at its stop (00:00:20); the minute tick alerts at 00:01:00."""
+    scenario = base([state("a-stop", "2026-11-01T00:00:20Z", A, "stopped")])
+    scenario["budgets"] = [{**budget(), "amount_usd": "0.30", "actions": []}]
+    scenario["until"] = "2026-11-01T01:00:00Z"
+    return scenario
+
+
+# Budget scenarios without actions, for the alert latency bench.
+LATENCY = {"minimum_charge": minimum_charge}

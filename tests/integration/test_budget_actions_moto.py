@@ -198,6 +198,9 @@ def test_a_principal_at_its_policy_quota_is_reported_not_retried(aws: dict[str, 
         assert denial.attaches == 1
         status, listed = api("GET", "/budgets/nlp-cap")
         assert status == 200
+        assert listed["actions"] == [
+            {"at": 100, "do": "deny_launch", "dry_run": False, "grace_minutes": None}
+        ]
     record = runtime.current().table.get("ACTIONS", ACTION)
     assert record is not None and record["state"] == "failed"
     assert "LimitExceeded" in record["detail"]
