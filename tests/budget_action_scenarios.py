@@ -221,3 +221,24 @@ def minimum_charge() -> dict[str, Any]:
 
 # Budget scenarios without actions, for the alert latency bench.
 LATENCY = {"minimum_charge": minimum_charge}
+
+
+def owner_day_cap() -> dict[str, Any]:
+    """A per-person dollar cap: owner=alice, $100 a day, stop_now. The instance (owner
+    alice) runs from 00:00: the day's $100 is reached at 04:39:04.186, stopped 04:39:05."""
+    scenario = base([], {"at": 100, "do": "stop_now", "dry_run": False})
+    scenario["instances"][0]["tags"]["owner"] = "alice"
+    scenario["budgets"] = [
+        {
+            "budget_id": "alice-day",
+            "scope": {"tag": {"owner": "alice"}},
+            "amount_usd": "100",
+            "period": "day",
+            "thresholds": [100],
+            "actions": [{"at": 100, "do": "stop_now", "dry_run": False}],
+        }
+    ]
+    return scenario
+
+
+ALL["owner_day_cap"] = owner_day_cap

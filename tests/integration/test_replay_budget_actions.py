@@ -145,3 +145,13 @@ def test_a_release_before_the_checkpoint_stops_nothing_and_a_team_member_cannot(
     assert Decimal(job(document, scenarios.JOB)["cost_usd"]["total"]) == Decimal("129")
     released = [a for a in document["alerts"] if a["kind"] == "action" and a["state"] == "released"]
     assert sorted(a["audience"] for a in released) == ["finance", "team"]
+
+
+def test_a_per_owner_day_cap_carries_the_same_actions() -> None:
+    """owner=alice, $100 a day: stopped at 04:39:05 (16,745 s, $100.005763889); the
+    action's id names the day."""
+    document = run(scenarios.owner_day_cap)
+    action = only_action(document)
+    assert action["action_id"] == "alice-day:2026-11-01:100:stop_now"
+    assert (action["fired_at"], action["acted_at"]) == (CROSSING, CROSSING)
+    assert Decimal(job(document, scenarios.JOB)["cost_usd"]["total"]) == cost(16_745)
