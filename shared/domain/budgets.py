@@ -73,6 +73,13 @@ class Budget(BaseModel):
                 raise ValueError(f"a threshold is a percentage from 1 to 1000, got {t}")
         return tuple(sorted(set(thresholds)))
 
+    @model_validator(mode="after")
+    def _deny_needs_tags(self) -> Budget:
+        """A deny is on the scope's tags: an account-wide budget has none to deny on."""
+        if self.scope.account and any(a.do == "deny_launch" for a in self.actions):
+            raise ValueError("actions: deny_launch needs a tag or job scope, not the account")
+        return self
+
     @field_validator("recipients")
     @classmethod
     def _emails(cls, emails: tuple[str, ...]) -> tuple[str, ...]:

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 HORIZON = timedelta(seconds=MAX_DELAY_SECONDS)
 
 
-def crossing_moments(status: BudgetStatus, now: datetime, total: Total) -> dict[int, datetime]:
+def crossing_moments(
+    status: BudgetStatus, now: datetime, total: Total, thresholds: tuple[int, ...]
+) -> dict[int, datetime]:
     """Each threshold's crossing moment on the forecast's central projection (the one
     forecast's own projections and model; thresholds already crossed have none)."""
     projection = status.forecast
@@ -34,7 +36,7 @@ def crossing_moments(status: BudgetStatus, now: datetime, total: Total) -> dict[
         return {}
     budget = status.budget
     moments = {}
-    for threshold in budget.thresholds:
+    for threshold in thresholds:
         target = budget.amount_usd * threshold / 100
         if threshold == 100:
             crossing = projection.crossing
@@ -59,8 +61,24 @@ def plan_timers(
     wake = now + timedelta(hours=1)
     if acts.timers is None:
         return wake
+    # The projection never rises faster than today's burn, so a threshold that burn
+    # reaches only beyond the horizon is not crossed within it either: no bisection.
+    near = []
+    for threshold in status.budget.thresholds:
+        target = status.budget.amount_usd * threshold / 100
+        if status.spend >= target or status.burn_per_hour <= 0:
+            continue
+        soonest = now + timedelta(
+            seconds=float((target - status.spend) / status.burn_per_hour * 3600)
+        )
+        if soonest - now <= HORIZON:
+            near.append(threshold)
+        else:
+            wake = min(wake, soonest - HORIZON)
     clock = deps.prices.clock
-    moments = crossing_moments(status, now, lambda accrual, at: accrual.total_usd(at, clock))
+    moments = crossing_moments(
+        status, now, lambda accrual, at: accrual.total_usd(at, clock), tuple(near)
+    )
     budget_id = status.budget.budget_id
     for threshold, moment in sorted(moments.items()):
         if moment <= now:
