@@ -242,3 +242,25 @@ def owner_day_cap() -> dict[str, Any]:
 
 
 ALL["owner_day_cap"] = owner_day_cap
+
+
+def forecast_moves_later() -> dict[str, Any]:
+    """The crossing predicted for 04:39:04.186 gets its timer (planned by 04:25); the
+    instance stops at 04:35:00 with $98.54 spent: the timer finds nothing crossed."""
+    scenario = base([state("a-stop", "2026-11-01T04:35:00Z", A, "stopped")])
+    scenario["budgets"][0]["actions"] = []
+    return scenario
+
+
+def forecast_moves_earlier() -> dict[str, Any]:
+    """B (also $21.50/h) starts at 04:30:00 with $96.75 spent: the remaining $3.25 at
+    $43/h takes 272.093 s: crossing 04:34:32.093, a new timer; the old one (04:39:05)
+    finds the alert already recorded."""
+    scenario = base([state("b-run", "2026-11-01T04:30:00Z", B, "running")])
+    scenario["budgets"][0]["actions"] = []
+    scenario["instances"].append(instance(B, "llama-eval", opted_in=False))
+    return scenario
+
+
+LATENCY["forecast_moves_later"] = forecast_moves_later
+LATENCY["forecast_moves_earlier"] = forecast_moves_earlier

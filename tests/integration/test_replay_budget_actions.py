@@ -155,3 +155,16 @@ def test_a_per_owner_day_cap_carries_the_same_actions() -> None:
     assert action["action_id"] == "alice-day:2026-11-01:100:stop_now"
     assert (action["fired_at"], action["acted_at"]) == (CROSSING, CROSSING)
     assert Decimal(job(document, scenarios.JOB)["cost_usd"]["total"]) == cost(16_745)
+
+
+def test_a_timer_whose_crossing_no_longer_comes_does_nothing() -> None:
+    document = run(scenarios.forecast_moves_later)
+    assert [a for a in document["alerts"] if a["kind"] == "budget"] == []
+    assert Decimal(job(document, scenarios.JOB)["cost_usd"]["total"]) == cost(16_500)
+    assert document["actions"] == [] and not document["rejected_events"]
+
+
+def test_a_timer_is_replanned_when_the_crossing_moves_and_the_crossing_alerts_once() -> None:
+    document = run(scenarios.forecast_moves_earlier)
+    (alert,) = [a for a in document["alerts"] if a["kind"] == "budget"]
+    assert alert["at"] == "2026-11-01T04:34:33Z"

@@ -179,3 +179,15 @@ def test_a_training_job_is_stopped_only_in_progress_and_opted_in() -> None:
     assert results == ["stopped", "opted_out", "not_running", "not_running", "stop_failed"]
     assert sagemaker.stopped == ["a"]
     assert Stopper(NoEc2(), OPT_IN).stop_training_job(StopRequest("a", "x")).result == "stop_failed"
+
+
+def test_an_account_wide_budget_cannot_deny_launches() -> None:
+    with pytest.raises(ValidationError, match="deny_launch needs a tag or job scope"):
+        Budget.model_validate(
+            {
+                "budget_id": "all",
+                "scope": {"account": True},
+                "amount_usd": "100",
+                "actions": [{"at": 100, "do": "deny_launch"}],
+            }
+        )
