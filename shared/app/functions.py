@@ -67,8 +67,7 @@ class Function:
 
     @property
     def asynchronous(self) -> bool:
-        """Event- and schedule-driven: a dead-letter queue and two retries (a queue's
-        function is invoked synchronously by its event source: the queue has the DLQ)."""
+        """Event- and schedule-driven: a DLQ and two retries (a queue's consumer: its queue's)."""
         return isinstance(self.trigger, EventRule | Every)
 
     @property
