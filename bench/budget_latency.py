@@ -32,10 +32,13 @@ from costtracker.scenario import Scenario, load_scenario
 from shared.adapters import keys
 from shared.adapters.table import MemoryTable
 from shared.app import runtime
-from shared.domain.budgets import Budget, period_bounds
+from shared.config.budgets import Budget
+from shared.domain.budgets import period_bounds
+from shared.domain.finance_day import calendar_of
 from shared.services.budgets import JobCache, effective_budgets, in_scope
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "tests" / "scenarios"
+ACTION_SCENARIOS = SCENARIOS / "budget_actions"
 PREDICTED_GOAL_S = 10
 OTHER_GOAL_S = 60
 
@@ -98,17 +101,16 @@ def late_and_twice(scenario: Scenario) -> Scenario:
 
 
 def scenarios() -> Iterator[tuple[str, Scenario]]:
-    """The budget scenarios of tests/scenarios and of the budget actions, each plain and
-    delivered late and twice (budget_llama_shuffled.json is that scenario's own)."""
-    from tests.budget_action_scenarios import ALL, LATENCY
-
+    """The budget scenarios of tests/scenarios and tests/scenarios/budget_actions, each
+    plain and delivered late and twice (budget_llama_shuffled.json is that one's own)."""
     plain: list[tuple[str, Scenario]] = [
         (p.name, load_scenario(p))
         for p in sorted(SCENARIOS.glob("budget_*.json"))
         if "shuffled" not in p.name
     ]
-    built = {**ALL, **LATENCY}
-    plain += [(f"actions:{name}", Scenario.model_validate(b())) for name, b in built.items()]
+    plain += [
+        (f"actions:{p.stem}", load_scenario(p)) for p in sorted(ACTION_SCENARIOS.glob("*.json"))
+    ]
     for name, scenario in plain:
         yield name, scenario
         yield f"{name} (late, twice)", late_and_twice(scenario)
@@ -148,7 +150,7 @@ def _replay(name: str, scenario: Scenario, rows: list[dict[str, Any]]) -> tuple[
             budget = budgets[alert["budget_id"]]
             threshold = alert["threshold"]
             crossing = _crossing(budget, threshold, start, at, replayer.clock.now())
-            _, _, period_key = period_bounds(budget, crossing, config.calendar)
+            _, _, period_key = period_bounds(budget, crossing, calendar_of(config))
             rows.append(
                 {
                     "scenario": name,

@@ -19,7 +19,7 @@ from shared.adapters.crossing_timers import delay_seconds
 from shared.reports.formatting import iso
 
 if TYPE_CHECKING:
-    from costtracker.fakes_aws import ScenarioTrainingJobs
+    from costtracker.fakes.scenario_aws import ScenarioTrainingJobs
     from costtracker.routing import Replayer
     from costtracker.scenario import ApiCallSpec, Scenario
 

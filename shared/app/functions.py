@@ -1,8 +1,8 @@
 """Every function of the app, described once: its handler, trigger (an EventBridge
 pattern, a schedule, a queue, or the API), timeout and memory, grants (as data:
-``shared.app.grants``), and the environment it needs beyond the common one. Read by the
-CDK stack (``cdk/stack.py``), the replay's router (``costtracker/routing.py``) and the
-tests. No CDK import here: ``cdk/grants.py`` turns grants into IAM statements.
+``shared.app.function_grants``), and the environment it needs beyond the common one. Read
+by the CDK stack (``cdk/stack.py``), the replay's router (``costtracker/routing.py``) and
+the tests. No CDK import here: ``cdk/iam_grants.py`` turns grants into IAM statements.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from shared.app.grants import (
+from shared.app.function_grants import (
     API_WRITE_KEYS,
     BUDGET_ACTION_GRANTS,
     COST_EXPLORER_READ_ACTIONS,
@@ -31,7 +31,7 @@ from shared.app.grants import (
 from shared.app.triggers import EventRule, Every, Queue, Schedule
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
 # The environment every function gets (the stack fills in the values).
 COMMON_ENVIRONMENT = (

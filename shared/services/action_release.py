@@ -9,8 +9,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from shared.adapters.action_store import ActionRecord
+from shared.config.budgets import Budget
 from shared.domain.budget_actions import action_id
-from shared.domain.budgets import Budget, period_bounds
+from shared.domain.budgets import period_bounds
 from shared.domain.finance_day import FinanceCalendar
 from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 from shared.adapters.action_store import ActionRecord, ActionTarget
 from shared.adapters.launch_denial import PrincipalAtQuota
 from shared.adapters.notify import Alert, Audience
-from shared.app.config import LedgerConfig
+from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
 from shared.domain.budget_actions import STOPS, BudgetAction, action_id, stop_due
-from shared.domain.budgets import Budget
 from shared.reports.formatting import iso
 from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster

@@ -20,9 +20,10 @@ from shared.adapters import ledger_schema
 from shared.adapters.launch_denial import PrincipalAtQuota
 from shared.app import runtime
 from shared.app.action_runtime import action_deps
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.budget_tick import run_tick
+from tests.aws_events import ec2_state_event
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-actions"
@@ -90,20 +91,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         with runtime.override(clock):
             from functions.instance_state.handler import handler
 
-            handler(
-                {
-                    "version": "0",
-                    "id": "e1",
-                    "source": "aws.ec2",
-                    "detail-type": "EC2 Instance State-change Notification",
-                    "account": "123456789012",
-                    "time": "2026-11-01T00:00:00Z",
-                    "region": "us-east-1",
-                    "resources": [],
-                    "detail": {"instance-id": iid, "state": "running"},
-                },
-                FakeLambdaContext("test"),
-            )
+            handler(ec2_state_event("e1", iid, "running", T0), FakeLambdaContext("test"))
             assert api("PUT", "/budgets/nlp-cap", BUDGET)[0] == 200
             yield {"iam": iam, "clock": clock}
 

@@ -21,8 +21,8 @@ from shared.adapters.launch_denial import (
     policy_name,
 )
 from shared.adapters.training_job_stops import TrainingJobNow
+from shared.config.budgets import Budget
 from shared.domain.budget_actions import BudgetAction, action_id, stop_due
-from shared.domain.budgets import Budget
 from shared.events.timers import TimerEvent
 from shared.services.budget_actions import checkpoints_tracked
 from shared.services.stopper import Stopper, StopRequest
