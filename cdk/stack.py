@@ -24,9 +24,12 @@ from cdk.constructs.lambda_factory import RETENTION, LambdaFactory, LedgerFuncti
 from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.constructs.schedules import Schedules
+from cdk.constructs.sweep_fanout import SweepFanOut
+from cdk.constructs.tracker_role import TrackerRole
 from cdk.grants import FunctionGrants
 from cdk.settings import StackSettings
-from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
+from shared.app.functions import BY_NAME, COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
+from shared.app.triggers import WorkQueue
 
 
 class CostTrackerStack(Stack):
@@ -46,6 +49,7 @@ class CostTrackerStack(Stack):
             admin_emails=settings.admin_emails,
             budgets=settings.ledger.budgets,
         )
+        sweep = SweepFanOut(self, "SweepFanOut", trigger=_work_queue())
         # The value of every environment variable a function of the catalog names.
         environment = {
             "TABLE_NAME": table.table_name,
@@ -58,6 +62,7 @@ class CostTrackerStack(Stack):
             ),
             "LEDGER_CONFIG": settings.ledger.model_dump_json(),
             "REPORT_BUCKET": reports.bucket.bucket_name,
+            "SWEEP_QUEUE_URL": sweep.queue.queue_url,
         }
         factory = LambdaFactory(
             self,
@@ -66,7 +71,7 @@ class CostTrackerStack(Stack):
             log_retention_days=settings.log_retention_days,
         )
         grants = FunctionGrants(
-            self, ledger=ledger, reports=reports, topics=topics, settings=settings
+            self, ledger=ledger, reports=reports, topics=topics, settings=settings, sweep=sweep
         )
         made: dict[str, LedgerFunction] = {}
         # Event and schedule functions by name, then the API.
@@ -84,6 +89,15 @@ class CostTrackerStack(Stack):
             )
             grants.grant(made[spec.name], spec.grants_for(settings.ledger))
         job_cost_api = made.pop("job_cost_api")
+        worker = made.pop("sweep_worker")
+        sweep.feed(worker.function, settings.sweep_concurrency)
+        if grants.member_reaching:
+            TrackerRole(
+                self,
+                "TrackerRole",
+                accounts=settings.ledger.accounts,
+                assumed_by=grants.member_reaching,
+            )
         asynchronous = made
 
         Ec2EventRules(self, "Ec2Events", functions=asynchronous, ledger_config=settings.ledger)
@@ -110,9 +124,12 @@ class CostTrackerStack(Stack):
             self,
             "DeadLetterAlarms",
             queues={
-                name: fn.dead_letter_queue
-                for name, fn in asynchronous.items()
-                if fn.dead_letter_queue is not None
+                **{
+                    name: fn.dead_letter_queue
+                    for name, fn in asynchronous.items()
+                    if fn.dead_letter_queue is not None
+                },
+                "sweep_worker": sweep.dead_letter_queue,
             },
             topic=topics.admin,
         )
@@ -122,6 +139,7 @@ class CostTrackerStack(Stack):
             "Dashboard",
             functions={
                 **{name: fn.function for name, fn in asynchronous.items()},
+                "sweep_worker": worker.function,
                 "job_cost_api": job_cost_api.function,
             },
             queues={
@@ -167,3 +185,9 @@ def reserved_concurrency(settings: StackSettings, spec: Function) -> int | None:
     if spec.name == "job_cost_api":
         return settings.api_reserved_concurrency or None
     return None
+
+
+def _work_queue() -> WorkQueue:
+    trigger = BY_NAME["sweep_worker"].trigger
+    assert isinstance(trigger, WorkQueue)
+    return trigger

@@ -53,7 +53,7 @@ def feature_on(feature: Feature, config: LedgerConfig) -> bool:
         return config.auto_stop.enabled
     if feature is Feature.RECONCILE:
         return config.reconcile.enabled
-    return bool(config.accounts.organization_id)
+    return config.accounts.many_accounts
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,12 @@ class Grants:
     stops_instances: bool = False
     # The configured Data Exports (CUR 2.0) prefix: list it, get its objects.
     data_exports_read: bool = False
-    # sts:AssumeRole on the member stack's read-only role in the organisation's accounts.
+    # sts:AssumeRole on the tracker role (which assumes the member roles).
     assumes_member_role: bool = False
+    # SendMessage on the sweep's work queue.
+    sends_sweep_units: bool = False
+    # organizations:ListAccounts (or AssumeRole of the management account's list role).
+    lists_organization: bool = False
 
     def merged(self, other: Grants) -> Grants:
         """These grants and ``other``'s (the ledger access stays this one's)."""
@@ -96,4 +100,6 @@ class Grants:
             stops_instances=self.stops_instances or other.stops_instances,
             data_exports_read=self.data_exports_read or other.data_exports_read,
             assumes_member_role=self.assumes_member_role or other.assumes_member_role,
+            sends_sweep_units=self.sends_sweep_units or other.sends_sweep_units,
+            lists_organization=self.lists_organization or other.lists_organization,
         )
