@@ -14,7 +14,7 @@ MAX_TOKEN_CHARS = 4096  # EC2's NextToken is opaque but short (hundreds of chara
 
 
 class SweepUnit(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     kind: Literal["instances"] = "instances"
     account: str = Field(pattern=ACCOUNT_ID_PATTERN)
