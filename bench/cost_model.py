@@ -349,3 +349,4 @@ def record_sizes(replay: dict[str, Any], records: dict[str, Any] | None) -> dict
         "notice": mean("notice", 300),
         "pointer": mean("pointer", 65),
     }
+

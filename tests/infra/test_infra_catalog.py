@@ -13,7 +13,7 @@ from test_infra_stack import _as_list, actions_of, function_id, role_statements
 
 from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, event_rules, schedules
 from shared.app.grants import Grants, Topic
-from shared.app.triggers import EventRule, Every
+from shared.app.triggers import EventRule, Every, WorkQueue
 
 # What each grant comes to in IAM actions (some are added by CDK's own grant methods).
 LOGS_AND_TRACES = {
@@ -60,8 +60,24 @@ def expected_actions(function: Function, grants: Grants, synthesized: Synthesize
         actions |= RECIPIENTS
     if grants.stops_instances:
         actions.add("ec2:StopInstances")
+    accounts = synthesized.settings.ledger.accounts
     if grants.assumes_member_role:
         actions.add("sts:AssumeRole")
+    if grants.sends_sweep_units:
+        actions |= {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+    if isinstance(function.trigger, WorkQueue):  # the event source mapping's consumer rights
+        actions |= {
+            "sqs:ReceiveMessage",
+            "sqs:ChangeMessageVisibility",
+            "sqs:GetQueueUrl",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+        }
+    if grants.lists_organization:
+        if accounts.organization_id and not accounts.organizations_role_name:
+            actions.add("organizations:ListAccounts")
+        if grants.ledger != "read_write":
+            actions |= LEDGER_WRITES  # the ACCOUNTS items only (test_infra_accounts)
     if grants.data_exports_read and synthesized.settings.ledger.reconcile.data_exports_bucket:
         actions |= {"s3:ListBucket", "s3:GetObject"}
     return actions
@@ -85,7 +101,13 @@ def test_function_has_exactly_its_catalog_grants(
     unscoped = {
         a for s in statements if "*" in _as_list(s["Resource"]) for a in _as_list(s["Action"])
     }
-    assert unscoped == set(grants.unscoped_reads) | {a for a in LOGS_AND_TRACES if "xray" in a}
+    listed = set()
+    accounts = synthesized.settings.ledger.accounts
+    if grants.lists_organization and accounts.organization_id:
+        listed = {"organizations:ListAccounts"}
+    assert unscoped == set(grants.unscoped_reads) | listed | {
+        a for a in LOGS_AND_TRACES if "xray" in a
+    }
     # Publishing: to the topics it names, no other.
     topics = {
         audience: next(
@@ -176,6 +198,17 @@ def test_function_has_its_catalog_trigger(
             assert [rule["Description"] for rule in rules] == [
                 f"costtracker: {schedule.description}"
             ]
+    elif isinstance(function.trigger, WorkQueue):  # its queue, through an event source
+        assert rules == []
+        (mapping,) = [
+            m["Properties"]
+            for m in synthesized.resources("AWS::Lambda::EventSourceMapping").values()
+            if m["Properties"]["FunctionName"] == {"Ref": logical_id}
+        ]
+        assert mapping["BatchSize"] == function.trigger.batch_size
+        assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        concurrency = synthesized.settings.sweep_concurrency
+        assert mapping["ScalingConfig"] == {"MaximumConcurrency": concurrency}
     else:  # the API: invoked by API Gateway only
         assert rules == []
         assert f'"{logical_id}"' in json.dumps(synthesized.resources("AWS::ApiGateway::Method"))

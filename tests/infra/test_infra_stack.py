@@ -181,7 +181,8 @@ def test_async_function_has_dlq_and_two_retries(synthesized: Synthesized, name: 
 
 def test_dead_letter_queues_deny_insecure_transport(synthesized: Synthesized) -> None:
     queues = synthesized.resources("AWS::SQS::Queue")
-    assert len(queues) == len(ASYNC_FUNCTIONS)
+    # One per asynchronous function, and the sweep's work queue with its own.
+    assert len(queues) == len(ASYNC_FUNCTIONS) + 2
     secured = set()
     for policy in synthesized.resources("AWS::SQS::QueuePolicy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
@@ -200,7 +201,13 @@ def test_every_dead_letter_queue_alarms_the_admin_topic(synthesized: Synthesized
         for dim in alarm["Properties"]["Dimensions"]
         if alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
     }
-    assert watched == set(synthesized.resources("AWS::SQS::Queue"))
+    work_queue = {
+        q
+        for q in synthesized.resources("AWS::SQS::Queue")
+        if "/SweepFanOut/Units/" in synthesized.path_of(q)
+    }
+    assert len(work_queue) == 1  # units wait there by design: not a dead-letter queue
+    assert watched == set(synthesized.resources("AWS::SQS::Queue")) - work_queue
     admin = [t for t in synthesized.resources("AWS::SNS::Topic") if "/Alerts/Admin/" in
              synthesized.path_of(t)]  # fmt: skip
     for alarm in alarms:
