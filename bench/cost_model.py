@@ -349,4 +349,3 @@ def record_sizes(replay: dict[str, Any], records: dict[str, Any] | None) -> dict
         "notice": mean("notice", 300),
         "pointer": mean("pointer", 65),
     }
-

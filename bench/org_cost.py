@@ -9,7 +9,6 @@ from typing import Any
 
 from bench.cost_model import PRICES, PRICES_AS_OF, WORKLOAD
 
-
 SQS_PER_M = 0.40  # standard queue requests, per million (AWS list price, us-east-1)
 SQS_IDLE_POLLS_PER_MONTH = 5 * 3 * 60 * 730  # Lambda's 5 pollers, 20 s long polls
 

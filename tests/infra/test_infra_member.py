@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
-from conftest import Synthesized, cdk_json_context
-from test_infra_stack import actions_of, role_statements
+from conftest import cdk_json_context
 
 from cdk.app import build_app
 from shared.app.functions import EVENT_RULES
