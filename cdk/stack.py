@@ -18,7 +18,7 @@ from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.dashboard import TrackerDashboard
 from cdk.constructs.dlq_alarms import DeadLetterAlarms
 from cdk.constructs.ec2_events import Ec2EventRules
-from cdk.constructs.event_bus_policy import OrganizationBusPolicy
+from cdk.constructs.event_bus_policy import AllowedAccountsBusPolicy, OrganizationBusPolicy
 from cdk.constructs.job_cost_api import JobCostApi
 from cdk.constructs.lambda_factory import RETENTION, LambdaFactory, LedgerFunction
 from cdk.constructs.ledger_table import LedgerTable
@@ -119,6 +119,10 @@ class CostTrackerStack(Stack):
         if settings.ledger.accounts.organization_id:
             OrganizationBusPolicy(
                 self, "OrganizationBus", organization_id=settings.ledger.accounts.organization_id
+            )
+        if settings.ledger.accounts.allowed_accounts:
+            AllowedAccountsBusPolicy(
+                self, "AllowedAccountsBus", accounts=settings.ledger.accounts.allowed_accounts
             )
         dead_letters = DeadLetterAlarms(
             self,

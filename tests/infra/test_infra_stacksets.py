@@ -117,3 +117,32 @@ def test_a_bad_ou_id_stops_synth() -> None:
                 "member": {"organizational_units": ["x"]},
             }
         )
+
+
+def test_an_allow_list_opens_the_bus_and_the_tracker_role_to_those_accounts_only(
+    tmp_path: Path,
+) -> None:
+    context = cdk_json_context(**{"ledger.accounts.allowed_accounts": "111122223333,444455556666"})
+    _, tracker, _ = build_app(context, outdir=str(tmp_path), nag=False)
+    template = Template.from_stack(tracker).to_json()
+    (policy,) = [
+        r["Properties"] for r in template["Resources"].values()
+        if r["Type"] == "AWS::Events::EventBusPolicy"
+    ]  # fmt: skip
+    principals = json.dumps(policy["Statement"]["Principal"])
+    assert "111122223333:root" in principals and "444455556666:root" in principals
+    assert "Condition" not in policy["Statement"]
+    (role,) = [
+        k for k, r in template["Resources"].items()
+        if r["Type"] == "AWS::IAM::Role"
+        and r["Properties"].get("RoleName") == "costtracker-tracker"
+    ]  # fmt: skip
+    (statement,) = [
+        s
+        for r in template["Resources"].values()
+        if r["Type"] == "AWS::IAM::Policy" and {"Ref": role} in r["Properties"]["Roles"]
+        for s in r["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    resources = json.dumps(statement["Resource"])
+    assert resources.count("role/costtracker-member-read") == 2
+    assert "111122223333" in resources and "iam::*" not in resources
