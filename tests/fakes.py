@@ -35,7 +35,7 @@ class RecordingNotifier:
 
 
 class FakeFleet(FakeInventory):
-    """EC2 for the sweep as well: what ``Ec2Inventory.states`` and ``running`` say now.
+    """EC2 for the sweep as well: what ``Ec2Inventory.states`` and ``page`` say now.
     ``now_states`` maps an instance to (state, when it last changed); an instance with no
     entry is unknown to EC2 (terminated long ago)."""
 
@@ -74,11 +74,3 @@ class FakeFleet(FakeInventory):
         page = [(found[iid], lambda p=self.profiles[iid]: p) for iid in chunk]
         following = start + size
         return page, (str(following) if following < len(known) else None)  # type: ignore[return-value]
-
-    def running(self, region: str) -> list[tuple[Ec2State, Callable[[], InstanceProfile]]]:
-        found = self.states(sorted(self.now_states))
-        return [
-            (state, lambda p=self.profiles[iid]: p)  # type: ignore[misc]
-            for iid, state in found.items()
-            if state.state == "running" and self.profiles[iid].region == region
-        ]

@@ -66,8 +66,8 @@ class Ec2Inventory:
 
     Takes a ``ClientFactory`` (``shared.adapters.accounts``): an instance is described in
     its event's account and region (a member account through its read-only role). A plain
-    EC2 client serves every account and region as it is. ``states`` and ``running`` (the
-    sweep) read the tracker's own account in ``region`` (empty: the function's own)."""
+    EC2 client serves every account and region as it is. ``page`` and ``states`` (the
+    sweep) read the account and region they are given."""
 
     def __init__(self, ec2: Any, region: str = "") -> None:
         self._clients = factory_of(ec2)
@@ -155,27 +155,6 @@ class Ec2Inventory:
                 if exc.response.get("Error", {}).get("Code") != "InvalidInstanceID.NotFound":
                     raise
         return found
-
-    def running(self, region: str) -> list[tuple[Ec2State, Callable[[], InstanceProfile]]]:
-        """Every running instance of the region (paged), with a way to make its profile
-        (which asks DescribeVolumes: only for the instances that need it)."""
-        out: list[tuple[Ec2State, Callable[[], InstanceProfile]]] = []
-        ec2 = self._clients.client_for("ec2", "", region)
-        pages = ec2.get_paginator("describe_instances").paginate(
-            Filters=[{"Name": "instance-state-name", "Values": ["running"]}]
-        )
-        for page in pages:
-            for reservation in page.get("Reservations", []):
-                for instance in reservation.get("Instances", []):
-                    iid = instance["InstanceId"]
-                    owner = reservation.get("OwnerId", "")
-                    out.append(
-                        (
-                            _state_of(instance, owner),
-                            partial(self._profile, iid, instance, owner, region, ec2),
-                        )
-                    )
-        return out
 
     def page(
         self, account: str, region: str, token: str | None, size: int
