@@ -20,6 +20,7 @@ from shared.adapters.telemetry import count
 if TYPE_CHECKING:
     from shared.app.runtime import Runtime
     from shared.services.account_trust import AccountTrust
+    from shared.services.deps import LedgerDeps
 
 SEEN_EVERY = timedelta(minutes=10)
 _trust: WeakKeyDictionary[Runtime, AccountTrust] = WeakKeyDictionary()
@@ -77,3 +78,18 @@ def admit(event: object, rt: Runtime) -> None:
     if last is None or now - last >= SEEN_EVERY:
         AccountStore(rt.table).saw_event(account, kind, now)
         seen[(account, kind)] = now
+
+
+def team_bound(rt: Runtime, deps: LedgerDeps) -> LedgerDeps:
+    """``deps`` whose inventory refuses an instance of a team limited to other accounts
+    (``ledger.accounts.team_accounts``; as they are when no team is limited)."""
+    config = rt.settings.config
+    if not config.accounts.team_accounts:
+        return deps
+    from dataclasses import replace
+
+    from shared.services.team_bound import TeamBoundInventory
+
+    allows = trust_of(rt).team_allows
+    inventory = TeamBoundInventory(deps.inventory, allows, config.access.team_tag_key)
+    return replace(deps, inventory=inventory)

@@ -22,6 +22,7 @@ from shared.adapters.accounts import AccountClients, boto3_client
 from shared.app import runtime
 from shared.app.config import LedgerConfig
 from shared.domain.clock import FixedClock
+from shared.services.account_trust import UntrustedAccount
 
 TABLE = "ledger-org-sweep"
 HOME, MEMBER_A, MEMBER_B = "123456789012", "222222222222", "333333333333"
@@ -253,3 +254,20 @@ def test_a_team_limited_to_other_accounts_is_not_booked_from_this_one(
         assert _opened(MEMBER_B, b_ids) == []
         a_ids = org["launched"][(MEMBER_A, "eu-west-1")]
         assert _opened(MEMBER_A, a_ids) == a_ids
+        # The event path too: B's state change of an nlp instance is refused (to the DLQ).
+        from functions.instance_state.handler import handler
+
+        event = {
+            "version": "0",
+            "id": "b-running",
+            "source": "aws.ec2",
+            "detail-type": "EC2 Instance State-change Notification",
+            "account": MEMBER_B,
+            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "region": "us-east-1",
+            "resources": [],
+            "detail": {"instance-id": b_ids[0], "state": "running"},
+        }
+        with pytest.raises(UntrustedAccount, match="team 'nlp'"):
+            handler(event, FakeLambdaContext("instance_state"))
+        assert _opened(MEMBER_B, b_ids) == []
