@@ -34,9 +34,9 @@ from shared.adapters.account_store import AccountStore
 from shared.adapters.inventory import Ec2Inventory
 from shared.adapters.table import MemoryTable, Operation
 from shared.app import runtime
-from shared.app.config import LedgerConfig
-from shared.app.settings import FunctionSettings
+from shared.app.function_settings import FunctionSettings
 from shared.app.sources import Sources
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.events.sweep_unit import SweepUnit
 from shared.services.account_trust import AccountTrust

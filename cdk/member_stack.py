@@ -21,7 +21,7 @@ from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.member_roles import MemberRoles
 from cdk.constructs.member_rules import MemberRules
 from cdk.constructs.member_rules import member_patterns as member_patterns
-from cdk.settings import StackSettings
+from cdk.stack_settings import StackSettings
 
 
 class CostTrackerMemberStack(Stack):

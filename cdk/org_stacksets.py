@@ -27,7 +27,7 @@ from aws_cdk import aws_cloudformation as cfn
 from constructs import Construct
 
 from cdk.member_stack import MemberRolesStack, MemberRulesStack
-from cdk.settings import StackSettings
+from cdk.stack_settings import StackSettings
 
 ROLES_STACKSET = "CostTrackerMemberRoles"
 RULES_STACKSET = "CostTrackerMemberRules"

@@ -26,7 +26,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from cdk.nag import acknowledge
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 
 FORWARD_ROLE_NAME = "costtracker-member-forward"
 POLICY_PATH = "/costtracker/"

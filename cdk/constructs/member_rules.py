@@ -14,8 +14,8 @@ from constructs import Construct
 
 from cdk.constructs.ec2_events import event_pattern
 from cdk.constructs.member_roles import FORWARD_ROLE_NAME
-from shared.app.config import LedgerConfig
 from shared.app.functions import EVENT_RULES, checkpoint_rule
+from shared.config.ledger import LedgerConfig
 
 
 def member_patterns(

@@ -14,7 +14,7 @@ from aws_cdk import aws_iam as iam
 from constructs import Construct
 
 from cdk.nag import acknowledge
-from shared.app.config import AccountsConfig
+from shared.config.ledger import AccountsConfig
 
 
 def tracker_role_arn(stack: Stack, accounts: AccountsConfig) -> str:

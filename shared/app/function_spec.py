@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shared.app.grants import Feature, Grants, feature_on
+from shared.app.function_grants import Feature, Grants, feature_on
 from shared.app.triggers import EventRule, Every, WorkQueue
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from shared.adapters.account_store import AccountHealth, AccountStore
 from shared.adapters.keys import iso
-from shared.app.config import AccountsConfig
+from shared.config.ledger import AccountsConfig
 
 
 def accounts_report(store: AccountStore, config: AccountsConfig, home: str) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 
 from shared.adapters.account_store import AccountStore, MemberList
 from shared.adapters.organizations import OrganizationAccounts
-from shared.app.config import AccountsConfig
+from shared.config.ledger import AccountsConfig
 from shared.domain.clock import Clock
 
 logger = logging.getLogger("costtracker.trust")

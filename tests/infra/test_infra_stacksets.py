@@ -14,7 +14,7 @@ from aws_cdk.assertions import Template
 from conftest import cdk_json_context
 
 from cdk.app import build_app
-from cdk.settings import StackSettings
+from cdk.stack_settings import StackSettings
 
 STACKSET_CONTEXT = {
     "stacks": "tracker,stacksets",

@@ -17,8 +17,8 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.adapters.account_store import AccountStore
 from shared.app import runtime
-from shared.app.config import LedgerConfig
 from shared.app.trust_edge import trust_of
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
 

@@ -20,7 +20,7 @@ from shared.adapters import ledger_schema
 from shared.adapters.account_store import AccountStore
 from shared.adapters.accounts import AccountClients, boto3_client
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
 

@@ -10,7 +10,7 @@ import pytest
 
 from shared.adapters.account_store import AccountStore
 from shared.adapters.table import MemoryTable
-from shared.app.config import AccountsConfig
+from shared.config.ledger import AccountsConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import AccountTrust, UntrustedAccount
 

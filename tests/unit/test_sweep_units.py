@@ -8,10 +8,10 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.app.config import LedgerConfig, PriceOverrides
+from costtracker.fakes.twins import FakeFleet
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.instance import InstanceProfile
 from shared.services.sweep import plan, sweep_page
-from tests.fakes import FakeFleet
 from tests.support import memory_ledger
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
