@@ -32,7 +32,6 @@ from shared.app.function_grants import (
 from shared.app.function_spec import Function as Function
 from shared.app.triggers import EventRule, Every, Schedule, WorkQueue
 
-
 # The environment every function gets (the stack fills in the values).
 COMMON_ENVIRONMENT = (
     "TABLE_NAME",

@@ -7,8 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.app.config import LedgerConfig
-
+from shared.config.ledger import LedgerConfig
 from shared.reports.views import job_detail, job_line_items
 from shared.services.job_view import cost_of, load_job
 from tests.support import running_jobs_ledger
