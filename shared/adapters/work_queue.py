@@ -4,11 +4,18 @@ most); the worker function takes them off (an SQS event source mapping)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-from shared.events.sweep_unit import SweepUnit
+from typing import Any, Protocol
 
 BATCH = 10
+
+
+class Unit(Protocol):
+    """A unit of work as the queue carries it (``shared.events.sweep_unit.SweepUnit``)."""
+
+    @property
+    def label(self) -> str: ...
+
+    def model_dump_json(self) -> str: ...
 
 
 class WorkQueueError(Exception):
@@ -21,7 +28,7 @@ class SqsWorkQueue:
         self._url = queue_url
         self.sent = 0
 
-    def send(self, units: Sequence[SweepUnit]) -> None:
+    def send(self, units: Sequence[Unit]) -> None:
         for start in range(0, len(units), BATCH):
             batch = units[start : start + BATCH]
             response = self._sqs.send_message_batch(

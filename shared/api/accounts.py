@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from shared.adapters.account_store import AccountStore
-from shared.api.caller import access, new_router
+from shared.api.caller import access, new_router, runtime_of
 from shared.api.errors import forbidden
 from shared.api.models.accounts import AccountsReply
-from shared.app import runtime
 from shared.services.account_health import accounts_report
 
 router = new_router()
@@ -19,7 +18,7 @@ def list_accounts() -> AccountsReply:
     caller = access(router).caller
     if caller.role != "admin":
         raise forbidden("the member accounts' health is for admins (ledger.access.rules)")
-    rt = runtime.current()
+    rt = runtime_of(router)
     config = rt.settings.config.accounts
     home = rt.accounts.home_account if config.many_accounts else ""
     report = accounts_report(AccountStore(rt.table), config, home)

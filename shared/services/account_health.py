@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from shared.adapters.account_store import AccountHealth, AccountStore
-from shared.adapters.keys import iso
 from shared.config.ledger import AccountsConfig
+from shared.reports.formatting import iso
 
 
 def accounts_report(store: AccountStore, config: AccountsConfig, home: str) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
+from tests.aws_events import ec2_state_event
 
 TABLE = "ledger-org-sweep"
 HOME, MEMBER_A, MEMBER_B = "123456789012", "222222222222", "333333333333"
@@ -257,17 +258,9 @@ def test_a_team_limited_to_other_accounts_is_not_booked_from_this_one(
         # The event path too: B's state change of an nlp instance is refused (to the DLQ).
         from functions.instance_state.handler import handler
 
-        event = {
-            "version": "0",
-            "id": "b-running",
-            "source": "aws.ec2",
-            "detail-type": "EC2 Instance State-change Notification",
-            "account": MEMBER_B,
-            "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "region": "us-east-1",
-            "resources": [],
-            "detail": {"instance-id": b_ids[0], "state": "running"},
-        }
+        event = ec2_state_event(
+            "b-running", b_ids[0], "running", datetime.now(UTC), account=MEMBER_B
+        )
         with pytest.raises(UntrustedAccount, match="team 'nlp'"):
             handler(event, FakeLambdaContext("instance_state"))
         assert _opened(MEMBER_B, b_ids) == []
