@@ -14,6 +14,7 @@ from constructs import Construct
 
 from cdk.constructs.access_policies import ApiAccessPolicies
 from cdk.constructs.alert_topics import AlertTopics
+from cdk.constructs.budget_actions import CrossingTimerQueue
 from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.dashboard import TrackerDashboard
 from cdk.constructs.dlq_alarms import DeadLetterAlarms
@@ -29,7 +30,7 @@ from cdk.constructs.tracker_role import TrackerRole
 from cdk.iam_grants import FunctionGrants
 from cdk.stack_settings import StackSettings
 from shared.app.functions import BY_NAME, COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
-from shared.app.triggers import WorkQueue
+from shared.app.triggers import Queue, WorkQueue
 
 
 class CostTrackerStack(Stack):
@@ -50,6 +51,7 @@ class CostTrackerStack(Stack):
             budgets=settings.ledger.budgets,
         )
         sweep = SweepFanOut(self, "SweepFanOut", trigger=_work_queue())
+        timers = CrossingTimerQueue(self, "CrossingTimers")
         # The value of every environment variable a function of the catalog names.
         environment = {
             "TABLE_NAME": table.table_name,
@@ -63,6 +65,7 @@ class CostTrackerStack(Stack):
             "LEDGER_CONFIG": settings.ledger.model_dump_json(),
             "REPORT_BUCKET": reports.bucket.bucket_name,
             "SWEEP_QUEUE_URL": sweep.queue.queue_url,
+            "CROSSING_TIMER_QUEUE_URL": timers.queue.queue_url,
         }
         factory = LambdaFactory(
             self,
@@ -88,6 +91,9 @@ class CostTrackerStack(Stack):
                 extra_environment={name: environment[name] for name in spec.environment} or None,
             )
             grants.grant(made[spec.name], spec.grants_for(settings.ledger))
+        for spec in FUNCTIONS:  # each queue-triggered function and the one that sends to it
+            if isinstance(spec.trigger, Queue):
+                timers.connect(made[spec.trigger.sender], made[spec.name])
         job_cost_api = made.pop("job_cost_api")
         worker = made.pop("sweep_worker")
         sweep.feed(worker.function, settings.sweep_concurrency)
@@ -124,18 +130,15 @@ class CostTrackerStack(Stack):
             AllowedAccountsBusPolicy(
                 self, "AllowedAccountsBus", accounts=settings.ledger.accounts.allowed_accounts
             )
+        dead_letter_queues = {
+            name: fn.dead_letter_queue
+            for name, fn in asynchronous.items()
+            if fn.dead_letter_queue is not None
+        }
+        dead_letter_queues["budget_timer"] = timers.dead_letters  # its queue's redrive
+        dead_letter_queues["sweep_worker"] = sweep.dead_letter_queue
         dead_letters = DeadLetterAlarms(
-            self,
-            "DeadLetterAlarms",
-            queues={
-                **{
-                    name: fn.dead_letter_queue
-                    for name, fn in asynchronous.items()
-                    if fn.dead_letter_queue is not None
-                },
-                "sweep_worker": sweep.dead_letter_queue,
-            },
-            topic=topics.admin,
+            self, "DeadLetterAlarms", queues=dead_letter_queues, topic=topics.admin
         )
 
         TrackerDashboard(
@@ -146,11 +149,7 @@ class CostTrackerStack(Stack):
                 "sweep_worker": worker.function,
                 "job_cost_api": job_cost_api.function,
             },
-            queues={
-                name: fn.dead_letter_queue
-                for name, fn in asynchronous.items()
-                if fn.dead_letter_queue is not None
-            },
+            queues=dead_letter_queues,
             alarms=list(dead_letters.alarms.values()),
         )
 

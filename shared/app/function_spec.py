@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shared.app.function_grants import Feature, Grants, feature_on
-from shared.app.triggers import EventRule, Every, WorkQueue
+from shared.app.triggers import EventRule, Every, Queue, WorkQueue
 
 if TYPE_CHECKING:
     from shared.config.ledger import LedgerConfig
@@ -21,8 +21,8 @@ class Function:
     description: str
     timeout_seconds: int
     # None: invoked synchronously (the API), with no dead-letter queue or retries;
-    # WorkQueue: an SQS queue of its own (the queue's dead-letter queue and retries).
-    trigger: EventRule | Every | WorkQueue | None
+    # Queue / WorkQueue: an SQS queue of its own (its dead-letter queue and retries).
+    trigger: EventRule | Every | Queue | WorkQueue | None
     # What it may do; every grant is a reviewed decision, never a default.
     grants: Grants
     # Grants that exist only while a feature is on.

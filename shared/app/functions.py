@@ -1,12 +1,8 @@
-"""Every function of the app, described once: its handler, what triggers it (an
-EventBridge pattern, a schedule, or the API), its timeout and memory, what it may do
-(grants, as data: ``shared.app.function_grants``), and the environment it needs beyond the
-common one.
-
-Read by the CDK stack (``cdk/stack.py`` makes and grants each function from it), by
-the local replay's router (``costtracker/routing.py``: which function gets which event,
-which schedules run) and by the tests. No CDK import here: grants are named, and
-``cdk/iam_grants.py`` turns them into IAM statements.
+"""Every function of the app, described once: its handler, trigger (an EventBridge
+pattern, a schedule, a queue, or the API), timeout and memory, grants (as data:
+``shared.app.function_grants``), and the environment it needs beyond the common one. Read
+by the CDK stack (``cdk/stack.py``), the replay's router (``costtracker/routing.py``) and
+the tests. No CDK import here: ``cdk/iam_grants.py`` turns grants into IAM statements.
 """
 
 from __future__ import annotations
@@ -17,6 +13,7 @@ from typing import Any
 
 from shared.app.function_grants import (
     API_WRITE_KEYS,
+    BUDGET_ACTION_GRANTS,
     COST_EXPLORER_READ_ACTIONS,
     DESCRIBE_AND_PRICE,
     FSX_READ_ACTIONS,
@@ -30,7 +27,7 @@ from shared.app.function_grants import (
     Topic,
 )
 from shared.app.function_spec import Function as Function
-from shared.app.triggers import EventRule, Every, Schedule, WorkQueue
+from shared.app.triggers import EventRule, Every, Queue, Schedule, WorkQueue
 
 # The environment every function gets (the stack fills in the values).
 COMMON_ENVIRONMENT = (
@@ -50,11 +47,13 @@ _TRUSTING = ((Feature.ORGANIZATION, Grants(assumes_member_role=True, lists_organ
 _AUTO_STOP = (
     (Feature.AUTO_STOP, Grants(stops_instances=True, unscoped_reads=("ec2:DescribeInstances",))),
 )
+# Budget actions (stops through the stopper, launch denial) exist only while enabled.
+_BUDGET_ACTIONS = ((Feature.BUDGET_ACTIONS, BUDGET_ACTION_GRANTS),)
 _EC2_STATE = {"source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"]}
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+_TIMERS = "CROSSING_TIMER_QUEUE_URL"
 
-# Event functions first, in the order a replay delivers an event to the functions it
-# matches; then the scheduled ones and the API.
+# Event functions first, in a replay's delivery order; then the scheduled ones, the API.
 FUNCTIONS: tuple[Function, ...] = (
     Function(
         "instance_state",
@@ -203,6 +202,17 @@ FUNCTIONS: tuple[Function, ...] = (
         # The re-send path delivers every pending alert, whatever its audience, and the
         # admins' delivery_failed alerts.
         Grants(publishes=(Topic.FINANCE, Topic.TEAM, Topic.ADMIN)),
+        _BUDGET_ACTIONS + _MEMBER_ROLE,
+        environment=(_TIMERS,),
+    ),
+    Function(
+        "budget_timer",
+        "one budget evaluated at its predicted crossing (alerts within seconds)",
+        55,
+        Queue("crossing timers (SQS, delayed to the second)", "budget_tick", _TIMERS),
+        Grants(publishes=(Topic.FINANCE, Topic.TEAM, Topic.ADMIN)),
+        _BUDGET_ACTIONS + _MEMBER_ROLE,
+        environment=(_TIMERS,),
     ),
     Function(
         "alarm_sweep",
@@ -303,14 +313,15 @@ FUNCTIONS: tuple[Function, ...] = (
         "job cost REST API",
         29,
         None,
-        # Budgets with their history, the price cache (GET /prices caches what it looks
-        # up), budget recipients' subscriptions, and Price List calls of its own.
+        # Budgets, their history and actions' releases, the price cache, budget
+        # recipients' subscriptions, Price List calls of its own; it detaches a released deny.
         Grants(
             ledger="read",
             ledger_put_keys=API_WRITE_KEYS,
             manages_recipients=True,
             unscoped_reads=PRICE_READ_ACTIONS,
         ),
+        ((Feature.BUDGET_ACTIONS, Grants(detaches_deny_policies=True)),),
     ),
 )
 BY_NAME: Mapping[str, Function] = {function.name: function for function in FUNCTIONS}

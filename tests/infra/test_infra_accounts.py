@@ -25,6 +25,8 @@ DESCRIBERS = {
 METRIC_READERS = {
     f.name for f in FUNCTIONS if "cloudwatch:GetMetricData" in f.grants.unscoped_reads
 }
+# Budget actions stop an instance or a training job in its own account.
+BUDGET_ACTORS = {"budget_tick", "budget_timer"}
 
 
 TRACKER_ROLE = {
@@ -46,14 +48,14 @@ def test_describers_assume_exactly_the_tracker_role(featured: Synthesized) -> No
         "fsx_refresh",  # DescribeFileSystems in each file system's own account
     } == DESCRIBERS
     assert {"metric_read", "daily_summary"} == METRIC_READERS
-    for name in DESCRIBERS | METRIC_READERS:
+    for name in DESCRIBERS | METRIC_READERS | BUDGET_ACTORS:
         (statement,) = [
             s for s in role_statements(featured, name) if "sts:AssumeRole" in json.dumps(s)
         ]
         assert statement["Action"] == "sts:AssumeRole", name
         assert statement["Resource"] == TRACKER_ROLE, name
         assert "Condition" not in statement
-    for name in {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS:
+    for name in {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS - BUDGET_ACTORS:
         assert "sts:AssumeRole" not in actions_of(role_statements(featured, name)), name
 
 

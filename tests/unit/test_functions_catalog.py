@@ -27,9 +27,12 @@ def test_every_handler_has_one_catalog_entry_and_every_entry_a_handler() -> None
         assert function.handler_module == f"functions.{function.name}.handler"
 
 
-def test_only_the_api_is_invoked_synchronously() -> None:
-    # The API (synchronous) and the sweep worker (its own SQS queue and dead-letter queue).
-    assert [f.name for f in FUNCTIONS if not f.asynchronous] == ["sweep_worker", "job_cost_api"]
+def test_only_the_api_and_the_queue_consumers_are_invoked_synchronously() -> None:
+    """The timer's and the sweep's queues hold their messages (and their dead letters),
+    not Lambda's retries."""
+    assert [f.name for f in FUNCTIONS if not f.asynchronous] == [
+        f.name for f in FUNCTIONS if f.name in ("sweep_worker", "budget_timer", "job_cost_api")
+    ]
 
 
 def test_event_rules_in_delivery_order_and_checkpoints_narrowed_to_buckets() -> None:
@@ -93,7 +96,14 @@ def test_schedule_times() -> None:
             # Measured utilization is read in each instance's own account (rule 10).
             | {"ledger_sweep", "sweep_worker", "metric_read", "daily_summary", "fsx_refresh"}
             # The event edge's trust check: the account list and health records.
-            | {"training_job_state", "capacity_block", "checkpoint", "fsx_event"},
+            | {"training_job_state", "capacity_block", "checkpoint", "fsx_event"}
+            # A budget action stops an instance in its own account.
+            | {"budget_tick", "budget_timer"},
+        ),
+        (
+            {"budget_actions": {"enabled": True}},
+            Feature.BUDGET_ACTIONS,
+            {"budget_tick", "budget_timer", "job_cost_api"},
         ),
     ],
 )
