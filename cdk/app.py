@@ -47,7 +47,7 @@ def build_app(
     outdir: str | None = None,
     nag: bool = True,
 ) -> tuple[App, Stack, StackSettings]:
-    """The app and its first stack (the tracker unless ``stacks`` is only ``member``);
+    """The app and its first stack (the tracker unless ``stacks`` leaves it out);
     raises ``SettingsError`` on an invalid context."""
     app = App(context=dict(context) if context is not None else None, outdir=outdir)
     settings = load_settings(app.node.get_all_context(), file_context())
@@ -75,6 +75,17 @@ def build_app(
                 if member.account or member.region
                 else None,
                 description="costtracker member account: forwards events, read-only role",
+            )
+        )
+    if "stacksets" in settings.stacks:
+        from cdk.org_stacksets import OrgStackSetsStack
+
+        stacks.append(
+            OrgStackSetsStack(
+                app,
+                f"{settings.member.stack_name}StackSets",
+                settings=settings,
+                description="costtracker: member roles and rules for the organisation's OUs",
             )
         )
     if nag:

@@ -11,6 +11,8 @@ from cdk.constructs.budget_actions import BudgetActionPermissions
 from cdk.constructs.lambda_factory import LedgerFunction
 from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.reports_bucket import ReportsBucket
+from cdk.constructs.sweep_fanout import SweepFanOut
+from cdk.constructs.tracker_role import tracker_role_arn
 from cdk.nag import acknowledge
 from cdk.stack_settings import StackSettings
 from shared.app.function_grants import Grants, Topic
@@ -34,8 +36,12 @@ class FunctionGrants:
         reports: ReportsBucket,
         topics: AlertTopics,
         settings: StackSettings,
+        sweep: SweepFanOut | None = None,
     ) -> None:
         self.stack = stack
+        self.sweep = sweep
+        # The roles that assume the tracker role (its trust names them exactly).
+        self.member_reaching: list[iam.IRole] = []
         self.ledger = ledger
         self.reports = reports
         self.topics = topics
@@ -70,6 +76,10 @@ class FunctionGrants:
             self.actions.grant_deny_policies(role, manage=grants.manages_deny_policies)
         if grants.assumes_member_role:
             self._grant_member_role(role)
+        if grants.sends_sweep_units and self.sweep is not None:
+            self.sweep.grant_send(role)
+        if grants.lists_organization:
+            self._grant_account_list(function, grants)
         if Topic.TEAM in grants.publishes:
             self.topics.grant_team_publish(role)
         if Topic.FINANCE in grants.publishes:
@@ -150,23 +160,34 @@ class FunctionGrants:
         )
 
     def _grant_member_role(self, role: iam.IRole) -> None:
-        """Assume the member stack's read-only role, in the organisation's accounts only."""
+        """Assume the tracker role only (it, and only it, assumes the member roles)."""
         accounts = self.settings.ledger.accounts
-        name = accounts.member_role_name
         role.add_to_principal_policy(
             iam.PolicyStatement(
-                actions=["sts:AssumeRole"],
-                resources=[f"arn:{self.stack.partition}:iam::*:role/{name}"],
-                conditions={"StringEquals": {"aws:ResourceOrgID": accounts.organization_id}},
+                actions=["sts:AssumeRole"], resources=[tracker_role_arn(self.stack, accounts)]
             )
         )
-        acknowledge(
-            role,
-            "IAM5",
-            f"sts:AssumeRole on the member stack's read-only role {name} in any account of "
-            "the organisation (aws:ResourceOrgID); the member accounts are not known at synth.",
-            finding=f"Resource::arn:<AWS::Partition>:iam::*:role/{name}",
-        )
+        if role not in self.member_reaching:
+            self.member_reaching.append(role)
+
+    def _grant_account_list(self, function: LedgerFunction, grants: Grants) -> None:
+        """The trust check's account list and the member accounts' health records:
+        organizations:ListAccounts (with the tracker's own role, when no list role in
+        the management account is configured) and writes to the ACCOUNTS items."""
+        accounts = self.settings.ledger.accounts
+        if accounts.organization_id and not accounts.organizations_role_name:
+            function.grant_unscoped(
+                ("organizations:ListAccounts",),
+                "organizations:ListAccounts supports no resource-level permissions.",
+            )
+        elif accounts.organization_id:
+            self._grant_member_role(function.role)
+        if grants.ledger != "read_write":
+            self.ledger.grant_writes(
+                function.role,
+                leading_keys=("ACCOUNTS",),
+                actions=("dynamodb:PutItem", "dynamodb:UpdateItem"),
+            )
 
 
 def _grant_data_exports_read(role: iam.IRole, config: LedgerConfig) -> None:

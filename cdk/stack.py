@@ -19,16 +19,18 @@ from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.dashboard import TrackerDashboard
 from cdk.constructs.dlq_alarms import DeadLetterAlarms
 from cdk.constructs.ec2_events import Ec2EventRules
-from cdk.constructs.event_bus_policy import OrganizationBusPolicy
+from cdk.constructs.event_bus_policy import AllowedAccountsBusPolicy, OrganizationBusPolicy
 from cdk.constructs.job_cost_api import JobCostApi
 from cdk.constructs.lambda_factory import RETENTION, LambdaFactory, LedgerFunction
 from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.constructs.schedules import Schedules
+from cdk.constructs.sweep_fanout import SweepFanOut
+from cdk.constructs.tracker_role import TrackerRole
 from cdk.iam_grants import FunctionGrants
 from cdk.stack_settings import StackSettings
-from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
-from shared.app.triggers import Queue
+from shared.app.functions import BY_NAME, COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
+from shared.app.triggers import Queue, WorkQueue
 
 
 class CostTrackerStack(Stack):
@@ -48,6 +50,7 @@ class CostTrackerStack(Stack):
             admin_emails=settings.admin_emails,
             budgets=settings.ledger.budgets,
         )
+        sweep = SweepFanOut(self, "SweepFanOut", trigger=_work_queue())
         timers = CrossingTimerQueue(self, "CrossingTimers")
         # The value of every environment variable a function of the catalog names.
         environment = {
@@ -61,6 +64,7 @@ class CostTrackerStack(Stack):
             ),
             "LEDGER_CONFIG": settings.ledger.model_dump_json(),
             "REPORT_BUCKET": reports.bucket.bucket_name,
+            "SWEEP_QUEUE_URL": sweep.queue.queue_url,
             "CROSSING_TIMER_QUEUE_URL": timers.queue.queue_url,
         }
         factory = LambdaFactory(
@@ -70,7 +74,7 @@ class CostTrackerStack(Stack):
             log_retention_days=settings.log_retention_days,
         )
         grants = FunctionGrants(
-            self, ledger=ledger, reports=reports, topics=topics, settings=settings
+            self, ledger=ledger, reports=reports, topics=topics, settings=settings, sweep=sweep
         )
         made: dict[str, LedgerFunction] = {}
         # Event and schedule functions by name, then the API.
@@ -91,6 +95,15 @@ class CostTrackerStack(Stack):
             if isinstance(spec.trigger, Queue):
                 timers.connect(made[spec.trigger.sender], made[spec.name])
         job_cost_api = made.pop("job_cost_api")
+        worker = made.pop("sweep_worker")
+        sweep.feed(worker.function, settings.sweep_concurrency)
+        if grants.member_reaching:
+            TrackerRole(
+                self,
+                "TrackerRole",
+                accounts=settings.ledger.accounts,
+                assumed_by=grants.member_reaching,
+            )
         asynchronous = made
 
         Ec2EventRules(self, "Ec2Events", functions=asynchronous, ledger_config=settings.ledger)
@@ -113,12 +126,17 @@ class CostTrackerStack(Stack):
             OrganizationBusPolicy(
                 self, "OrganizationBus", organization_id=settings.ledger.accounts.organization_id
             )
+        if settings.ledger.accounts.allowed_accounts:
+            AllowedAccountsBusPolicy(
+                self, "AllowedAccountsBus", accounts=settings.ledger.accounts.allowed_accounts
+            )
         dead_letter_queues = {
             name: fn.dead_letter_queue
             for name, fn in asynchronous.items()
             if fn.dead_letter_queue is not None
         }
         dead_letter_queues["budget_timer"] = timers.dead_letters  # its queue's redrive
+        dead_letter_queues["sweep_worker"] = sweep.dead_letter_queue
         dead_letters = DeadLetterAlarms(
             self, "DeadLetterAlarms", queues=dead_letter_queues, topic=topics.admin
         )
@@ -128,6 +146,7 @@ class CostTrackerStack(Stack):
             "Dashboard",
             functions={
                 **{name: fn.function for name, fn in asynchronous.items()},
+                "sweep_worker": worker.function,
                 "job_cost_api": job_cost_api.function,
             },
             queues=dead_letter_queues,
@@ -169,3 +188,9 @@ def reserved_concurrency(settings: StackSettings, spec: Function) -> int | None:
     if spec.name == "job_cost_api":
         return settings.api_reserved_concurrency or None
     return None
+
+
+def _work_queue() -> WorkQueue:
+    trigger = BY_NAME["sweep_worker"].trigger
+    assert isinstance(trigger, WorkQueue)
+    return trigger

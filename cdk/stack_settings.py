@@ -61,6 +61,33 @@ class MemberSettings(_Settings):
     stack_name: str = Field(default="CostTrackerMember", pattern=r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
     # Checkpoint buckets in the member account whose S3 events are forwarded.
     checkpoint_buckets: tuple[str, ...] = ()
+    # The StackSets (``stacks`` includes ``stacksets``): the organisational units
+    # (ou-... or the root r-...) whose accounts, new ones included, get the member
+    # stacks, and the regions of the per-region part (events are regional).
+    organizational_units: tuple[str, ...] = ()
+    regions: tuple[str, ...] = ()
+    # Per-account checkpoint buckets by a naming rule ({account}, {region}), e.g.
+    # "ckpt-{account}-{region}" (the StackSet's one template serves every account).
+    checkpoint_bucket_rule: str | None = Field(default=None, pattern=r"^[a-z0-9.{}-]{3,80}$")
+    # SELF: deployed from the management account; DELEGATED_ADMIN: from a StackSets
+    # delegated administrator account (trusted access on).
+    call_as: Literal["SELF", "DELEGATED_ADMIN"] = "SELF"
+
+    @field_validator("organizational_units")
+    @classmethod
+    def _units(cls, units: tuple[str, ...]) -> tuple[str, ...]:
+        for unit in units:
+            if not re.fullmatch(r"(ou-[0-9a-z]{4,32}-[a-z0-9]{8,32}|r-[0-9a-z]{4,32})", unit):
+                raise ValueError(f"member.organizational_units: {unit!r} is not an OU or root id")
+        return units
+
+    @field_validator("regions")
+    @classmethod
+    def _regions(cls, regions: tuple[str, ...]) -> tuple[str, ...]:
+        for region in regions:
+            if not re.fullmatch(_REGION, region):
+                raise ValueError(f"member.regions: {region!r} is not a region")
+        return regions
 
     @field_validator("region")
     @classmethod
@@ -106,7 +133,9 @@ class StackSettings(_Settings):
     region: str = Field(pattern=_REGION)
     stack_name: str = Field(default="CostTracker", pattern=r"^[A-Za-z][A-Za-z0-9-]{0,127}$")
     # Which stacks this app synthesizes: the tracker, the member-account stack, or both.
-    stacks: tuple[Literal["tracker", "member"], ...] = Field(default=("tracker",), min_length=1)
+    stacks: tuple[Literal["tracker", "member", "stacksets"], ...] = Field(
+        default=("tracker",), min_length=1
+    )
     ledger: LedgerConfig = LedgerConfig()
     finance_emails: tuple[str, ...] = ()
     # Retired: it subscribed every team to every team's alerts. Use ``teams``.
@@ -124,6 +153,8 @@ class StackSettings(_Settings):
     # cannot take the event path's capacity, and the API keeps its own.
     api_reserved_concurrency: int = Field(default=10, ge=0, le=1000)
     member: MemberSettings = MemberSettings()
+    # Sweep units run at once (the SQS event source's maximum concurrency, 2-1000).
+    sweep_concurrency: int = Field(default=10, ge=2, le=1000)
 
     @field_validator("region")
     @classmethod

@@ -15,6 +15,7 @@ import argparse
 import os
 import sys
 
+from costtracker.commands.accounts import add_accounts
 from costtracker.commands.budgets import add_budgets
 from costtracker.commands.config import add_config
 from costtracker.commands.demo import add_dashboard, add_demo
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         add_prices,
         add_config,
         add_dlq,
+        add_accounts,
     ):
         add(sub)
     for choice in sub.choices.values():  # `costtracker jobs show X --debug` works too

@@ -35,7 +35,7 @@ class RecordingNotifier:
 
 
 class FakeFleet(FakeInventory):
-    """EC2 for the sweep as well: what ``Ec2Inventory.states`` and ``running`` say now.
+    """EC2 for the sweep as well: what ``Ec2Inventory.states`` and ``page`` say now.
     ``now_states`` maps an instance to (state, when it last changed); an instance with no
     entry is unknown to EC2 (terminated long ago)."""
 
@@ -44,19 +44,33 @@ class FakeFleet(FakeInventory):
         self.now_states: dict[str, tuple[str, datetime | None]] = {}
         self.launched: dict[str, datetime] = {}
 
-    def states(self, instance_ids: list[str]) -> dict[str, Ec2State]:
+    def states(
+        self, instance_ids: list[str], account: str = "", region: str = ""
+    ) -> dict[str, Ec2State]:
         found: dict[str, Ec2State] = {}
         for iid in instance_ids:
             if iid in self.now_states:
                 state, changed_at = self.now_states[iid]
-                account = self.profiles[iid].account
-                found[iid] = Ec2State(iid, state, self.launched.get(iid), changed_at, account)
+                profile = self.profiles[iid]
+                found[iid] = Ec2State(
+                    iid, state, self.launched.get(iid), changed_at, profile.account, profile.tags
+                )
         return found
 
-    def running(self, region: str) -> list[tuple[Ec2State, Callable[[], InstanceProfile]]]:
-        found = self.states(sorted(self.now_states))
-        return [
-            (state, lambda p=self.profiles[iid]: p)  # type: ignore[misc]
-            for iid, state in found.items()
-            if state.state == "running" and self.profiles[iid].region == region
-        ]
+    def page(
+        self, account: str, region: str, token: str | None, size: int
+    ) -> tuple[list[tuple[Ec2State, Callable[[], InstanceProfile]]], str | None]:
+        """DescribeInstances pages of what EC2 knows in ``region`` (``size`` each; the
+        token is the next offset)."""
+        known = sorted(
+            iid
+            for iid in self.now_states
+            if self.profiles[iid].region == region
+            and (not account or self.profiles[iid].account == account)
+        )
+        start = int(token or 0)
+        chunk = known[start : start + size]
+        found = self.states(chunk)
+        page = [(found[iid], lambda p=self.profiles[iid]: p) for iid in chunk]
+        following = start + size
+        return page, (str(following) if following < len(known) else None)  # type: ignore[return-value]

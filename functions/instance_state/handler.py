@@ -5,6 +5,7 @@ from __future__ import annotations
 from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
+from shared.app.trust_edge import team_bound
 from shared.events.aws import InstanceStateChangeEvent
 from shared.services.instances import record_state_change
 from shared.services.utilization import alert_on_change
@@ -14,7 +15,7 @@ from shared.services.utilization import alert_on_change
 def handler(event: InstanceStateChangeEvent, rt: Runtime) -> Answer:
     detail = event.detail
     logger.append_keys(instance_id=detail.instance_id)
-    deps = rt.ledger_deps()
+    deps = team_bound(rt, rt.ledger_deps())
     outcome = record_state_change(
         deps,
         event_id=event.id,

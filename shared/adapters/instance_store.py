@@ -175,11 +175,12 @@ class InstanceStore:
         )
         return None if item is None else head_of(item)
 
-    def open_heads(self) -> Iterator[InstanceHead]:
-        """Heads with a running segment (the sweeps')."""
-        return self._swept("OPEN")
+    def open_heads(self, account: str = "") -> Iterator[InstanceHead]:
+        """Heads with a running segment (the sweeps'), of one account if given (its
+        range of the open-index: a sweep unit reads its account's, not the fleet's)."""
+        return self._swept("OPEN", f"{account}#" if account else None)
 
-    def _swept(self, sweep: str) -> Iterator[InstanceHead]:
+    def _swept(self, sweep: str, begins_with: str | None = None) -> Iterator[InstanceHead]:
         """The index gives keys and versions only; a head this store holds at that
         version is used as it is, the others are read in batches of 100. A warm container
         (and the replay, where every handler shares the store) reads a few bytes per
@@ -188,7 +189,10 @@ class InstanceStore:
         listed = [
             ((item["job_id"], item["account"], item["instance_id"]), int(item["version"]))
             for item in self.table.query(
-                sweep, index=schema.OPEN_INDEX.name, attributes=_SWEPT_ATTRIBUTES
+                sweep,
+                index=schema.OPEN_INDEX.name,
+                attributes=_SWEPT_ATTRIBUTES,
+                begins_with=begins_with,
             )
             if item.get("kind") == "instance"
         ]

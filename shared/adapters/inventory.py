@@ -6,8 +6,8 @@ Asked once per instance and cached with its record in the ledger.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any, Protocol
@@ -37,6 +37,7 @@ class Ec2State:
     # When it last stopped, from StateTransitionReason ("User initiated (... GMT)").
     changed_at: datetime | None
     account: str = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
 
 
 _REASON_TIME = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (?:GMT|UTC)\)")
@@ -52,6 +53,7 @@ def _state_of(instance: dict[str, Any], account: str = "") -> Ec2State:
         launch_time=launch.astimezone(UTC) if isinstance(launch, datetime) else None,
         changed_at=changed,
         account=account,
+        tags={t["Key"]: t["Value"] for t in instance.get("Tags", [])},
     )
 
 
@@ -64,8 +66,8 @@ class Ec2Inventory:
 
     Takes a ``ClientFactory`` (``shared.adapters.accounts``): an instance is described in
     its event's account and region (a member account through its read-only role). A plain
-    EC2 client serves every account and region as it is. ``states`` and ``running`` (the
-    sweep) read the tracker's own account in ``region`` (empty: the function's own)."""
+    EC2 client serves every account and region as it is. ``page`` and ``states`` (the
+    sweep) read the account and region they are given."""
 
     def __init__(self, ec2: Any, region: str = "") -> None:
         self._clients = factory_of(ec2)
@@ -132,13 +134,17 @@ class Ec2Inventory:
             volumes=tuple(sorted(volumes, key=lambda v: v.volume_id)),
         )
 
-    def states(self, instance_ids: list[str]) -> dict[str, Ec2State]:
-        """EC2's view of these instances (absent: EC2 no longer knows them)."""
+    def states(
+        self, instance_ids: list[str], account: str = "", region: str = ""
+    ) -> dict[str, Ec2State]:
+        """EC2's view of these instances (absent: EC2 no longer knows them), in
+        ``account`` and ``region`` (empty: the tracker's own)."""
         found: dict[str, Ec2State] = {}
+        ec2 = self._clients.client_for("ec2", account, region or self._home_region)
         for start in range(0, len(instance_ids), 200):
             batch = instance_ids[start : start + 200]
             try:
-                pages = self._ec2.get_paginator("describe_instances").paginate(
+                pages = ec2.get_paginator("describe_instances").paginate(
                     Filters=[{"Name": "instance-id", "Values": batch}]
                 )
                 for page in pages:
@@ -150,23 +156,22 @@ class Ec2Inventory:
                     raise
         return found
 
-    def running(self, region: str) -> list[tuple[Ec2State, Callable[[], InstanceProfile]]]:
-        """Every running instance of the region (paged), with a way to make its profile
-        (which asks DescribeVolumes: only for the instances that need it)."""
+    def page(
+        self, account: str, region: str, token: str | None, size: int
+    ) -> tuple[list[tuple[Ec2State, Callable[[], InstanceProfile]]], str | None]:
+        """One DescribeInstances page (at most ``size`` instances, every state) of
+        ``account`` in ``region``, and the token of the next page (None: the last)."""
+        ec2 = self._clients.client_for("ec2", account, region)
+        request: dict[str, Any] = {"MaxResults": size}
+        if token:
+            request["NextToken"] = token
+        response = ec2.describe_instances(**request)
         out: list[tuple[Ec2State, Callable[[], InstanceProfile]]] = []
-        ec2 = self._clients.client_for("ec2", "", region)
-        pages = ec2.get_paginator("describe_instances").paginate(
-            Filters=[{"Name": "instance-state-name", "Values": ["running"]}]
-        )
-        for page in pages:
-            for reservation in page.get("Reservations", []):
-                for instance in reservation.get("Instances", []):
-                    iid = instance["InstanceId"]
-                    owner = reservation.get("OwnerId", "")
-                    out.append(
-                        (
-                            _state_of(instance, owner),
-                            partial(self._profile, iid, instance, owner, region, ec2),
-                        )
-                    )
-        return out
+        for reservation in response.get("Reservations", []):
+            owner = reservation.get("OwnerId", "") or account
+            for instance in reservation.get("Instances", []):
+                profile = partial(
+                    self._profile, instance["InstanceId"], instance, owner, region, ec2
+                )
+                out.append((_state_of(instance, owner), profile))
+        return out, response.get("NextToken") or None

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver
 
-from shared.api import budgets, error_handlers, insights, jobs, summaries
+from shared.api import accounts, budgets, error_handlers, insights, jobs, summaries
 from shared.api.caller import resolve_caller
 
 
 def build_app() -> APIGatewayRestResolver:
     app = APIGatewayRestResolver(enable_validation=True)
     app.use([resolve_caller])
-    for module in (jobs, insights, budgets, summaries):
+    for module in (jobs, insights, budgets, summaries, accounts):
         app.include_router(module.router)
     error_handlers.register(app)
     return app

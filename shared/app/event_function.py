@@ -7,6 +7,8 @@ the function's answer (a JSON object); the decorator adds, in this order:
   the event's id as a log key;
 - the parse at the edge (``shared.app.edge.parse_event``): a malformed event is logged
   with its id and raised, so Lambda's retries end in the function's dead-letter queue;
+- the trust check (``shared.app.trust_edge.admit``): an event from an account the
+  tracker does not act for is refused the same way;
 - the metrics flush at the end of the invocation, whatever happened.
 """
 
@@ -22,6 +24,7 @@ from pydantic import BaseModel, TypeAdapter
 from shared.adapters.telemetry import metrics
 from shared.app import runtime
 from shared.app.edge import parse_event
+from shared.app.trust_edge import admit
 
 logger = Logger(service="costtracker")
 
@@ -45,7 +48,9 @@ class EventFunction(Generic[M]):
     def _handle(self, event: object, context: LambdaContext) -> Answer:
         parsed = parse_event(event, self.model, logger)
         logger.append_keys(event_id=getattr(parsed, "id", None))
-        return self.work(parsed, runtime.current())
+        rt = runtime.current()
+        admit(parsed, rt)
+        return self.work(parsed, rt)
 
     def __call__(self, event: object, context: LambdaContext) -> Answer:
         answer: Answer = self._handler(event, context)

@@ -56,7 +56,7 @@ def feature_on(feature: Feature, config: LedgerConfig) -> bool:
         return config.reconcile.enabled
     if feature is Feature.BUDGET_ACTIONS:
         return config.budget_actions.enabled
-    return bool(config.accounts.organization_id)
+    return config.accounts.many_accounts
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,12 @@ class Grants:
     detaches_deny_policies: bool = False
     # The configured Data Exports (CUR 2.0) prefix: list it, get its objects.
     data_exports_read: bool = False
-    # sts:AssumeRole on the member stack's read-only role in the organisation's accounts.
+    # sts:AssumeRole on the tracker role (which assumes the member roles).
     assumes_member_role: bool = False
+    # SendMessage on the sweep's work queue.
+    sends_sweep_units: bool = False
+    # organizations:ListAccounts (or AssumeRole of the management account's list role).
+    lists_organization: bool = False
 
     def merged(self, other: Grants) -> Grants:
         """These grants and ``other``'s (the ledger access stays this one's)."""
@@ -108,6 +112,8 @@ class Grants:
             detaches_deny_policies=self.detaches_deny_policies or other.detaches_deny_policies,
             data_exports_read=self.data_exports_read or other.data_exports_read,
             assumes_member_role=self.assumes_member_role or other.assumes_member_role,
+            sends_sweep_units=self.sends_sweep_units or other.sends_sweep_units,
+            lists_organization=self.lists_organization or other.lists_organization,
         )
 
 

@@ -8,9 +8,8 @@ the tests. No CDK import here: ``cdk/iam_grants.py`` turns grants into IAM state
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from shared.app.function_grants import (
     API_WRITE_KEYS,
@@ -26,12 +25,9 @@ from shared.app.function_grants import (
     Feature,
     Grants,
     Topic,
-    feature_on,
 )
-from shared.app.triggers import EventRule, Every, Queue, Schedule
-
-if TYPE_CHECKING:
-    from shared.config.ledger import LedgerConfig
+from shared.app.function_spec import Function as Function
+from shared.app.triggers import EventRule, Every, Queue, Schedule, WorkQueue
 
 # The environment every function gets (the stack fills in the values).
 COMMON_ENVIRONMENT = (
@@ -44,48 +40,10 @@ COMMON_ENVIRONMENT = (
 )
 
 
-@dataclass(frozen=True)
-class Function:
-    """One function: ``functions/<name>/handler.py`` and how it is deployed."""
-
-    name: str
-    description: str
-    timeout_seconds: int
-    # None: invoked synchronously (the API), with no dead-letter queue or retries.
-    trigger: EventRule | Every | Queue | None
-    # What it may do; every grant is a reviewed decision, never a default.
-    grants: Grants
-    # Grants that exist only while a feature is on.
-    feature_grants: tuple[tuple[Feature, Grants], ...] = ()
-    memory_mb: int = 256
-    # Environment beyond COMMON_ENVIRONMENT (names; the stack fills in the values).
-    environment: tuple[str, ...] = ()
-
-    @property
-    def handler_module(self) -> str:
-        return f"functions.{self.name}.handler"
-
-    @property
-    def asynchronous(self) -> bool:
-        """Event- and schedule-driven: a DLQ and two retries (a queue's consumer: its queue's)."""
-        return isinstance(self.trigger, EventRule | Every)
-
-    @property
-    def event_path(self) -> bool:
-        """Driven by events: the configured reserved concurrency keeps it capacity."""
-        return isinstance(self.trigger, EventRule)
-
-    def grants_for(self, config: LedgerConfig) -> Grants:
-        """Its grants under ``config``: the base ones and those of the features that are on."""
-        grants = self.grants
-        for feature, extra in self.feature_grants:
-            if feature_on(feature, config):
-                grants = grants.merged(extra)
-        return grants
-
-
 _MEMBER_ROLE = ((Feature.ORGANIZATION, Grants(assumes_member_role=True)),)
-# The stopper reads an instance's tags again just before it stops it.
+# The event edge's trust check may refresh the organisation's account list.
+_TRUSTING = ((Feature.ORGANIZATION, Grants(assumes_member_role=True, lists_organization=True)),)
+# The stopper reads an instance's tags again just before it stops it (DescribeInstances).
 _AUTO_STOP = (
     (Feature.AUTO_STOP, Grants(stops_instances=True, unscoped_reads=("ec2:DescribeInstances",))),
 )
@@ -295,8 +253,22 @@ FUNCTIONS: tuple[Function, ...] = (
             "infer missed EC2 state events from DescribeInstances",
             in_replay=False,
         ),
-        Grants(unscoped_reads=DESCRIBE_AND_PRICE),
-        _MEMBER_ROLE,
+        Grants(unscoped_reads=DESCRIBE_AND_PRICE, sends_sweep_units=True),
+        _TRUSTING,
+        environment=("SWEEP_QUEUE_URL",),
+    ),
+    Function(
+        "sweep_worker",
+        "one sweep unit: an account x region x DescribeInstances page",
+        300,
+        WorkQueue(),
+        Grants(
+            unscoped_reads=DESCRIBE_AND_PRICE,
+            sends_sweep_units=True,
+            alarm_actions=("cloudwatch:DescribeAlarms",),
+        ),
+        _TRUSTING,
+        environment=("SWEEP_QUEUE_URL",),
     ),
     Function(
         "reservation_refresh",

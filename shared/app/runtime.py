@@ -22,7 +22,7 @@ from shared.domain.clock import Clock, SystemClock
 if TYPE_CHECKING:
     from botocore.client import BaseClient
 
-    from shared.adapters.accounts import AccountClients, Credentials
+    from shared.adapters.accounts import AccountClients
     from shared.adapters.alarms import CloudWatchAlarms
     from shared.adapters.budget_store import BudgetStore
     from shared.adapters.checkpoint_store import CheckpointStore
@@ -86,22 +86,19 @@ class Runtime:
 
     @cached_property
     def accounts(self) -> AccountClients:
-        """Clients per (account, region): a member account's through its read-only role."""
-        from shared.adapters.accounts import AccountClients, boto3_client, caller_account
+        """Clients per (account, region); member roles via the tracker role (many accounts)."""
+        from shared.adapters.accounts import AccountClients, caller_account
+        from shared.adapters.tracker_role import member_make_client
 
-        region = self.region
+        region, accounts = self.region, self.settings.config.accounts
 
-        def make(service: str, in_region: str, credentials: Credentials | None) -> BaseClient:
-            if credentials is None:  # the function's own: the very clients ``client`` gives
-                return self.client(service, in_region)
-            client: BaseClient = boto3_client(service, in_region, credentials)
-            return client
+        def home() -> str:
+            return os.environ.get("TRACKER_ACCOUNT") or caller_account(make, region)
 
+        chained, tracker_role = accounts.many_accounts, accounts.tracker_role_name
+        make = member_make_client(self.client, chained, home, tracker_role)
         return AccountClients(
-            make,
-            home_account=lambda: os.environ.get("TRACKER_ACCOUNT") or caller_account(make, region),
-            role_name=self.settings.config.accounts.member_role_name,
-            default_region=region,
+            make, home_account=home, role_name=accounts.member_role_name, default_region=region
         )
 
     # -- the table and one store per kind of record (they remember what they wrote) ----------

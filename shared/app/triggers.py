@@ -1,5 +1,5 @@
-"""What triggers a function (no CDK import): an EventBridge pattern, or a schedule
-(declared as ``Every``; deployed and replayed as a ``Schedule``)."""
+"""What triggers a function (no CDK import): an EventBridge pattern, a schedule
+(declared as ``Every``; deployed and replayed as a ``Schedule``), or a work queue."""
 
 from __future__ import annotations
 
@@ -17,6 +17,18 @@ class EventRule:
     pattern: Mapping[str, Any]
     # The stack narrows the pattern to the configured checkpoint buckets.
     checkpoint_buckets: bool = False
+
+
+@dataclass(frozen=True)
+class WorkQueue:
+    """An SQS queue of units of work (its own dead-letter queue after
+    ``max_receives`` deliveries); ``batch_size`` units per invocation, at most the
+    configured concurrency (``sweep_concurrency``) of invocations at once."""
+
+    batch_size: int = 1
+    max_receives: int = 3
+    # Seconds a unit stays invisible while a worker runs it (at least the timeout).
+    visibility_seconds: int = 360
 
 
 @dataclass(frozen=True)

@@ -231,6 +231,9 @@ class ReconcileConfig(_Config):
     data_exports_prefix: str = Field(default="", max_length=512)
 
 
+_ROLE_NAME = r"^[\w+=,.@-]{1,64}$"
+
+
 class AccountsConfig(_Config):
     """Many accounts: the organisation whose accounts may send events to the tracker's
     bus, and the read-only role the tracker assumes in each member account."""
@@ -239,6 +242,46 @@ class AccountsConfig(_Config):
     organization_id: str | None = Field(default=None, pattern=r"^o-[a-z0-9]{10,32}$")
     # The role the member stack creates and the tracker assumes for Describe calls.
     member_role_name: str = Field(default="costtracker-member-read", pattern=r"^[\w+=,.@-]{1,64}$")
+    # The tracker's one role (fixed name, deployed first) that the member role trusts
+    # exactly; the functions reach member accounts through it.
+    tracker_role_name: str = Field(default="costtracker-tracker", pattern=_ROLE_NAME)
+    # Accounts admitted where Organizations is not used (or besides it).
+    allowed_accounts: tuple[str, ...] = ()
+    # ListAccounts through this role in the management account (None: with the
+    # tracker's own role, which works in the management or a delegated admin account).
+    organizations_role_name: str | None = Field(default=None, pattern=_ROLE_NAME)
+    management_account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    # Team tag value -> the only accounts whose instances may carry it (optional).
+    team_accounts: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    # The regions the sweeps read in every account (empty: the tracker's own).
+    regions: tuple[str, ...] = ()
+    # An unknown account triggers at most one ListAccounts per this many minutes.
+    refresh_minutes: int = Field(default=5, ge=1, le=1440)
+    # DescribeInstances MaxResults of one sweep unit (AWS allows 5-1000).
+    sweep_page_size: int = Field(default=1000, ge=5, le=1000)
+
+    @field_validator("allowed_accounts")
+    @classmethod
+    def _accounts(cls, accounts: tuple[str, ...]) -> tuple[str, ...]:
+        for account in accounts:
+            if not re.fullmatch(r"\d{12}", account):
+                raise ValueError(f"accounts.allowed_accounts: {account!r} is not a 12-digit id")
+        return accounts
+
+    @field_validator("team_accounts")
+    @classmethod
+    def _team_accounts(cls, teams: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for team, accounts in teams.items():
+            bad = [a for a in accounts if not re.fullmatch(r"\d{12}", a)]
+            if bad or not accounts:
+                raise ValueError(f"accounts.team_accounts.{team}: one or more 12-digit ids")
+        return teams
+
+    @property
+    def many_accounts(self) -> bool:
+        """Events from other accounts are admitted (and checked): an organisation or an
+        allow-list is configured."""
+        return bool(self.organization_id or self.allowed_accounts)
 
 
 class ReservationConfig(_Config):

@@ -4,6 +4,7 @@ which resource (the role name of the settings, any account of the organisation).
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from conftest import Synthesized
 from test_infra_stack import actions_of, role_statements
@@ -28,15 +29,22 @@ METRIC_READERS = {
 BUDGET_ACTORS = {"budget_tick", "budget_timer"}
 
 
-def test_describers_assume_exactly_the_member_role_in_the_organisation(
-    featured: Synthesized,
-) -> None:
+TRACKER_ROLE = {
+    "Fn::Join": [
+        "",
+        ["arn:", {"Ref": "AWS::Partition"}, ":iam::123456789012:role/costtracker-tracker"],
+    ]
+}
+
+
+def test_describers_assume_exactly_the_tracker_role(featured: Synthesized) -> None:
     assert {
         "instance_state",
         "spot_interruption",
         "alarm_lifecycle",
         "alarm_state",
         "ledger_sweep",
+        "sweep_worker",  # one unit of the organisation's sweep
         "fsx_refresh",  # DescribeFileSystems in each file system's own account
     } == DESCRIBERS
     assert {"metric_read", "daily_summary"} == METRIC_READERS
@@ -45,15 +53,65 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
             s for s in role_statements(featured, name) if "sts:AssumeRole" in json.dumps(s)
         ]
         assert statement["Action"] == "sts:AssumeRole", name
-        assert statement["Resource"] == {
-            "Fn::Join": [
-                "",
-                ["arn:", {"Ref": "AWS::Partition"}, ":iam::*:role/costtracker-member-read"],
-            ]
-        }, name
-        assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
+        assert statement["Resource"] == TRACKER_ROLE, name
+        assert "Condition" not in statement
     for name in {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS - BUDGET_ACTORS:
         assert "sts:AssumeRole" not in actions_of(role_statements(featured, name)), name
+
+
+def _tracker_role(featured: Synthesized) -> tuple[str, dict[str, Any]]:
+    (found,) = [
+        (logical_id, role)
+        for logical_id, role in featured.resources("AWS::IAM::Role").items()
+        if role["Properties"].get("RoleName") == "costtracker-tracker"
+    ]
+    return found
+
+
+def test_the_tracker_role_is_assumed_by_exactly_the_member_reaching_functions(
+    featured: Synthesized,
+) -> None:
+    _, role = _tracker_role(featured)
+    (trust,) = role["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    principals = {p["Fn::GetAtt"][0] for p in trust["Principal"]["AWS"]}
+    reaching = {
+        name
+        for name in {f.name for f in FUNCTIONS}
+        if "sts:AssumeRole" in actions_of(role_statements(featured, name))
+    }
+    assert principals == {
+        next(
+            r
+            for r in featured.resources("AWS::IAM::Role")
+            if featured.path_of(r).endswith(f"/{_pascal(name)}/Role/Resource")
+        )
+        for name in reaching
+    }
+
+
+def test_the_tracker_role_assumes_the_member_role_in_the_organisation_only(
+    featured: Synthesized,
+) -> None:
+    logical_id, _ = _tracker_role(featured)
+    statements = [
+        s
+        for policy in featured.resources("AWS::IAM::Policy").values()
+        if {"Ref": logical_id} in policy["Properties"]["Roles"]
+        for s in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+    (statement,) = statements
+    assert statement["Action"] == "sts:AssumeRole"
+    assert statement["Resource"] == {
+        "Fn::Join": [
+            "",
+            ["arn:", {"Ref": "AWS::Partition"}, ":iam::*:role/costtracker-member-read"],
+        ]
+    }
+    assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
+
+
+def _pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in name.split("_"))
 
 
 def test_without_an_organisation_no_function_assumes_any_role(synthesized: Synthesized) -> None:

@@ -13,7 +13,7 @@ from test_infra_stack import _as_list, actions_of, function_id, role_statements
 
 from shared.app.function_grants import Grants, Topic
 from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, event_rules, schedules
-from shared.app.triggers import EventRule, Every, Queue
+from shared.app.triggers import EventRule, Every, Queue, WorkQueue
 
 # What each grant comes to in IAM actions (some are added by CDK's own grant methods).
 LOGS_AND_TRACES = {
@@ -78,6 +78,7 @@ def expected_actions(function: Function, grants: Grants, synthesized: Synthesize
         actions |= RECIPIENTS
     if grants.stops_instances:
         actions.add("ec2:StopInstances")
+    accounts = synthesized.settings.ledger.accounts
     if grants.assumes_member_role:
         actions.add("sts:AssumeRole")
     if grants.stops_training_jobs:
@@ -87,6 +88,21 @@ def expected_actions(function: Function, grants: Grants, synthesized: Synthesize
         actions |= QUEUE_SENDS
     if isinstance(function.trigger, Queue):
         actions |= QUEUE_CONSUMES
+    if grants.sends_sweep_units:
+        actions |= {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+    if isinstance(function.trigger, WorkQueue):  # the event source mapping's consumer rights
+        actions |= {
+            "sqs:ReceiveMessage",
+            "sqs:ChangeMessageVisibility",
+            "sqs:GetQueueUrl",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+        }
+    if grants.lists_organization:
+        if accounts.organization_id and not accounts.organizations_role_name:
+            actions.add("organizations:ListAccounts")
+        if grants.ledger != "read_write":
+            actions |= LEDGER_WRITES  # the ACCOUNTS items only (test_infra_accounts)
     if grants.data_exports_read and synthesized.settings.ledger.reconcile.data_exports_bucket:
         actions |= {"s3:ListBucket", "s3:GetObject"}
     return actions
@@ -110,7 +126,11 @@ def test_function_has_exactly_its_catalog_grants(
     unscoped = {
         a for s in statements if "*" in _as_list(s["Resource"]) for a in _as_list(s["Action"])
     }
-    expected_unscoped = set(grants.unscoped_reads) | attach_detach(grants)
+    listed = set()
+    accounts = synthesized.settings.ledger.accounts
+    if grants.lists_organization and accounts.organization_id:
+        listed = {"organizations:ListAccounts"}
+    expected_unscoped = set(grants.unscoped_reads) | attach_detach(grants) | listed
     assert unscoped == expected_unscoped | {a for a in LOGS_AND_TRACES if "xray" in a}
     # Publishing: to the topics it names, no other.
     topics = {
@@ -202,7 +222,7 @@ def test_function_has_its_catalog_trigger(
             assert [rule["Description"] for rule in rules] == [
                 f"costtracker: {schedule.description}"
             ]
-    elif isinstance(function.trigger, Queue):  # an SQS event source, no rule
+    elif isinstance(function.trigger, Queue | WorkQueue):  # an SQS event source, no rule
         assert rules == []
         (mapping,) = [
             m["Properties"]
@@ -210,6 +230,11 @@ def test_function_has_its_catalog_trigger(
             if m["Properties"]["FunctionName"] == {"Ref": logical_id}
         ]
         assert "Fn::GetAtt" in mapping["EventSourceArn"]
+        if isinstance(function.trigger, WorkQueue):
+            assert mapping["BatchSize"] == function.trigger.batch_size
+            assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+            concurrency = synthesized.settings.sweep_concurrency
+            assert mapping["ScalingConfig"] == {"MaximumConcurrency": concurrency}
     else:  # the API: invoked by API Gateway only
         assert rules == []
         assert f'"{logical_id}"' in json.dumps(synthesized.resources("AWS::ApiGateway::Method"))

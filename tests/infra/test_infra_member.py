@@ -10,8 +10,7 @@ from typing import Any
 import pytest
 from aws_cdk import Stack
 from aws_cdk.assertions import Template
-from conftest import Synthesized, cdk_json_context
-from test_infra_stack import actions_of, role_statements
+from conftest import cdk_json_context
 
 from cdk.app import build_app
 from shared.app.functions import EVENT_RULES
@@ -91,49 +90,53 @@ def test_forwarding_role_may_only_put_events_on_the_tracker_bus(member: dict[str
         assert "123456789012" in json.dumps(statement["Resource"])
 
 
-def test_read_role_trusts_the_trackers_roles_and_only_describes(member: dict[str, Any]) -> None:
+def test_member_role_trusts_exactly_the_tracker_role(member: dict[str, Any]) -> None:
     (role,) = [
         r["Properties"] for r in _of_type(member, "AWS::IAM::Role")
         if r["Properties"].get("RoleName") == "costtracker-member-read"
     ]  # fmt: skip
     (trust,) = role["AssumeRolePolicyDocument"]["Statement"]
-    assert "123456789012" in json.dumps(trust["Principal"])
-    assert trust["Condition"]["ArnLike"]["aws:PrincipalArn"]["Fn::Join"][1][-1] == (
-        ":iam::123456789012:role/CostTracker-*"
-    )
+    assert trust["Principal"] == {
+        "AWS": {"Fn::Join": ["", ["arn:", {"Ref": "AWS::Partition"},
+                                  ":iam::123456789012:role/costtracker-tracker"]]}
+    }  # fmt: skip
+    assert "Condition" not in trust
     (policy,) = [
         p["Properties"] for p in _of_type(member, "AWS::IAM::Policy")
         if "sagemaker:DescribeTrainingJob" in json.dumps(p)
     ]  # fmt: skip
-    actions = {
-        a for s in policy["PolicyDocument"]["Statement"]
+    by_action = {
+        a: s for s in policy["PolicyDocument"]["Statement"]
         for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
     }  # fmt: skip
-    assert actions == {
+    assert set(by_action) == {
         "ec2:DescribeInstances", "ec2:DescribeVolumes", "ec2:DescribeCapacityReservations",
-        "ec2:DescribeSpotPriceHistory", "sagemaker:DescribeTrainingJob",
-        # The adapter reads a job's tags when its event carries none.
-        "sagemaker:ListTags",
-        # The daily FSx for Lustre refresh (SPEC rule 13).
-        "fsx:DescribeFileSystems",
+        "ec2:DescribeSpotPriceHistory", "fsx:DescribeFileSystems", "cloudwatch:GetMetricData",
+        "sagemaker:DescribeTrainingJob", "sagemaker:ListTags",
+        "cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms", "cloudwatch:DescribeAlarms",
+        "cloudwatch:TagResource",
+        "ec2:StopInstances", "sagemaker:StopTrainingJob",
+        "iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:AttachUserPolicy",
+        "iam:DetachUserPolicy", "iam:AttachGroupPolicy", "iam:DetachGroupPolicy",
     }  # fmt: skip
+    for action, statement in by_action.items():
+        resource = json.dumps(statement["Resource"])
+        if action.startswith("cloudwatch:") and action != "cloudwatch:GetMetricData":
+            assert ":alarm:costtracker-*" in resource, action
+        if action in ("ec2:StopInstances", "sagemaker:StopTrainingJob"):
+            assert statement["Condition"] == {
+                "StringEquals": {"aws:ResourceTag/costtracker:auto-stop": "true"}
+            }, action
+        if action.startswith("iam:"):
+            condition = json.dumps(statement["Condition"]["ArnLike"]["iam:PolicyARN"])
+            assert ":policy/costtracker/*" in condition, action
+        if statement["Resource"] == "*":
+            assert action.startswith(("ec2:Describe", "fsx:Describe", "cloudwatch:GetMetric"))
 
 
 def test_checkpoint_buckets_of_the_member_send_to_eventbridge(member: dict[str, Any]) -> None:
     notifications = _of_type(member, "Custom::S3BucketNotifications")
     assert {n["Properties"]["BucketName"] for n in notifications} == {"ckpt-a", "ckpt-b"}
-
-
-def test_tracker_functions_may_assume_the_member_role_in_the_org_only(
-    featured: Synthesized,
-) -> None:
-    statements = [
-        s for s in role_statements(featured, "instance_state") if s["Action"] == "sts:AssumeRole"
-    ]
-    (statement,) = statements
-    assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
-    assert "role/costtracker-member-read" in json.dumps(statement["Resource"])
-    assert "sts:AssumeRole" not in actions_of(role_statements(featured, "reconcile"))
 
 
 @pytest.mark.parametrize(

@@ -181,8 +181,9 @@ def test_async_function_has_dlq_and_two_retries(synthesized: Synthesized, name: 
 
 def test_dead_letter_queues_deny_insecure_transport(synthesized: Synthesized) -> None:
     queues = synthesized.resources("AWS::SQS::Queue")
-    # One per asynchronous function, and the crossing timers' queue and its dead letters.
-    assert len(queues) == len(ASYNC_FUNCTIONS) + 2
+    # One per asynchronous function, the crossing timers' queue and its dead letters,
+    # and the sweep's work queue and its own.
+    assert len(queues) == len(ASYNC_FUNCTIONS) + 4
     secured = set()
     for policy in synthesized.resources("AWS::SQS::QueuePolicy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
@@ -201,12 +202,13 @@ def test_every_dead_letter_queue_alarms_the_admin_topic(synthesized: Synthesized
         for dim in alarm["Properties"]["Dimensions"]
         if alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
     }
-    # Every queue but the crossing timers' own (its messages wait there by design).
-    timers = {
+    # Every queue but the crossing timers' and the sweep's own (messages wait there).
+    waiting = {
         q for q in synthesized.resources("AWS::SQS::Queue")
         if synthesized.path_of(q).endswith("/CrossingTimers/Queue/Resource")
+        or "/SweepFanOut/Units/" in synthesized.path_of(q)
     }  # fmt: skip
-    assert watched == set(synthesized.resources("AWS::SQS::Queue")) - timers and len(timers) == 1
+    assert watched == set(synthesized.resources("AWS::SQS::Queue")) - waiting and len(waiting) == 2
     admin = [t for t in synthesized.resources("AWS::SNS::Topic") if "/Alerts/Admin/" in
              synthesized.path_of(t)]  # fmt: skip
     for alarm in alarms:

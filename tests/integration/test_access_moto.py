@@ -21,7 +21,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.config.ledger import LedgerConfig
+from shared.config.ledger import AccountsConfig, LedgerConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import ec2_state_event
 
@@ -63,6 +63,7 @@ ROUTES = [
     ("GET", "/summaries/2026-11-01", None),
     ("GET", "/summaries?from=2026-11-01&to=2026-11-02", None),
     ("GET", "/reconciliations/2026-11-01", None),
+    ("GET", "/accounts", None),
 ]
 
 
@@ -265,3 +266,47 @@ def test_the_refusals_are_declared_in_the_openapi_document() -> None:
             assert ("409" in responses) == declares_409, (method, path)
     history = document["paths"]["/budgets/{budget_id}/history"]["get"]["responses"]
     assert {"200", "400", "403", "404"} <= set(history)
+
+
+def test_member_accounts_health_is_for_admins_only(
+    aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from shared.adapters.account_store import AccountStore
+
+    config = _config(RULES).model_copy(
+        update={"accounts": AccountsConfig(allowed_accounts=("222222222222", "333333333333"))}
+    )
+    use_config(monkeypatch, config)
+    monkeypatch.setenv("TRACKER_ACCOUNT", "123456789012")
+    store = AccountStore(runtime.current().table)
+    store.saw_event("222222222222", "ec2_state", T0)
+    store.swept("222222222222", "us-east-1", T0, alarms=4)
+    store.failed("222222222222", T0 + timedelta(minutes=5), "instances:p1: Throttling", None)
+    for arn in (FINANCE, NLP):
+        status, body = call("GET", "/accounts", arn)
+        assert status == 403 and "admins" in body["message"]
+    status, body = call("GET", "/accounts", ADMIN)
+    assert status == 200, body
+    assert body["list_fetched_at"] is None
+    first, never = body["accounts"]
+    assert first == {
+        "account": "222222222222",
+        "events_last_seen": {"ec2_state": "2026-11-01T10:00:00Z"},
+        "role_assumable": True,
+        "role_checked_at": "2026-11-01T10:00:00Z",
+        "last_sweep": {"us-east-1": "2026-11-01T10:00:00Z"},
+        "alarms_in_place": {"us-east-1": 4},
+        "last_error": "instances:p1: Throttling",
+        "last_error_at": "2026-11-01T10:05:00Z",
+    }
+    # Allow-listed, never heard of: every field says so (null / empty), none made up.
+    assert never == {
+        "account": "333333333333",
+        "events_last_seen": {},
+        "role_assumable": None,
+        "role_checked_at": None,
+        "last_sweep": {},
+        "alarms_in_place": {},
+        "last_error": None,
+        "last_error_at": None,
+    }

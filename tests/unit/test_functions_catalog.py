@@ -27,9 +27,12 @@ def test_every_handler_has_one_catalog_entry_and_every_entry_a_handler() -> None
         assert function.handler_module == f"functions.{function.name}.handler"
 
 
-def test_only_the_api_and_the_queue_consumer_are_invoked_synchronously() -> None:
-    """The timer's queue holds its messages (and its dead letters), not Lambda's retries."""
-    assert [f.name for f in FUNCTIONS if not f.asynchronous] == ["budget_timer", "job_cost_api"]
+def test_only_the_api_and_the_queue_consumers_are_invoked_synchronously() -> None:
+    """The timer's and the sweep's queues hold their messages (and their dead letters),
+    not Lambda's retries."""
+    assert [f.name for f in FUNCTIONS if not f.asynchronous] == [
+        f.name for f in FUNCTIONS if f.name in ("sweep_worker", "budget_timer", "job_cost_api")
+    ]
 
 
 def test_event_rules_in_delivery_order_and_checkpoints_narrowed_to_buckets() -> None:
@@ -91,7 +94,9 @@ def test_schedule_times() -> None:
             Feature.ORGANIZATION,
             {"instance_state", "spot_interruption", "alarm_lifecycle", "alarm_state"}
             # Measured utilization is read in each instance's own account (rule 10).
-            | {"ledger_sweep", "metric_read", "daily_summary", "fsx_refresh"}
+            | {"ledger_sweep", "sweep_worker", "metric_read", "daily_summary", "fsx_refresh"}
+            # The event edge's trust check: the account list and health records.
+            | {"training_job_state", "capacity_block", "checkpoint", "fsx_event"}
             # A budget action stops an instance in its own account.
             | {"budget_tick", "budget_timer"},
         ),
@@ -110,5 +115,10 @@ def test_feature_grants_only_while_the_feature_is_on(
     assert changed == granted
     for function in FUNCTIONS:
         assert function.grants_for(off) == function.grants
-        assert (feature in dict(function.feature_grants)) == (function.name in granted)
+        # The event edge's trust grants come with every event function, not as a feature
+        # grant of its own.
+        edge = function.event_path and feature is Feature.ORGANIZATION
+        has_feature_grant = feature in dict(function.feature_grants)
+        assert has_feature_grant or edge or function.name not in granted
+        assert not has_feature_grant or function.name in granted
     assert BY_NAME["alarm_state"].grants_for(off).stops_instances is False

@@ -67,6 +67,7 @@ def test_with_metrics_off_nothing_is_printed_however_many_invocations(
     from shared.events.envelope import ScheduledEvent
 
     monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    monkeypatch.setenv("TABLE_NAME", "ledger-telemetry")  # the edge reads the settings
 
     @event_function(ScheduledEvent)
     def handler(event: ScheduledEvent, rt: object) -> dict[str, str]:
