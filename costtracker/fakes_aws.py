@@ -47,10 +47,14 @@ class ScenarioTrainingJobs:
     ``training_jobs`` entry once the job has ended (as DescribeTrainingJob: none before)."""
 
     def __init__(self, scenario: Scenario, clock: Clock) -> None:
+        self._account = scenario.account
         self._region = scenario.region
         self._clock = clock
-        self._specs: dict[str, TrainingJobSpec] = {j.name: j for j in scenario.training_jobs}
-        self._events: dict[str, list[TrainingJobStateChangeEvent]] = {}
+        self._specs: dict[tuple[str, str, str], TrainingJobSpec] = {
+            (j.account or scenario.account, j.region or scenario.region, j.name): j
+            for j in scenario.training_jobs
+        }
+        self._events: dict[tuple[str, str, str], list[TrainingJobStateChangeEvent]] = {}
         for raw in scenario.events:
             if not (isinstance(raw, dict) and raw.get("source") == "aws.sagemaker"):
                 continue
@@ -58,18 +62,27 @@ class ScenarioTrainingJobs:
                 event = TrainingJobStateChangeEvent.model_validate(raw)
             except ValidationError:
                 continue  # the handler reports a malformed event; the fake just skips it
-            self._events.setdefault(event.detail.training_job_name, []).append(event)
+            key = (event.account, event.region, event.detail.training_job_name)
+            self._events.setdefault(key, []).append(event)
 
     def describe(
-        self, name: str, *, event_tags: Mapping[str, str] | None = None
+        self,
+        name: str,
+        *,
+        event_tags: Mapping[str, str] | None = None,
+        account: str = "",
+        region: str = "",
     ) -> TrainingJobDescription:
+        """As DescribeTrainingJob answers in ``account`` and ``region`` (empty: the
+        scenario's): only the jobs that run there."""
+        key = (account or self._account, region or self._region, name)
         now = self._clock.now()
-        seen = [e for e in self._events.get(name, []) if e.time <= now]
+        seen = [e for e in self._events.get(key, []) if e.time <= now]
         if not seen:
-            raise TrainingJobNotFound(name, self._region)
+            raise TrainingJobNotFound(name, key[1])
         latest = max(seen, key=lambda e: (e.time, _STATUS_RANK[e.detail.training_job_status]))
         described = latest.description()
-        spec = self._specs.get(name)
+        spec = self._specs.get(key)
         tags = dict(event_tags) if event_tags else (spec.tags if spec else described.tags)
         update: dict[str, object] = {"tags": tags}
         if spec is not None:
@@ -103,6 +116,7 @@ class ScenarioCapacityReservations:
 
     def __init__(self, scenario: Scenario, clock: Clock) -> None:
         self._account = scenario.account
+        self._region = scenario.region
         self._clock = clock
         self._specs = {r.reservation_id: r for r in scenario.capacity_reservations}
         self._instances = {
@@ -125,17 +139,26 @@ class ScenarioCapacityReservations:
             end=spec.end,
             state=_state_at(spec, self._clock.now()),
             tags=dict(spec.tags),
-            account=self._account,
+            account=spec.account or self._account,
         )
 
-    def describe(self, reservation_id: str) -> CapacityReservation:
+    def _there(self, spec: CapacityReservationSpec, account: str, region: str) -> bool:
+        own = (spec.account or self._account, spec.region or self._region)
+        return own == (account or self._account, region or self._region)
+
+    def describe(
+        self, reservation_id: str, *, account: str = "", region: str = ""
+    ) -> CapacityReservation:
+        """As DescribeCapacityReservations answers in ``account`` and ``region`` (empty:
+        the scenario's): only the reservations made there."""
         spec = self._specs.get(reservation_id)
-        if spec is None:
+        if spec is None or not self._there(spec, account, region):
             raise ReservationNotFound(reservation_id)
         return self._model(spec)
 
-    def list_live(self) -> list[CapacityReservation]:
-        models = [self._model(s) for _, s in sorted(self._specs.items())]
+    def list_live(self, *, account: str = "", region: str = "") -> list[CapacityReservation]:
+        specs = [s for _, s in sorted(self._specs.items()) if self._there(s, account, region)]
+        models = [self._model(s) for s in specs]
         return [m for m in models if m.state in LIVE_RESERVATION_STATES]
 
     def instance_reservation(self, instance_id: str) -> InstanceReservationRef | None:

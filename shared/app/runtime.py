@@ -209,9 +209,10 @@ class Runtime:
 
     @cached_property
     def alarms(self) -> CloudWatchAlarms:
+        """PutMetricAlarm / DeleteAlarms in each instance's own account and region."""
         from shared.adapters.alarms import CloudWatchAlarms
 
-        return CloudWatchAlarms(self.client("cloudwatch"))
+        return CloudWatchAlarms(self.accounts)
 
     @cached_property
     def metric_reader(self) -> CloudWatchMetrics:
@@ -222,30 +223,29 @@ class Runtime:
 
     @cached_property
     def stopper(self) -> Stopper:
-        """Stops instances one at a time, re-reading their tags first (the IAM policy
-        allows only opted-in instances)."""
+        """Stops instances one by one, each in its own account, re-reading its tags first."""
         from shared.adapters.instance_stops import Ec2InstanceStops
         from shared.services.stopper import Stopper
 
         tag_key = self.settings.config.auto_stop.tag_key
-        stops = self.sources.instance_stops or Ec2InstanceStops(self.client("ec2"))
+        stops = self.sources.instance_stops or Ec2InstanceStops(self.accounts)
         return Stopper(stops, tag_key)
 
     def training_jobs(self) -> TrainingJobs:
-        """``TrainingJobs`` (DescribeTrainingJob)."""
+        """``TrainingJobs`` (DescribeTrainingJob), in each job's own account and region."""
         if self.sources.training_jobs is not None:
             return self.sources.training_jobs
         from shared.adapters.sagemaker import SageMakerTrainingJobs
 
-        return SageMakerTrainingJobs(self.client("sagemaker"))
+        return SageMakerTrainingJobs(self.accounts)
 
     def capacity_reservations(self) -> CapacityReservations:
-        """``CapacityReservations`` (DescribeCapacityReservations)."""
+        """``CapacityReservations`` (DescribeCapacityReservations), each in its account."""
         if self.sources.reservations is not None:
             return self.sources.reservations
         from shared.adapters.reservations import Ec2CapacityReservations
 
-        return Ec2CapacityReservations(self.client("ec2"))
+        return Ec2CapacityReservations(self.accounts)
 
     def file_systems(self) -> FileSystems:
         """``FileSystems`` (DescribeFileSystems), in each account and region through the

@@ -93,7 +93,9 @@ def test_schedule_times() -> None:
             Feature.ORGANIZATION,
             {"instance_state", "spot_interruption", "alarm_lifecycle", "alarm_state"}
             # Measured utilization is read in each instance's own account (rule 10).
-            | {"ledger_sweep", "metric_read", "daily_summary", "fsx_refresh"},
+            | {"ledger_sweep", "metric_read", "daily_summary", "fsx_refresh"}
+            # Alarms deleted, jobs described, reservations refreshed there too.
+            | {"alarm_sweep", "training_job_state", "capacity_block", "reservation_refresh"},
         ),
     ],
 )
