@@ -310,21 +310,31 @@ class ScenarioInstances:
 
 
 class ScenarioInstanceStops:
-    """``InstanceStops`` for the scenario's instances: what DescribeInstances says of one
-    just before a stop (running until stopped, the scenario's tags), and the stops asked
-    for, in order (the replay's instances live in the scenario, not in moto's EC2)."""
+    """``InstanceStops`` for the scenario's instances, as EC2 answers in the instance's own
+    account and region (elsewhere EC2 does not know it): what DescribeInstances says of
+    one just before a stop (running until stopped, the scenario's tags), and the stops
+    asked for, in order (the replay's instances live in the scenario, not in moto's EC2)."""
 
     def __init__(self, scenario: Scenario) -> None:
+        self._account, self._region = scenario.account, scenario.region
         self._tags = {s.instance_id: dict(s.tags) for s in scenario.instances}
+        self._where = {
+            s.instance_id: (s.account or scenario.account, s.region or scenario.region)
+            for s in scenario.instances
+        }
         self.stopped: list[str] = []
 
+    def _known(self, instance_id: str, region: str, account: str) -> bool:
+        where = self._where.get(instance_id)
+        return where is not None and where == (account or self._account, region or self._region)
+
     def current(self, instance_id: str, region: str, account: str = "") -> InstanceNow | None:
-        if instance_id not in self._tags:
+        if not self._known(instance_id, region, account):
             return None
         state = "stopped" if instance_id in self.stopped else "running"
         return InstanceNow(state=state, tags=self._tags[instance_id])
 
     def stop(self, instance_id: str, region: str, account: str = "") -> None:
-        if instance_id not in self._tags:
+        if not self._known(instance_id, region, account):
             raise InstanceNotFound(instance_id)
         self.stopped.append(instance_id)
