@@ -18,7 +18,17 @@ from shared.app import runtime
 from shared.domain.clock import FixedClock
 from shared.services.stopper import StopRequest
 from tests.aws_events import ec2_state_event
-from tests.integration.test_alert_guarantees import CONFIG, T0, TABLE, deliver, stamp
+from tests.integration.test_alert_guarantees import (
+    CONFIG,
+    T0,
+    TABLE,
+    alarm_event,
+    checkpoint_object,
+    deliver,
+    stamp,
+    sweep,
+)
+from tests.support import alarm_name
 
 MEMBER, REGION = "222222222222", "eu-west-1"
 OPT_IN = "costtracker:auto-stop"
@@ -83,3 +93,44 @@ def test_member_instance_is_stopped_in_its_account(world: dict[str, Any]) -> Non
     assert (outcome.result, outcome.detail) == ("stopped", "")
     found = world["ec2"].describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"]
     assert found[0]["State"]["Name"] in ("stopping", "stopped")
+
+
+def test_alarms_named_like_the_tracker_s_for_a_cpu_node_never_stop_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A job's c5.24xlarge node, opted in: the tracker puts no alarms for it, so two
+    alarms someone made under the tracker's names (on CPU metrics, in ALARM) neither make
+    it idle nor stop it, even with a complete checkpoint after them."""
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            **ledger_schema.create_table_request(TABLE)
+        )
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        tags = {"training-job": "llama", OPT_IN: "true"}
+        iid = ec2.run_instances(
+            ImageId="ami-12c6146b",
+            MinCount=1,
+            MaxCount=1,
+            InstanceType="c5.24xlarge",
+            TagSpecifications=[
+                {
+                    "ResourceType": "instance",
+                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
+                }
+            ],
+        )["Instances"][0]["InstanceId"]
+        with runtime.override(FixedClock(T0)) as rt:
+            world = {"clock": rt.clock, "iid": iid}
+            start = ec2_state_event(f"{iid}-run", iid, "running", stamp(T0))
+            deliver(world, "instance_state", start)
+            deliver(world, "alarm_lifecycle", start)
+            for minute, signal in ((10, "accelerator"), (11, "cpu")):
+                event = alarm_event(alarm_name(iid, signal), "ALARM", minute, iid)
+                assert deliver(world, "alarm_state", event)["result"] == "ignored"
+            deliver(world, "checkpoint", checkpoint_object("runs/llama/step-20/shard.pt", 20))
+            deliver(world, "checkpoint", checkpoint_object("runs/llama/step-20/_COMPLETE", 21))
+            assert sweep(world, 30)["auto_stop"] == {}
+        state = ec2.describe_instances(InstanceIds=[iid])["Reservations"][0]["Instances"][0]
+        assert state["State"]["Name"] == "running"
