@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from shared.adapters.accounts import factory_of
-from shared.app.config import MetricRef, UtilizationConfig
+from shared.config.ledger import MetricRef, UtilizationConfig
 from shared.domain.alarm_record import AlarmIdentity, threshold_of
 from shared.domain.idle import Signal
 
@@ -129,14 +129,3 @@ class CloudWatchAlarms:
         for page in paginator.paginate(AlarmNamePrefix=prefix, AlarmTypes=["MetricAlarm"]):
             for alarm in page.get("MetricAlarms", []):
                 yield alarm["AlarmName"]
-
-
-def instance_of_alarm(name: str, prefix: str) -> str | None:
-    """The instance id in one of our alarm names."""
-    if not name.startswith(prefix):
-        return None
-    rest = name[len(prefix) :]
-    for suffix in ("-accelerator-low", "-cpu-low"):
-        if rest.endswith(suffix):
-            return rest[: -len(suffix)]
-    return None

@@ -17,14 +17,13 @@ forecast sent before for that budget and period.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from shared.adapters.outbox import OUTBOX, OutboxStore
+from shared.adapters.outbox import OutboxStore
 from shared.domain import accrual as acc
 from shared.domain.job import rollup_tags
 from shared.reports.formatting import iso
@@ -144,11 +143,9 @@ def sent_forecasts(outbox: OutboxStore, base_id: str) -> tuple[int, datetime | N
     """How many forecasts were recorded for a budget and period (``base_id`` and its
     revisions), and the earliest projected crossing among them."""
     count, earliest = 0, None
-    for item in outbox.table.query(OUTBOX, begins_with=base_id):
-        if item["sk"] != base_id and not str(item["sk"]).startswith(base_id + ":"):
-            continue
+    for alert in outbox.revisions(base_id):
         count += 1
-        attributes = json.loads(str(item["alert"])).get("attributes", {})
+        attributes = alert.attributes
         text = attributes.get("projected_crossing_at", "")
         if text and text != "n/a":
             crossing = datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -36,7 +36,7 @@ import pytest
 from costtracker.replay import replay_session, report
 from costtracker.scenario import Scenario
 from shared.app import runtime
-from shared.app.config import AutoStopConfig, LedgerConfig
+from shared.config.ledger import AutoStopConfig, LedgerConfig
 from shared.domain.clock import utc
 from tests.integration.conftest import scenario_dict
 

@@ -15,8 +15,8 @@ from aws_lambda_powertools import Logger
 from shared.adapters.alarm_store import AlarmStore
 from shared.adapters.alarms import alarm_specs
 from shared.adapters.table import MemoryTable
-from shared.app.config import UtilizationConfig
 from shared.app.edge import parse_event
+from shared.config.ledger import UtilizationConfig
 from shared.domain.alarm_record import AlarmIdentity, PutAlarm, parse_alarm_arn, why_not_ours
 from shared.events.aws import AlarmStateChangeEvent
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from shared.domain import accrual as acc
-from shared.domain.clocks import seconds_clock
+from shared.domain.clock import seconds_clock
 from shared.services.forecasts import (
     declared_hours,
     forecast,
