@@ -5,6 +5,7 @@ other event of a seed as it was."""
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import datetime, timedelta
 from typing import Any
@@ -41,7 +42,16 @@ def _alarm(
                 ]
             },
             "previousState": {"value": previous, "timestamp": stamp, "reason": ""},
-            "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
+            "state": {
+                "value": value,
+                "timestamp": stamp,
+                "reason": "Threshold Crossed",
+                # The threshold CloudWatch compared (the tracker's defaults).
+                "reasonData": json.dumps(
+                    {"threshold": 10.0 if name.endswith("-cpu-low") else 5.0},
+                    separators=(",", ":"),
+                ),
+            },
         },
         [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
     )

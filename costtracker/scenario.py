@@ -73,6 +73,9 @@ class TrainingJobSpec(_Model):
     checkpoint_uri: str = Field(
         default="", pattern=r"^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?)?$"
     )
+    # Where the job runs (default: the scenario's): that account's API answers for it.
+    account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    region: str | None = None
 
     @model_validator(mode="after")
     def _billable(self) -> TrainingJobSpec:
@@ -107,6 +110,9 @@ class CapacityReservationSpec(_Model):
     # Capacity Blocks only; absent: the fee is unknown and the block's cost is unpriced.
     upfront_fee_usd: Decimal | None = Field(default=None, ge=0)
     tags: dict[str, str] = Field(default_factory=dict)
+    # Where it is reserved (default: the scenario's): that account's API answers for it.
+    account: str | None = Field(default=None, pattern=r"^\d{12}$")
+    region: str | None = None
 
     @model_validator(mode="after")
     def _window(self) -> CapacityReservationSpec:
@@ -220,7 +226,13 @@ class Scenario(_Model):
     @model_validator(mode="after")
     def _unique_managed(self) -> Scenario:
         for what, ids in (
-            ("training_jobs: name", [j.name for j in self.training_jobs]),
+            (
+                "training_jobs: name (per account and region)",
+                [
+                    f"{j.name} in {j.account or self.account}/{j.region or self.region}"
+                    for j in self.training_jobs
+                ],
+            ),
             (
                 "capacity_reservations: reservation_id",
                 [r.reservation_id for r in self.capacity_reservations],

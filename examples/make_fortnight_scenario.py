@@ -72,6 +72,7 @@ def alarm(when: str, iid: str, signal: str, value: str, prev: str) -> None:
     namespace, metric = METRICS[signal]
     short = "accelerator" if signal.startswith("accelerator") else "cpu"
     name = f"costtracker-{iid}-{short}-low"
+    threshold = 10.0 if short == "cpu" else 5.0
     stamp = when.replace("Z", ".000+0000")
     events.append(
         {
@@ -108,7 +109,23 @@ def alarm(when: str, iid: str, signal: str, value: str, prev: str) -> None:
                     "reason": "",
                     "reasonData": "",
                 },
-                "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
+                "state": {
+                    "value": value,
+                    "timestamp": stamp,
+                    "reason": "Threshold Crossed",
+                    # What CloudWatch says it compared: the tracker's default thresholds.
+                    "reasonData": json.dumps(
+                        {
+                            "version": "1.0",
+                            "queryDate": stamp,
+                            "statistic": "Average",
+                            "period": 300,
+                            "recentDatapoints": [],
+                            "threshold": threshold,
+                        },
+                        separators=(",", ":"),
+                    ),
+                },
             },
         }
     )

@@ -3,6 +3,7 @@ built for tests that drive a handler: one builder instead of a literal per test 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -56,9 +57,11 @@ def alarm_state_event(
     stat: str = "Average",
     account: str = ACCOUNT,
     region: str = REGION,
+    threshold: float | None = None,
 ) -> dict[str, Any]:
     """A CloudWatch Alarm State Change of a one-metric alarm, shaped as
-    ``tests/events/alarm-state-change-single-metric.json`` (``metric``: namespace, name)."""
+    ``tests/events/alarm-state-change-single-metric.json`` (``metric``: namespace, name;
+    ``threshold``: what its ``reasonData`` says, default the tracker's for the metric)."""
     time = at if isinstance(at, str) else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     stamp = time.replace("Z", ".000+0000")
     namespace, name = metric
@@ -91,7 +94,17 @@ def alarm_state_event(
                 ]
             },
             "previousState": {"value": "OK", "timestamp": stamp, "reason": ""},
-            "state": {"value": state, "timestamp": stamp, "reason": "Threshold Crossed"},
+            "state": {
+                "value": state,
+                "timestamp": stamp,
+                "reason": "Threshold Crossed",
+                "reasonData": reason_data(
+                    stamp,
+                    stat,
+                    period,
+                    limit(metric) if threshold is None else threshold,
+                ),
+            },
         },
     }
 
@@ -111,6 +124,19 @@ def fsx_record_delivered(record: dict[str, Any], event_id: str) -> dict[str, Any
         "resources": [],
         "detail": record,
     }
+
+
+def limit(metric: tuple[str, str]) -> float:
+    """The threshold the tracker puts on ``metric`` by default (CPU 10 %, accelerator 5 %)."""
+    return 10.0 if metric == ("AWS/EC2", "CPUUtilization") else 5.0
+
+
+def reason_data(stamp: str, stat: str, period: int, threshold: float) -> str:
+    """``state.reasonData`` as CloudWatch writes it for a threshold alarm."""
+    data = {"version": "1.0", "queryDate": stamp, "statistic": stat, "period": period}
+    return json.dumps(
+        {**data, "recentDatapoints": [], "threshold": threshold}, separators=(",", ":")
+    )
 
 
 def fsx_call_event(

@@ -28,7 +28,7 @@ from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost
 
 if TYPE_CHECKING:
-    from shared.domain.idle import WatchedMetric
+    from shared.domain.alarm_record import AlarmIdentity
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
@@ -243,13 +243,15 @@ def alarm_name(instance_id: str, signal: str, prefix: str = "costtracker-") -> s
     return f"{prefix}{instance_id}-{suffix}"
 
 
-def watched(
-    deps: LedgerDeps, instance_id: str, signal: str, account: str = ACCOUNT
-) -> WatchedMetric | None:
-    """What the alarm the tracker puts for this instance and signal watches, as its
-    state-change events say it (None where the tracker puts no such alarm)."""
+def tracker_alarm(
+    deps: LedgerDeps, instance_id: str, signal: str, account: str = ACCOUNT, region: str = REGION
+) -> AlarmIdentity | None:
+    """The alarm the tracker puts for this instance and signal, recorded as the alarm
+    lifecycle records what it puts (``shared.adapters.alarm_store``), as its state-change
+    events name it (None where the tracker puts no such alarm)."""
+    from shared.adapters.alarm_store import AlarmStore
     from shared.adapters.alarms import alarm_specs
-    from shared.domain.idle import WatchedMetric
+    from shared.domain.alarm_record import PutAlarm
 
     pointer = deps.instances.pointer(account, instance_id)
     head = (
@@ -260,15 +262,18 @@ def watched(
     if head is None:
         return None
     config = deps.config.utilization
-    for spec in alarm_specs(config, instance_id, head.profile.instance_type):
+    specs = alarm_specs(
+        config, instance_id, head.profile.instance_type, account=account, region=region
+    )
+    for spec in specs:
         if spec.signal == signal:
-            return WatchedMetric(
-                namespace=spec.metric.namespace,
-                name=spec.metric.metric,
-                dimensions=((spec.metric.dimension, instance_id),),
-                period=config.period_seconds,
-                stat="Average",
-            )
+            identity = spec.identity(config)
+            store = AlarmStore(deps.table)
+            if store.get(account, region, spec.name) is None:
+                put_at = head.open_segment.span.start if head.open_segment else deps.clock.now()
+                store.put(PutAlarm(identity=identity, instance_id=instance_id,
+                                   signal=spec.signal, put_at=put_at))  # fmt: skip
+            return identity
     return None
 
 
@@ -304,8 +309,8 @@ class Timeline:
         self._add(at, lambda ledger: record_alarm_change(
             ledger.deps, ledger.notifier, None, event_id=eid,
             alarm_name=alarm_name(instance_id, signal),
-            watched=watched(ledger.deps, instance_id, signal), state=state, state_at=at,
-            region=REGION, account=ACCOUNT))  # fmt: skip
+            seen=tracker_alarm(ledger.deps, instance_id, signal), state=state,
+            state_at=at))  # fmt: skip
 
     def idle(self, instance_id: str, start: datetime, end: datetime) -> None:
         """Both alarms (accelerator low, CPU low) in ALARM from ``start``, OK at ``end``."""

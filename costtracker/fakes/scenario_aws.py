@@ -49,10 +49,14 @@ class ScenarioTrainingJobs:
     ``training_jobs`` entry once the job has ended (as DescribeTrainingJob: none before)."""
 
     def __init__(self, scenario: Scenario, clock: Clock) -> None:
+        self._account = scenario.account
         self._region = scenario.region
         self._clock = clock
-        self._specs: dict[str, TrainingJobSpec] = {j.name: j for j in scenario.training_jobs}
-        self._events: dict[str, list[TrainingJobStateChangeEvent]] = {}
+        self._specs: dict[tuple[str, str, str], TrainingJobSpec] = {
+            (j.account or scenario.account, j.region or scenario.region, j.name): j
+            for j in scenario.training_jobs
+        }
+        self._events: dict[tuple[str, str, str], list[TrainingJobStateChangeEvent]] = {}
         # Jobs the tracker stopped: Stopped at this moment, billed up to it.
         self.stopped_at: dict[str, datetime] = {}
         self.raw: dict[str, list[dict[str, Any]]] = {}
@@ -67,19 +71,28 @@ class ScenarioTrainingJobs:
             event = TrainingJobStateChangeEvent.model_validate(raw)
         except ValidationError:
             return  # the handler reports a malformed event; the fake just skips it
-        self._events.setdefault(event.detail.training_job_name, []).append(event)
+        key = (event.account, event.region, event.detail.training_job_name)
+        self._events.setdefault(key, []).append(event)
         self.raw.setdefault(event.detail.training_job_name, []).append(raw)
 
     def describe(
-        self, name: str, *, event_tags: Mapping[str, str] | None = None
+        self,
+        name: str,
+        *,
+        event_tags: Mapping[str, str] | None = None,
+        account: str = "",
+        region: str = "",
     ) -> TrainingJobDescription:
+        """As DescribeTrainingJob answers in ``account`` and ``region`` (empty: the
+        scenario's): only the jobs that run there."""
+        key = (account or self._account, region or self._region, name)
         now = self._clock.now()
-        seen = [e for e in self._events.get(name, []) if e.time <= now]
+        seen = [e for e in self._events.get(key, []) if e.time <= now]
         if not seen:
-            raise TrainingJobNotFound(name, self._region)
+            raise TrainingJobNotFound(name, key[1])
         latest = max(seen, key=lambda e: (e.time, _STATUS_RANK[e.detail.training_job_status]))
         described = latest.description()
-        spec = self._specs.get(name)
+        spec = self._specs.get(key)
         tags = dict(event_tags) if event_tags else (spec.tags if spec else described.tags)
         update: dict[str, object] = {"tags": tags}
         if spec is not None:
@@ -121,6 +134,7 @@ class ScenarioCapacityReservations:
 
     def __init__(self, scenario: Scenario, clock: Clock) -> None:
         self._account = scenario.account
+        self._region = scenario.region
         self._clock = clock
         self._specs = {r.reservation_id: r for r in scenario.capacity_reservations}
         self._instances = {
@@ -143,17 +157,26 @@ class ScenarioCapacityReservations:
             end=spec.end,
             state=_state_at(spec, self._clock.now()),
             tags=dict(spec.tags),
-            account=self._account,
+            account=spec.account or self._account,
         )
 
-    def describe(self, reservation_id: str) -> CapacityReservation:
+    def _there(self, spec: CapacityReservationSpec, account: str, region: str) -> bool:
+        own = (spec.account or self._account, spec.region or self._region)
+        return own == (account or self._account, region or self._region)
+
+    def describe(
+        self, reservation_id: str, *, account: str = "", region: str = ""
+    ) -> CapacityReservation:
+        """As DescribeCapacityReservations answers in ``account`` and ``region`` (empty:
+        the scenario's): only the reservations made there."""
         spec = self._specs.get(reservation_id)
-        if spec is None:
+        if spec is None or not self._there(spec, account, region):
             raise ReservationNotFound(reservation_id)
         return self._model(spec)
 
-    def list_live(self) -> list[CapacityReservation]:
-        models = [self._model(s) for _, s in sorted(self._specs.items())]
+    def list_live(self, *, account: str = "", region: str = "") -> list[CapacityReservation]:
+        specs = [s for _, s in sorted(self._specs.items()) if self._there(s, account, region)]
+        models = [self._model(s) for s in specs]
         return [m for m in models if m.state in LIVE_RESERVATION_STATES]
 
     def instance_reservation(self, instance_id: str) -> InstanceReservationRef | None:
@@ -308,24 +331,34 @@ StopListener = Callable[[str, str, str], None]  # (id, region, account)
 
 
 class ScenarioInstanceStops:
-    """``InstanceStops`` for the scenario's instances: what DescribeInstances says of one
-    just before a stop (running until stopped, the scenario's tags), and the stops asked
-    for, in order (the replay's instances live in the scenario, not in moto's EC2); the
-    replay listens (``on_stop``) to deliver the stop's own state changes."""
+    """``InstanceStops`` for the scenario's instances, as EC2 answers in the instance's own
+    account and region (elsewhere EC2 does not know it): what DescribeInstances says of
+    one just before a stop (running until stopped, the scenario's tags), and the stops
+    asked for, in order (the replay's instances live in the scenario, not in moto's EC2);
+    the replay listens (``on_stop``) to deliver the stop's own state changes."""
 
     def __init__(self, scenario: Scenario) -> None:
+        self._account, self._region = scenario.account, scenario.region
         self._tags = {s.instance_id: dict(s.tags) for s in scenario.instances}
+        self._where = {
+            s.instance_id: (s.account or scenario.account, s.region or scenario.region)
+            for s in scenario.instances
+        }
         self.stopped: list[str] = []
         self.on_stop: StopListener | None = None
 
+    def _known(self, instance_id: str, region: str, account: str) -> bool:
+        where = self._where.get(instance_id)
+        return where is not None and where == (account or self._account, region or self._region)
+
     def current(self, instance_id: str, region: str, account: str = "") -> InstanceNow | None:
-        if instance_id not in self._tags:
+        if not self._known(instance_id, region, account):
             return None
         state = "stopped" if instance_id in self.stopped else "running"
         return InstanceNow(state=state, tags=self._tags[instance_id])
 
     def stop(self, instance_id: str, region: str, account: str = "") -> None:
-        if instance_id not in self._tags:
+        if not self._known(instance_id, region, account):
             raise InstanceNotFound(instance_id)
         self.stopped.append(instance_id)
         if self.on_stop is not None:
@@ -344,7 +377,7 @@ class ScenarioTrainingJobStops:
 
     def current(self, name: str, region: str, account: str = "") -> TrainingJobNow | None:
         try:
-            described = self._jobs.describe(name)
+            described = self._jobs.describe(name, account=account, region=region)
         except TrainingJobNotFound:
             return None
         spec = self._specs.get(name)

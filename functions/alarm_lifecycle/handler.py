@@ -5,7 +5,7 @@ from __future__ import annotations
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.events.aws import InstanceStateChangeEvent
-from shared.services.utilization import sync_alarms
+from shared.services.alarm_lifecycle import sync_alarms
 
 
 @event_function(InstanceStateChangeEvent)

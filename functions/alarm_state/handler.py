@@ -21,11 +21,9 @@ def handler(event: AlarmStateChangeEvent, rt: Runtime) -> Answer:
         rt.stopper,
         event_id=event.id,
         alarm_name=detail.alarm_name,
-        watched=event.watched(),
+        seen=event.identity(),
         state=detail.state.value,
         state_at=detail.state.timestamp,
-        region=event.region,
-        account=event.account,
     )
     logger.info("alarm state", extra=asdict(outcome))
     count("EventsProcessed")

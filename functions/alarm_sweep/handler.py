@@ -5,7 +5,8 @@ from __future__ import annotations
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.events.envelope import ScheduledEvent
-from shared.services.utilization import sweep_alarms, sweep_auto_stop
+from shared.services.alarm_lifecycle import sweep_alarms
+from shared.services.utilization import sweep_auto_stop
 
 
 @event_function(ScheduledEvent)

@@ -22,6 +22,13 @@ def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
     )
     if result.gone:
         logger.warning("reservations EC2 no longer knows", extra={"gone": result.gone})
+    if result.failed:
+        logger.warning("reservation refresh failed in", extra={"failed": result.failed})
     if result.alerted:
         count("AlertsSent", len(result.alerted))
-    return {"refreshed": result.refreshed, "gone": result.gone, "alerted": result.alerted}
+    return {
+        "refreshed": result.refreshed,
+        "gone": result.gone,
+        "alerted": result.alerted,
+        "failed": result.failed,
+    }

@@ -37,11 +37,14 @@ class ReservationNotFound(Exception):
 
 
 class CapacityReservations(Protocol):
-    def describe(self, reservation_id: str) -> CapacityReservation:
-        """One reservation as EC2 describes it now; raises ``ReservationNotFound``."""
+    def describe(
+        self, reservation_id: str, *, account: str = "", region: str = ""
+    ) -> CapacityReservation:
+        """One reservation as EC2 describes it now in ``account`` and ``region`` (empty:
+        the tracker's own); raises ``ReservationNotFound``."""
         ...
 
-    def list_live(self) -> list[CapacityReservation]:
+    def list_live(self, *, account: str = "", region: str = "") -> list[CapacityReservation]:
         """Every reservation of the account and region in a state that is (or will be) paid
         for (``LIVE_RESERVATION_STATES``), all pages."""
         ...
@@ -92,9 +95,14 @@ class Ec2CapacityReservations:
     def _ec2(self) -> Any:
         return self._clients.client_for("ec2", self._account, self._region)
 
-    def describe(self, reservation_id: str) -> CapacityReservation:
+    def _ec2_in(self, account: str, region: str) -> Any:
+        return self._clients.client_for("ec2", account or self._account, region or self._region)
+
+    def describe(
+        self, reservation_id: str, *, account: str = "", region: str = ""
+    ) -> CapacityReservation:
         try:
-            response = self._ec2.describe_capacity_reservations(
+            response = self._ec2_in(account, region).describe_capacity_reservations(
                 CapacityReservationIds=[reservation_id]
             )
         except ClientError as exc:
@@ -107,8 +115,9 @@ class Ec2CapacityReservations:
                 return reservation_of(item)
         raise ReservationNotFound(reservation_id)
 
-    def list_live(self) -> list[CapacityReservation]:
-        pages = self._ec2.get_paginator("describe_capacity_reservations").paginate(
+    def list_live(self, *, account: str = "", region: str = "") -> list[CapacityReservation]:
+        ec2 = self._ec2_in(account, region)
+        pages = ec2.get_paginator("describe_capacity_reservations").paginate(
             Filters=[{"Name": "state", "Values": sorted(LIVE_RESERVATION_STATES)}]
         )
         return [
@@ -137,18 +146,28 @@ def needs_refresh(reservation: CapacityReservation, now: datetime) -> bool:
 
 
 def reservations_to_refresh(
-    source: CapacityReservations, known: Iterable[CapacityReservation], now: datetime
+    source: CapacityReservations,
+    known: Iterable[CapacityReservation],
+    now: datetime,
+    *,
+    account: str = "",
+    region: str = "",
 ) -> tuple[list[CapacityReservation], list[str]]:
-    """The daily refresh: every live reservation EC2 lists, plus each known one that still
-    ``needs_refresh`` (described again by id), newest view of each, sorted by id. Also returns
-    the ids EC2 no longer knows (to be reported, never silently dropped)."""
-    fresh: dict[str, CapacityReservation] = {r.reservation_id: r for r in source.list_live()}
+    """The daily refresh of one account and region (``known``: the reservations known
+    there): every live reservation EC2 lists there, plus each known one that still
+    ``needs_refresh`` (described again by id), newest view of each, sorted by id. Also
+    returns the ids EC2 no longer knows (to be reported, never silently dropped)."""
+    fresh: dict[str, CapacityReservation] = {
+        r.reservation_id: r for r in source.list_live(account=account, region=region)
+    }
     gone: list[str] = []
     for reservation in known:
         if reservation.reservation_id in fresh or not needs_refresh(reservation, now):
             continue
         try:
-            fresh[reservation.reservation_id] = source.describe(reservation.reservation_id)
+            fresh[reservation.reservation_id] = source.describe(
+                reservation.reservation_id, account=account, region=region
+            )
         except ReservationNotFound:
             gone.append(reservation.reservation_id)
     return [fresh[k] for k in sorted(fresh)], sorted(gone)

@@ -34,10 +34,16 @@ class TrainingJobNotFound(Exception):
 
 class TrainingJobs(Protocol):
     def describe(
-        self, name: str, *, event_tags: Mapping[str, str] | None = None
+        self,
+        name: str,
+        *,
+        event_tags: Mapping[str, str] | None = None,
+        account: str = "",
+        region: str = "",
     ) -> TrainingJobDescription:
-        """The job as SageMaker describes it now. ``event_tags`` (the event's ``Tags`` map)
-        spare a ListTags call when present; raises ``TrainingJobNotFound``."""
+        """The job as SageMaker describes it now in ``account`` and ``region`` (empty: the
+        tracker's own). ``event_tags`` (the event's ``Tags`` map) spare a ListTags call
+        when present; raises ``TrainingJobNotFound``."""
         ...
 
 
@@ -121,31 +127,33 @@ class SageMakerTrainingJobs:
         self._account = account
         self._region_name = region
 
-    @property
-    def _sagemaker(self) -> Any:
-        return self._clients.client_for("sagemaker", self._account, self._region_name)
-
-    @property
-    def _region(self) -> str:
-        return str(getattr(getattr(self._sagemaker, "meta", None), "region_name", "") or "")
-
     def describe(
-        self, name: str, *, event_tags: Mapping[str, str] | None = None
+        self,
+        name: str,
+        *,
+        event_tags: Mapping[str, str] | None = None,
+        account: str = "",
+        region: str = "",
     ) -> TrainingJobDescription:
+        sagemaker = self._clients.client_for(
+            "sagemaker", account or self._account, region or self._region_name
+        )
+        in_region = str(getattr(getattr(sagemaker, "meta", None), "region_name", "") or region)
         try:
-            response = self._sagemaker.describe_training_job(TrainingJobName=name)
+            response = sagemaker.describe_training_job(TrainingJobName=name)
         except ClientError as exc:
             if _not_found(exc):
-                raise TrainingJobNotFound(name, self._region) from exc
+                raise TrainingJobNotFound(name, in_region) from exc
             raise
-        tags = dict(event_tags) if event_tags else self._tags(response["TrainingJobArn"])
-        return description_of(response, tags, region=self._region)
+        tags = dict(event_tags) if event_tags else self._tags(sagemaker, response["TrainingJobArn"])
+        return description_of(response, tags, region=in_region)
 
-    def _tags(self, arn: str) -> dict[str, str]:
+    @staticmethod
+    def _tags(sagemaker: Any, arn: str) -> dict[str, str]:
         tags: dict[str, str] = {}
         kwargs: dict[str, Any] = {"ResourceArn": arn, "MaxResults": 100}
         while True:
-            page = self._sagemaker.list_tags(**kwargs)
+            page = sagemaker.list_tags(**kwargs)
             tags.update({t["Key"]: t.get("Value", "") for t in page.get("Tags", [])})
             token = page.get("NextToken")
             if not token:

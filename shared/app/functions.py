@@ -90,7 +90,7 @@ FUNCTIONS: tuple[Function, ...] = (
             }
         ),
         Grants(
-            ledger="read",
+            ledger="read_write",  # what it puts is recorded (shared.adapters.alarm_store)
             unscoped_reads=INSTANCE_READ_ACTIONS,
             alarm_actions=(
                 "cloudwatch:PutMetricAlarm",
@@ -117,6 +117,7 @@ FUNCTIONS: tuple[Function, ...] = (
             {"source": ["aws.sagemaker"], "detail-type": ["SageMaker Training Job State Change"]}
         ),
         Grants(training_reads=TRAINING_READ_ACTIONS),
+        _MEMBER_ROLE,
     ),
     Function(
         "capacity_block",
@@ -134,6 +135,7 @@ FUNCTIONS: tuple[Function, ...] = (
             }
         ),
         Grants(unscoped_reads=RESERVATION_READ_ACTIONS + PRICE_READ_ACTIONS),
+        _MEMBER_ROLE,
     ),
     Function(
         "checkpoint",
@@ -223,10 +225,8 @@ FUNCTIONS: tuple[Function, ...] = (
             timedelta(minutes=35),
             "delete orphan utilization alarms; re-consider auto-stop",
         ),
-        Grants(
-            ledger="read", alarm_actions=("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms")
-        ),
-        _AUTO_STOP,
+        Grants(alarm_actions=("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms")),
+        _AUTO_STOP + _MEMBER_ROLE,
     ),
     Function(
         "daily_summary",
@@ -282,6 +282,7 @@ FUNCTIONS: tuple[Function, ...] = (
         Grants(
             unscoped_reads=RESERVATION_READ_ACTIONS + PRICE_READ_ACTIONS, publishes=(Topic.ADMIN,)
         ),
+        _MEMBER_ROLE,
     ),
     Function(
         "fsx_refresh",

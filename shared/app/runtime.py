@@ -206,9 +206,10 @@ class Runtime:
 
     @cached_property
     def alarms(self) -> CloudWatchAlarms:
+        """PutMetricAlarm / DeleteAlarms in each instance's own account and region."""
         from shared.adapters.alarms import CloudWatchAlarms
 
-        return CloudWatchAlarms(self.client("cloudwatch"))
+        return CloudWatchAlarms(self.accounts)
 
     @cached_property
     def metric_reader(self) -> CloudWatchMetrics:
@@ -219,30 +220,32 @@ class Runtime:
 
     @cached_property
     def stopper(self) -> Stopper:
-        """Stops instances and training jobs one by one, re-reading their tags first."""
+        """Stops instances and training jobs one by one, each in its own account,
+        re-reading their tags first."""
         from shared.adapters.instance_stops import Ec2InstanceStops
         from shared.adapters.training_job_stops import SageMakerTrainingJobStops
         from shared.services.stopper import Stopper
 
-        stops = self.sources.instance_stops or Ec2InstanceStops(self.client("ec2"))
+        tag_key = self.settings.config.auto_stop.tag_key
+        stops = self.sources.instance_stops or Ec2InstanceStops(self.accounts)
         training = self.sources.training_stops or SageMakerTrainingJobStops(self.accounts)
-        return Stopper(stops, self.settings.config.auto_stop.tag_key, training)
+        return Stopper(stops, tag_key, training)
 
     def training_jobs(self) -> TrainingJobs:
-        """``TrainingJobs`` (DescribeTrainingJob)."""
+        """``TrainingJobs`` (DescribeTrainingJob), in each job's own account and region."""
         if self.sources.training_jobs is not None:
             return self.sources.training_jobs
         from shared.adapters.sagemaker import SageMakerTrainingJobs
 
-        return SageMakerTrainingJobs(self.client("sagemaker"))
+        return SageMakerTrainingJobs(self.accounts)
 
     def capacity_reservations(self) -> CapacityReservations:
-        """``CapacityReservations`` (DescribeCapacityReservations)."""
+        """``CapacityReservations`` (DescribeCapacityReservations), each in its account."""
         if self.sources.reservations is not None:
             return self.sources.reservations
         from shared.adapters.reservations import Ec2CapacityReservations
 
-        return Ec2CapacityReservations(self.client("ec2"))
+        return Ec2CapacityReservations(self.accounts)
 
     def file_systems(self) -> FileSystems:
         """``FileSystems`` (DescribeFileSystems), in each account and region through the

@@ -7,12 +7,15 @@ loudly instead of being half-applied.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime
+from decimal import Decimal
 from typing import Annotated, Literal
 
 from pydantic import AwareDatetime, ConfigDict, Field, TypeAdapter, field_validator
 
+from shared.domain.alarm_record import AlarmIdentity, parse_alarm_arn, threshold_of
 from shared.domain.idle import WatchedMetric
 from shared.domain.lifecycle import InstanceStateName
 from shared.events.envelope import INSTANCE_ID_PATTERN as INSTANCE_ID_PATTERN
@@ -134,6 +137,16 @@ class AlarmConfiguration(_Detail):
 class AlarmState(_Detail):
     value: Literal["OK", "ALARM", "INSUFFICIENT_DATA"]
     timestamp: AwareDatetime
+    # CloudWatch's JSON string of the evaluation (its ``threshold`` among others).
+    reason_data: str = Field(default="", alias="reasonData", max_length=16_384)
+
+    def threshold(self) -> Decimal | None:
+        """The threshold the alarm was evaluated against, as ``reasonData`` says it."""
+        try:
+            data = json.loads(self.reason_data) if self.reason_data else None
+        except ValueError:
+            return None
+        return threshold_of(data.get("threshold")) if isinstance(data, dict) else None
 
     @field_validator("timestamp", mode="before")
     @classmethod
@@ -173,4 +186,25 @@ class AlarmStateChangeEvent(AwsEvent):
             dimensions=tuple(sorted(stat.metric.dimensions.items())),
             period=stat.period,
             stat=stat.stat,
+        )
+
+    def identity(self) -> AlarmIdentity | None:
+        """The alarm as its ARN (``resources[0]``), its one metric and its threshold name
+        it; None when the event names no CloudWatch alarm ARN for its ``alarmName`` or the
+        alarm watches more than one metric."""
+        watched = self.watched()
+        parsed = parse_alarm_arn(self.resources[0]) if self.resources else None
+        if watched is None or parsed is None or parsed[2] != self.detail.alarm_name:
+            return None
+        account, region, name = parsed
+        return AlarmIdentity(
+            account=account,
+            region=region,
+            name=name,
+            namespace=watched.namespace,
+            metric=watched.name,
+            dimensions=watched.dimensions,
+            period=watched.period,
+            stat=watched.stat,
+            threshold=self.detail.state.threshold(),
         )

@@ -35,6 +35,7 @@ class RefreshResult:
     refreshed: list[str] = field(default_factory=list)
     gone: list[str] = field(default_factory=list)
     alerted: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)  # "<account>/<region>: <error>"
 
 
 def underused_alert(
@@ -79,14 +80,53 @@ def refresh_reservations(
     account: str,
     region: str,
 ) -> RefreshResult:
-    """The daily refresh in one account and region (the schedule's)."""
+    """The daily refresh: the schedule's own account and region, and each other account
+    and region a known reservation lives in, each read there (a member account through
+    its role); one place that fails is logged and reported (``failed``), never stopping
+    the others."""
     result = RefreshResult()
     ledger = deps.reservations
     if ledger is None:
         return result
     known = ledger.store.refreshed()
-    fresh, gone = reservations_to_refresh(source, [h.reservation for h in known], now)
-    result.gone = gone
+    places: dict[tuple[str, str], list[ReservationHead]] = {(account, region): []}
+    for head in known:
+        places.setdefault((head.account or account, head.region or region), []).append(head)
+    for (in_account, in_region), heads in sorted(places.items()):
+        try:
+            _refresh_place(deps, source, now, heads, result, account=in_account, region=in_region)
+        except Exception as exc:  # one account or region never stops the others
+            logger.exception("reservation refresh failed", extra={"account": in_account})
+            result.failed.append(f"{in_account}/{in_region}: {type(exc).__name__}")
+    poster = AlertPoster(OutboxStore(deps.table), notifier)
+    day = (now - timedelta(days=1)).date()
+    below = deps.config.reservations.underused_below
+    for head in ledger.store.refreshed():
+        use = daily_utilization(head.reservation, head.uses(), day)
+        if use is None or use >= below:
+            continue
+        if poster.post(underused_alert(head, day, use, below, now), now) != "known":
+            result.alerted.append(head.reservation_id)
+    return result
+
+
+def _refresh_place(
+    deps: LedgerDeps,
+    source: CapacityReservations,
+    now: datetime,
+    known: list[ReservationHead],
+    result: RefreshResult,
+    *,
+    account: str,
+    region: str,
+) -> None:
+    """Refresh the reservations of one account and region, read there."""
+    ledger = deps.reservations
+    assert ledger is not None
+    fresh, gone = reservations_to_refresh(
+        source, [h.reservation for h in known], now, account=account, region=region
+    )
+    result.gone += gone
     by_id = {h.reservation_id: h for h in known}
     for reservation in fresh:
         old = by_id.get(reservation.reservation_id)
@@ -104,16 +144,6 @@ def refresh_reservations(
         if head.reservation_id not in seen:
             closed = head.model_copy(update={"closed": _ended(head.reservation, now)})
             ledger.save(deps.rollups, deps.table, closed, now)
-    poster = AlertPoster(OutboxStore(deps.table), notifier)
-    day = (now - timedelta(days=1)).date()
-    below = deps.config.reservations.underused_below
-    for head in ledger.store.refreshed():
-        use = daily_utilization(head.reservation, head.uses(), day)
-        if use is None or use >= below:
-            continue
-        if poster.post(underused_alert(head, day, use, below, now), now) != "known":
-            result.alerted.append(head.reservation_id)
-    return result
 
 
 def _ended(reservation: CapacityReservation, now: datetime) -> bool:

@@ -127,7 +127,7 @@ class ReservationLedger:
         if found is not None:
             return found
         try:
-            described = self._source().describe(reservation_id)
+            described = self._source().describe(reservation_id, account=account, region=region)
         except ReservationNotFound as exc:
             logger.warning("reservation not found", extra={"error": str(exc)})
             return None

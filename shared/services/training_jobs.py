@@ -21,7 +21,13 @@ from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain.accrual import Accrual
 from shared.domain.clock import day_start, utc
 from shared.domain.managed.models import TrainingJobDescription
-from shared.domain.managed.training import TrainingHead, merge, training_accrual, with_billing
+from shared.domain.managed.training import (
+    TrainingHead,
+    foreign_description,
+    merge,
+    training_accrual,
+    with_billing,
+)
 from shared.domain.managed.training_cost import sagemaker_job_id
 from shared.domain.tags import grouping_tags
 from shared.services.deps import LedgerDeps
@@ -60,12 +66,17 @@ def _billed(jobs: TrainingJobs, head: TrainingHead) -> TrainingHead:
     if not head.terminal or head.billed:
         return head
     try:
-        described = jobs.describe(head.name, event_tags=head.tags or None)
+        described = jobs.describe(
+            head.name, event_tags=head.tags or None, account=head.account, region=head.region
+        )
     except TrainingJobNotFound as exc:
         warning = f"DescribeTrainingJob: {exc}; cost accrued to its end (an estimate)"
         if warning in head.warnings:
             return head
         return head.model_copy(update={"warnings": (*head.warnings, warning)})
+    refused = foreign_description(head, described)
+    if refused:
+        logger.warning(refused, extra={"training_job": head.name, "account": head.account})
     return with_billing(head, described)
 
 

@@ -1,14 +1,15 @@
-"""Accelerator utilization: alarm lifecycle, alarm-state classification, team alerts,
-and checkpoint-safe auto-stop.
+"""Accelerator utilization: alarm-state classification, team alerts, and checkpoint-safe
+auto-stop (the alarms' lifecycle: ``shared.services.alarm_lifecycle``).
 
-Only the tracker's own alarms speak for idleness: they are read by their names
-(``<prefix><instance-id>-accelerator-low`` / ``-cpu-low``). Anyone else's alarm, even
-on the same metric and instance, never makes an instance idle and never stops it.
+Only the tracker's own alarms speak for idleness: the alarm it last put for the instance,
+in the instance's own account and region, as it recorded it when it put it (its ARN,
+metric and threshold: ``shared.services.alarm_identity``). Anyone else's alarm, even on
+the same metric and instance or under the tracker's name, never makes an instance idle
+and never stops it.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -16,17 +17,15 @@ from decimal import Decimal
 
 from aws_lambda_powertools import Logger
 
-from shared.adapters.alarms import AlarmManager, alarm_specs
-from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore
+from shared.domain.alarm_record import AlarmIdentity
 from shared.domain.clock import utc
-from shared.domain.idle import AlarmChange, Signal, WatchedMetric, classify, ordered_changes
+from shared.domain.idle import AlarmChange, classify, ordered_changes
 from shared.domain.instance import Change, InstanceHead, refold
-from shared.domain.lifecycle import Transition, fold
-from shared.events.envelope import INSTANCE_ID_PATTERN
 from shared.reports.formatting import cents, iso
-from shared.services.alarm_identity import watches_what_we_put
+from shared.services.alarm_identity import alarm_we_put
+from shared.services.alarm_lifecycle import alarm_of_name
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps
 from shared.services.instances import apply_to_instance
@@ -46,82 +45,6 @@ class AlarmOutcome:
     auto_stop: str | None = None
 
 
-# -- alarm lifecycle ----------------------------------------------------------------
-
-
-def sync_alarms(
-    deps: LedgerDeps,
-    alarms: AlarmManager,
-    *,
-    event_id: str,
-    at: datetime,
-    instance_id: str,
-    state: str,
-    region: str,
-    account: str,
-) -> str:
-    """Make the instance's alarms while it runs, remove them once it has stopped.
-
-    Decided on what the ledger knows of the instance plus this event, so a late
-    ``running`` after ``terminated`` does not resurrect alarms.
-    """
-    pointer = deps.instances.pointer(account, instance_id)
-    head: InstanceHead | None = None
-    if pointer is not None:
-        if pointer.job_id is None:
-            return "untracked"
-        head = deps.instances.head(pointer.job_id, account, instance_id)
-    if head is None:
-        try:
-            profile = deps.inventory.describe(instance_id, region, account)
-        except InstanceNotFound:
-            return "untracked"
-        if deps.config.tracking.job_of(instance_id, profile.instance_type, profile.tags) is None:
-            return "untracked"
-        head = InstanceHead(profile=profile, job_id="")
-    specs = alarm_specs(deps.config.utilization, instance_id, head.profile.instance_type)
-    if not specs:
-        return "no_accelerator"
-    transition = Transition(event_id=event_id, at=utc(at), state=state)
-    folded = fold((*head.window, transition), head.notices, head.floor_open, head.floor_terminated)
-    if folded.open is not None:
-        alarms.ensure(specs, deps.config.utilization)
-        return "created"
-    alarms.delete([s.name for s in specs])
-    return "deleted"
-
-
-def sweep_alarms(
-    deps: LedgerDeps, alarms: AlarmManager, open_heads: Sequence[InstanceHead] | None = None
-) -> list[str]:
-    """Delete our alarms whose instance is not running in the ledger (missed stop events).
-    ``open_heads``: the open instances if the caller already read them (one Query, paged)."""
-    prefix = deps.config.utilization.alarm_prefix
-    heads = deps.instances.open_heads() if open_heads is None else open_heads
-    running = {h.instance_id for h in heads}
-    orphans = []
-    for name in alarms.managed(prefix):
-        parsed = alarm_of_name(name, prefix)
-        if parsed is not None and parsed[0] not in running:
-            orphans.append(name)
-    if orphans:
-        alarms.delete(orphans)
-    return orphans
-
-
-def alarm_of_name(name: str, prefix: str) -> tuple[str, Signal] | None:
-    """(instance id, signal) of one of the tracker's own alarms; None for anyone else's."""
-    if not name.startswith(prefix):
-        return None
-    rest = name[len(prefix) :]
-    for suffix, signal in (("-accelerator-low", "accelerator"), ("-cpu-low", "cpu")):
-        if rest.endswith(suffix):
-            instance_id = rest[: -len(suffix)]
-            if re.fullmatch(INSTANCE_ID_PATTERN, instance_id):
-                return instance_id, signal  # type: ignore[return-value]
-    return None
-
-
 # -- alarm state changes -------------------------------------------------------------
 
 
@@ -132,28 +55,29 @@ def record_alarm_change(
     *,
     event_id: str,
     alarm_name: str,
-    watched: WatchedMetric | None,
+    seen: AlarmIdentity | None,
     state: str,
     state_at: datetime,
-    region: str,
-    account: str,
 ) -> AlarmOutcome:
-    """Keep a change of one of the tracker's own alarms on the instance's head; alert
-    when the instance's condition changes. Anyone else's alarm is ignored: it never
-    makes an instance idle and never stops anything. An alarm under the tracker's name
-    that watches another metric, period or statistic than the tracker puts (or one for
-    an instance the tracker makes no such alarm for) is someone else's."""
+    """Keep a change of the alarm the tracker last put for an instance on the instance's
+    head; alert when the instance's condition changes. Any other alarm is ignored: it
+    never makes an instance idle and never stops anything. ``seen``: the alarm as the
+    event names it (its ARN, metric and threshold); the instance, its account and region
+    are those the tracker recorded for the alarm it put."""
     parsed = alarm_of_name(alarm_name, deps.config.utilization.alarm_prefix)
     if parsed is None:
         logger.debug("not one of our alarms", extra={"event_id": event_id, "alarm": alarm_name})
         return AlarmOutcome("ignored")
-    instance_id, signal = parsed
-    if not watches_what_we_put(deps, account, instance_id, signal, watched):
+    named = seen if seen is not None and seen.name == alarm_name else None
+    put, reason = alarm_we_put(deps, named, utc(state_at))
+    if put is None:
         logger.warning(
-            "alarm named like ours watches something else: ignored",
-            extra={"event_id": event_id, "alarm": alarm_name, "watched": repr(watched)},
+            f"alarm named like ours is not the one the tracker put ({reason}): ignored",
+            extra={"event_id": event_id, "alarm": alarm_name, "seen": repr(seen)},
         )
-        return AlarmOutcome("ignored", instance_id)
+        return AlarmOutcome("ignored", parsed[0])
+    instance_id, signal = put.instance_id, put.signal
+    account, region = put.identity.account, put.identity.region
     change = AlarmChange(event_id=event_id, at=utc(state_at), signal=signal, state=state)
 
     def apply(head: InstanceHead) -> Change | None:
@@ -180,9 +104,9 @@ def record_alarm_change(
     if outcome.result == "duplicate" and outcome.job_id:
         # A retry: post what the first delivery may not have recorded (it may have
         # stopped between the head write and the outbox); the outbox drops the rest.
-        seen = deps.instances.head(outcome.job_id, outcome.account or account, instance_id)
-        if seen is not None:
-            alert_on_change(deps, notifier, seen, change.at)
+        held = deps.instances.head(outcome.job_id, outcome.account or account, instance_id)
+        if held is not None:
+            alert_on_change(deps, notifier, held, change.at)
     if updated is None:
         return AlarmOutcome(outcome.result, instance_id, outcome.job_id)
     running_since = updated.open_segment.span.start if updated.open_segment else None

@@ -21,6 +21,9 @@ DESCRIBERS = {
     if set(INSTANCE_READ_ACTIONS) <= set(f.grants.unscoped_reads)
     or set(FSX_READ_ACTIONS) <= set(f.grants.unscoped_reads)
 }
+# Alarms deleted, instances stopped, training jobs and reservations described, each in
+# the resource's own account (docs/many-accounts.md).
+ELSEWHERE = {"alarm_sweep", "training_job_state", "capacity_block", "reservation_refresh"}
 # Measured utilization is read in each instance's own account too (rule 10).
 METRIC_READERS = {
     f.name for f in FUNCTIONS if "cloudwatch:GetMetricData" in f.grants.unscoped_reads
@@ -48,14 +51,16 @@ def test_describers_assume_exactly_the_tracker_role(featured: Synthesized) -> No
         "fsx_refresh",  # DescribeFileSystems in each file system's own account
     } == DESCRIBERS
     assert {"metric_read", "daily_summary"} == METRIC_READERS
-    for name in DESCRIBERS | METRIC_READERS | BUDGET_ACTORS:
+    for name in DESCRIBERS | METRIC_READERS | BUDGET_ACTORS | ELSEWHERE:
         (statement,) = [
             s for s in role_statements(featured, name) if "sts:AssumeRole" in json.dumps(s)
         ]
         assert statement["Action"] == "sts:AssumeRole", name
         assert statement["Resource"] == TRACKER_ROLE, name
         assert "Condition" not in statement
-    for name in {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS - BUDGET_ACTORS:
+    for name in (
+        {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS - BUDGET_ACTORS - ELSEWHERE
+    ):
         assert "sts:AssumeRole" not in actions_of(role_statements(featured, name)), name
 
 

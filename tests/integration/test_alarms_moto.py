@@ -110,7 +110,7 @@ def test_cpu_only_node_gets_no_alarms(aws: dict[str, Any]) -> None:
 
 
 def test_sweep_deletes_alarms_whose_instance_is_not_running(aws: dict[str, Any]) -> None:
-    from shared.services.utilization import sweep_alarms
+    from shared.services.alarm_lifecycle import sweep_alarms
 
     iid = aws["ids"]["trn"]
     deliver(state_event("e1", iid, "running"))

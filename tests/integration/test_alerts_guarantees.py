@@ -29,7 +29,7 @@ from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
-from tests.aws_events import TRACKER_METRICS, ec2_state_event
+from tests.aws_events import TRACKER_METRICS, ec2_state_event, limit
 from tests.support import alarm_name
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -78,6 +78,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         with runtime.override(clock):
             world = {"iid": iid, "clock": clock, "sqs": sqs, "queue": queue, "ec2": ec2}
             deliver(world, "instance_state", state_event(iid, 0))
+            deliver(world, "alarm_lifecycle", state_event(iid, 0))  # the alarms put
             yield world
 
 
@@ -122,6 +123,9 @@ def alarm_event(
     detail["previousState"]["value"] = "OK" if state != "OK" else "ALARM"
     detail["state"]["value"] = state
     detail["state"]["timestamp"] = at.strftime("%Y-%m-%dT%H:%M:%S.000+0000")
+    # The threshold CloudWatch compared: the one the tracker puts on that metric.
+    data = json.loads(detail["state"]["reasonData"])
+    detail["state"]["reasonData"] = json.dumps({**data, "threshold": limit(metric)})
     return event
 
 

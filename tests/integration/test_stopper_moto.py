@@ -67,6 +67,7 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             world = {"ids": ids, "clock": clock, "ec2": ec2}
             for n, iid in enumerate(ids.values()):
                 deliver(world, "instance_state", state_event(iid, n / 60))
+                deliver(world, "alarm_lifecycle", state_event(iid, n / 60))  # the alarms put
             for iid in ids.values():
                 for minute, signal in ((10, "accelerator"), (11, "cpu")):
                     metric = TRACKER_METRICS["neuron" if signal == "accelerator" else "cpu"]

@@ -13,6 +13,8 @@ METRICS = {
     "cpu": ("AWS/EC2", "CPUUtilization"),
     "net": ("AWS/EC2", "NetworkIn"),
 }
+# What each alarm compares (the tracker's defaults: accelerator 5 %, CPU 10 %).
+THRESHOLDS = {"neuron": 5.0, "gpu": 5.0, "cpu": 10.0, "net": 1000.0}
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict:
@@ -61,9 +63,22 @@ def alarm(eid: str, at: str, name: str, metric: str, iid: str, value: str, prev:
                 ]
             },
             "previousState": {"value": prev, "timestamp": stamp, "reason": "", "reasonData": ""},
-            "state": {"value": value, "timestamp": stamp, "reason": "Threshold Crossed"},
+            "state": {
+                "value": value,
+                "timestamp": stamp,
+                "reason": "Threshold Crossed",
+                "reasonData": reason_data(stamp, THRESHOLDS[metric]),
+            },
         },
     }
+
+
+def reason_data(stamp: str, threshold: float) -> str:
+    """``state.reasonData`` as CloudWatch writes it (the threshold the alarm compares)."""
+    data = {"version": "1.0", "queryDate": stamp, "statistic": "Average", "period": 300}
+    return json.dumps(
+        {**data, "recentDatapoints": [], "threshold": threshold}, separators=(",", ":")
+    )
 
 
 def ours(iid: str, signal: str) -> str:
@@ -150,9 +165,12 @@ scenario = {
 # Duplicates, and events arriving up to 25 minutes after later ones (an alert's `at`
 # is when it would be sent, so only a delay that keeps each alert's arrival moment
 # leaves the document identical: here the late events carry no new alert condition).
+# No alarm of the tracker's arrives before the `running` its alarms were put for: the
+# tracker puts them on that event (tests/integration/test_replay_idle.py delivers it to
+# the alarm lifecycle alone first, and to the ledger after the alarms).
 rng = random.Random(5)
 shuffled = list(events)
-for eid in ("a02", "a03", "s2"):
+for eid in ("a02", "a03"):
     moved = next(e for e in shuffled if e["id"] == eid)
     shuffled.remove(moved)
     shuffled.insert(shuffled.index(next(e for e in shuffled if e["id"] == "a04")) + 1, moved)

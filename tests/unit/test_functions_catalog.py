@@ -97,6 +97,8 @@ def test_schedule_times() -> None:
             | {"ledger_sweep", "sweep_worker", "metric_read", "daily_summary", "fsx_refresh"}
             # The event edge's trust check: the account list and health records.
             | {"training_job_state", "capacity_block", "checkpoint", "fsx_event"}
+            # Alarms deleted and reservations refreshed in their own account too.
+            | {"alarm_sweep", "reservation_refresh"}
             # A budget action stops an instance in its own account.
             | {"budget_tick", "budget_timer"},
         ),

@@ -36,7 +36,8 @@ class Jobs:
         self.billable, self.training, self.calls = billable, training, 0
 
     def describe(
-        self, name: str, *, event_tags: Mapping[str, str] | None = None
+        self, name: str, *, event_tags: Mapping[str, str] | None = None, account: str = "",
+        region: str = "",
     ) -> TrainingJobDescription:
         self.calls += 1
         if self.billable is None:
@@ -45,6 +46,7 @@ class Jobs:
             name=name, status="Stopped", instance_type="ml.trn1.32xlarge", instance_count=2,
             volume_size_gb=600, billable_seconds=self.billable, training_seconds=self.training,
             warm_pool_retained_billable_seconds=0, managed_spot=True, tags=dict(event_tags or {}),
+            account=account, region=region,
         )  # fmt: skip
 
 
@@ -151,10 +153,12 @@ IN_BLOCK = InstanceProfile(
 
 
 class Reservations:
-    def describe(self, reservation_id: str) -> CapacityReservation:
+    def describe(
+        self, reservation_id: str, *, account: str = "", region: str = ""
+    ) -> CapacityReservation:
         return BLOCK
 
-    def list_live(self) -> list[CapacityReservation]:
+    def list_live(self, *, account: str = "", region: str = "") -> list[CapacityReservation]:
         return [BLOCK]
 
 

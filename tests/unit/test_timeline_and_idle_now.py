@@ -103,7 +103,7 @@ def test_idle_now_names_since_when_and_the_cost() -> None:
 def test_an_alarm_of_another_name_does_not_make_an_instance_idle_now() -> None:
     """Only the tracker's own alarms (costtracker-<instance-id>-...) speak for idleness."""
     from shared.services.utilization import record_alarm_change
-    from tests.support import ACCOUNT, REGION, alarm_name, watched
+    from tests.support import alarm_name, tracker_alarm
 
     events = Timeline()
     events.run(TRN, START)
@@ -112,8 +112,8 @@ def test_an_alarm_of_another_name_does_not_make_an_instance_idle_now() -> None:
         outcome = record_alarm_change(
             ledger.deps, ledger.notifier, None, event_id=f"foreign-{n}",
             alarm_name=alarm_name(TRN, signal, prefix="team-vision-"),
-            watched=watched(ledger.deps, TRN, signal), state="ALARM",
-            state_at=datetime(2026, 11, 16, 10, tzinfo=UTC), region=REGION, account=ACCOUNT,
+            seen=tracker_alarm(ledger.deps, TRN, signal), state="ALARM",
+            state_at=datetime(2026, 11, 16, 10, tzinfo=UTC),
         )  # fmt: skip
         assert outcome.result == "ignored"
     heads = job_records(ledger, "job", START).heads

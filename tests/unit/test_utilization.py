@@ -15,9 +15,10 @@ from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.rates import RatePin
 from shared.domain.segments import SegmentCost, price_span
+from shared.services.alarm_lifecycle import alarm_of_name
 from shared.services.instances import record_state_change
 from shared.services.stopper import Stopper
-from shared.services.utilization import alarm_of_name, record_alarm_change, sweep_auto_stop
+from shared.services.utilization import record_alarm_change, sweep_auto_stop
 from tests.support import (
     ACCOUNT,
     REGION,
@@ -25,7 +26,7 @@ from tests.support import (
     alarm_name,
     memory_ledger,
     object_event,
-    watched,
+    tracker_alarm,
 )
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -204,11 +205,9 @@ def alarm(
         stopper,
         event_id=eid,
         alarm_name=name or alarm_name(IID, signal),
-        watched=watched(ledger.deps, IID, signal),
+        seen=tracker_alarm(ledger.deps, IID, signal),
         state=state,
         state_at=at(minute),
-        region=REGION,
-        account=ACCOUNT,
     )
 
 

@@ -112,8 +112,27 @@ def merge(
     return head.model_copy(update=update)
 
 
+def foreign_description(head: TrainingHead, described: TrainingJobDescription) -> str:
+    """Why a description is not of this head's job (empty: it is): its ARN names
+    another account or region, or none (a same-named job elsewhere is another job)."""
+    if (described.account, described.region) == (head.account, head.region):
+        return ""
+    where = f"{described.account or '?'}/{described.region or '?'}"
+    return (
+        f"DescribeTrainingJob answered for {described.name} in {where}, not in "
+        f"{head.account}/{head.region}: refused; cost accrued to its end (an estimate)"
+    )
+
+
 def with_billing(head: TrainingHead, described: TrainingJobDescription) -> TrainingHead:
-    """DescribeTrainingJob's figures once the job ended (billable seconds present)."""
+    """DescribeTrainingJob's figures once the job ended (billable seconds present), only
+    from a description of this very job (``foreign_description``): another one is set
+    aside with a warning and the job stays an estimate."""
+    refused = foreign_description(head, described)
+    if refused:
+        if refused in head.warnings:
+            return head
+        return head.model_copy(update={"warnings": (*head.warnings, refused)})
     if not (described.terminal and described.billable_seconds is not None):
         return head
     return head.model_copy(

@@ -1,0 +1,113 @@
+"""What the tracker last put for each of its alarms (``shared.domain.alarm_record``).
+
+| record | pk | sk |
+|---|---|---|
+| one alarm as last put | ALARM#<account>#<region>#<name> | PUT |
+
+A live alarm (put, not deleted since) is in the open-index under ``ALARMS`` (sort
+``<account>#<region>#<name>``), so the hourly sweep finds the alarms of instances no
+longer running in every account and region without listing CloudWatch there. A deleted
+one leaves the index and expires (TTL) a week after its deletion: its late state changes
+still count until then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from shared.adapters import keys
+from shared.adapters.ledger_schema import OPEN_INDEX, TTL_ATTRIBUTE, index_attributes
+from shared.adapters.table import Item, Put, Table, Update
+from shared.domain.alarm_record import AlarmIdentity, PutAlarm
+
+ALARMS = "ALARMS"
+KIND = "alarm_put"
+KEPT_AFTER_DELETE = timedelta(days=7)
+
+
+def alarm_key(account: str, region: str, name: str) -> tuple[str, str]:
+    return (f"ALARM#{account}#{region}#{keys.part(name)}", "PUT")
+
+
+def _sort(identity: AlarmIdentity) -> str:
+    return f"{identity.account}#{identity.region}#{keys.part(identity.name)}"
+
+
+def _put_of(item: Item) -> PutAlarm:
+    identity = AlarmIdentity(
+        account=str(item["account"]),
+        region=str(item["region"]),
+        name=str(item["name"]),
+        namespace=str(item["namespace"]),
+        metric=str(item["metric"]),
+        dimensions=tuple((str(k), str(v)) for k, v in item.get("dimensions", [])),
+        period=int(item["period"]) if item.get("period") is not None else None,
+        stat=str(item["stat"]) if item.get("stat") is not None else None,
+        threshold=Decimal(str(item["threshold"])) if item.get("threshold") is not None else None,
+    )
+    deleted = item.get("deleted_at")
+    return PutAlarm(
+        identity=identity,
+        instance_id=str(item["instance_id"]),
+        signal=item["signal"],
+        put_at=datetime.fromisoformat(str(item["put_at"])),
+        deleted_at=datetime.fromisoformat(str(deleted)) if deleted else None,
+    )
+
+
+class AlarmStore:
+    def __init__(self, table: Table) -> None:
+        self.table = table
+
+    def put(self, alarm: PutAlarm) -> None:
+        """Record an alarm as the tracker puts it (an upsert: the last put wins)."""
+        ident = alarm.identity
+        pk, sk = alarm_key(ident.account, ident.region, ident.name)
+        item: Item = {
+            "pk": pk,
+            "sk": sk,
+            "kind": KIND,
+            "account": ident.account,
+            "region": ident.region,
+            "name": ident.name,
+            "namespace": ident.namespace,
+            "metric": ident.metric,
+            "dimensions": [list(d) for d in ident.dimensions],
+            "period": ident.period,
+            "stat": ident.stat,
+            "threshold": ident.threshold,
+            "instance_id": alarm.instance_id,
+            "signal": alarm.signal,
+            "put_at": keys.iso(alarm.put_at),
+            OPEN_INDEX.partition_key: ALARMS,
+            OPEN_INDEX.sort_key: _sort(ident),
+        }
+        self.table.transact([Put({k: v for k, v in item.items() if v is not None})])
+
+    def deleted(self, identity: AlarmIdentity, at: datetime) -> None:
+        """The tracker deleted the alarm at ``at``: out of the sweep's index, kept a week."""
+        pk, sk = alarm_key(identity.account, identity.region, identity.name)
+        if self.table.get(pk, sk) is None:
+            return
+        expires = int((at + KEPT_AFTER_DELETE).timestamp())
+        self.table.transact(
+            [
+                Update(
+                    pk,
+                    sk,
+                    set={"deleted_at": keys.iso(at), TTL_ATTRIBUTE: expires},
+                    remove=index_attributes(OPEN_INDEX),
+                )
+            ]
+        )
+
+    def get(self, account: str, region: str, name: str) -> PutAlarm | None:
+        item = self.table.get(*alarm_key(account, region, name))
+        return _put_of(item) if item is not None else None
+
+    def live(self) -> Iterator[PutAlarm]:
+        """Every alarm put and not deleted since (the open-index, paged)."""
+        for item in self.table.query(ALARMS, index=OPEN_INDEX.name):
+            yield _put_of(item)

@@ -1,0 +1,143 @@
+"""The tracker's utilization alarms: made while an instance runs and removed once it has
+stopped, each in the instance's own account and region (where its metrics are), with a
+record of what was put (``shared.adapters.alarm_store``) so that only that alarm speaks
+for the instance (``shared.services.alarm_identity``); and the hourly sweep of the alarms
+of instances no longer running.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from datetime import datetime
+
+from aws_lambda_powertools import Logger
+
+from shared.adapters.alarm_store import AlarmStore
+from shared.adapters.alarms import AlarmManager, alarm_specs
+from shared.adapters.inventory import InstanceNotFound
+from shared.domain.alarm_record import AlarmIdentity, PutAlarm
+from shared.domain.clock import utc
+from shared.domain.idle import Signal
+from shared.domain.instance import InstanceHead
+from shared.domain.lifecycle import Transition, fold
+from shared.events.envelope import INSTANCE_ID_PATTERN
+from shared.services.deps import LedgerDeps
+
+logger = Logger(service="costtracker", child=True)
+
+
+def sync_alarms(
+    deps: LedgerDeps,
+    alarms: AlarmManager,
+    *,
+    event_id: str,
+    at: datetime,
+    instance_id: str,
+    state: str,
+    region: str,
+    account: str,
+) -> str:
+    """Make the instance's alarms while it runs, remove them once it has stopped, in the
+    instance's own account and region (where its metrics are). What is put is recorded
+    first (so that the alarm's first state change finds it), and a delete is recorded
+    after it is done.
+
+    Decided on what the ledger knows of the instance plus this event, so a late
+    ``running`` after ``terminated`` does not resurrect alarms.
+    """
+    pointer = deps.instances.pointer(account, instance_id)
+    head: InstanceHead | None = None
+    if pointer is not None:
+        if pointer.job_id is None:
+            return "untracked"
+        head = deps.instances.head(pointer.job_id, account, instance_id)
+    if head is None:
+        try:
+            profile = deps.inventory.describe(instance_id, region, account)
+        except InstanceNotFound:
+            return "untracked"
+        if deps.config.tracking.job_of(instance_id, profile.instance_type, profile.tags) is None:
+            return "untracked"
+        head = InstanceHead(profile=profile, job_id="")
+    config = deps.config.utilization
+    specs = alarm_specs(
+        config,
+        instance_id,
+        head.profile.instance_type,
+        account=head.profile.account or account,
+        region=head.profile.region or region,
+    )
+    if not specs:
+        return "no_accelerator"
+    transition = Transition(event_id=event_id, at=utc(at), state=state)
+    folded = fold((*head.window, transition), head.notices, head.floor_open, head.floor_terminated)
+    store = AlarmStore(deps.table)
+    now = deps.clock.now()
+    if folded.open is not None:
+        for spec in specs:
+            put = PutAlarm(
+                identity=spec.identity(config),
+                instance_id=instance_id,
+                signal=spec.signal,
+                put_at=now,
+            )
+            store.put(put)
+        alarms.ensure(specs, config)
+        return "created"
+    alarms.delete([s.name for s in specs], specs[0].account, specs[0].region)
+    for spec in specs:
+        store.deleted(spec.identity(config), now)
+    return "deleted"
+
+
+def sweep_alarms(
+    deps: LedgerDeps, alarms: AlarmManager, open_heads: Sequence[InstanceHead] | None = None
+) -> list[str]:
+    """Delete our alarms whose instance is not running in the ledger (missed stop events):
+    those the tracker recorded putting, in their own account and region, and any under
+    the tracker's prefix in its own account that it holds no record of (made before it
+    kept records). ``open_heads``: the open instances if the caller already read them
+    (one Query, paged)."""
+    prefix = deps.config.utilization.alarm_prefix
+    heads = deps.instances.open_heads() if open_heads is None else open_heads
+    running = {(h.account, h.instance_id) for h in heads}
+    store = AlarmStore(deps.table)
+    now = deps.clock.now()
+    orphans: list[str] = []
+    by_place: dict[tuple[str, str], list[AlarmIdentity]] = {}
+    for put in store.live():
+        if (put.identity.account, put.instance_id) not in running:
+            place = (put.identity.account, put.identity.region)
+            by_place.setdefault(place, []).append(put.identity)
+    for (account, region), identities in sorted(by_place.items()):
+        try:
+            alarms.delete([i.name for i in identities], account, region)
+        except Exception:  # one account that fails never stops the others
+            logger.exception("orphan alarms not deleted", extra={"account": account})
+            continue
+        for identity in identities:
+            store.deleted(identity, now)
+        orphans += [i.arn for i in identities]
+    running_ids = {iid for _, iid in running}
+    unrecorded = []
+    for name in alarms.managed(prefix):
+        parsed = alarm_of_name(name, prefix)
+        if parsed is not None and parsed[0] not in running_ids:
+            unrecorded.append(name)
+    if unrecorded:
+        alarms.delete(unrecorded)
+    return orphans + unrecorded
+
+
+def alarm_of_name(name: str, prefix: str) -> tuple[str, Signal] | None:
+    """(instance id, signal) of one of the tracker's own alarms; None for anyone else's."""
+    if not name.startswith(prefix):
+        return None
+    rest = name[len(prefix) :]
+    for suffix, signal in (("-accelerator-low", "accelerator"), ("-cpu-low", "cpu")):
+        if rest.endswith(suffix):
+            instance_id = rest[: -len(suffix)]
+            if re.fullmatch(INSTANCE_ID_PATTERN, instance_id):
+                return instance_id, signal  # type: ignore[return-value]
+    return None
