@@ -7,15 +7,14 @@ Spend at t hours (t >= 2): 21.50 t + 55.04 (t - 2) = 76.54 t - 110.08.
   50 %:  t = 610.08 / 76.54 = 7.970747 h -> 07:58:14.7; alert within 2 min after
   80 %:  t = 910.08 / 76.54 = 11.890253 h -> 11:53:24.9
   100 %: t = 1110.08 / 76.54 = 14.503528 h -> 14:30:12.7
-Forecast, no declared ends: each job is projected to run as long again as it has run
-(llama-sft t h more, llama-dpo t - 2 h more): projection at t = spend + 21.50 t +
-55.04 (t - 2) = 153.08 t - 220.16 > 1,000 from t = 7.97 h (the 50 % tick, 07:59). Its
-crossing is 15:52 then (llama-dpo projected to stop at 13:58); by 08:11 llama-dpo reaches
-14:22 and the crossing 14:51, over an hour earlier: one revision; later ticks move it
-less (to 14:30 at most): no more. Every projection is within 25 % of the final $1,114.56.
+Forecast, no declared ends: each job is assumed to last 24 h (the median of the stated
+log-normal assumption, given how long it is known to have run): from 02:00 the central
+projection is 21.50 x 24 + 55.04 x 24 = $1,836.96 (range $509.97 to $6,617.16, which holds
+the final $1,114.56), over the budget: one forecast at 02:01 whose crossing is the real
+one, 14:30:12 (both jobs still run then); it never moves an hour earlier, so no revision.
 
 budget_llama_declared.json: the same runs declaring 16 h and 14 h: the projection is the
-final total from 02:00 on: one forecast (02:01), crossing 14:30.
+final total from 02:00 on: one forecast (02:01), crossing 14:30:12.
 """
 
 from __future__ import annotations
@@ -63,17 +62,18 @@ def test_three_budget_alerts_each_within_two_minutes_after_the_crossing(
 FINAL_TOTAL = Decimal("1114.56")  # 21.50 x 16 + 55.04 x 14
 
 
-def test_forecasts_follow_the_run_pattern_and_are_resent_only_an_hour_earlier(
-    document: dict[str, Any],
-) -> None:
+def test_one_forecast_with_its_range_and_the_real_crossing(document: dict[str, Any]) -> None:
     forecasts = [a for a in document["alerts"] if a["kind"] == "forecast"]
     assert [(f["alert_id"], f["at"], f["projected_crossing_at"]) for f in forecasts] == [
-        ("forecast:llama-total:total", "2026-11-01T07:59:00Z", "2026-11-01T15:52:38Z"),
-        ("forecast:llama-total:total:2", "2026-11-01T08:11:00Z", "2026-11-01T14:51:11Z"),
+        ("forecast:llama-total:total", "2026-11-01T02:01:00Z", "2026-11-01T14:30:12Z"),
     ]
-    for forecast in forecasts:
-        assert abs(Decimal(forecast["projected_total_usd"]) - FINAL_TOTAL) <= FINAL_TOTAL / 4
-        assert "as long again as it has run so far" in forecast["body"]
+    (forecast,) = forecasts
+    assert forecast["projected_total_usd"] == "1836.96"
+    low, high = Decimal(forecast["projected_low_usd"]), Decimal(forecast["projected_high_usd"])
+    assert low <= FINAL_TOTAL <= high
+    assert "llama-sft: assumed length, known to have run 0.0 h" in forecast["body"]
+    assert "100 %: projected at 2026-11-01T14:30:12Z" in forecast["body"]
+    assert forecast["subject"].endswith("(100 % at 2026-11-01T14:30:12Z)")
     assert sum(Decimal(str(j["cost_usd"]["total"])) for j in document["jobs"]) == FINAL_TOTAL
 
 
@@ -87,7 +87,8 @@ def test_with_declared_ends_every_forecast_is_within_25_percent_of_the_final_tot
         assert "to its declared end" in forecast["body"]
     (forecast,) = forecasts
     assert DAY + timedelta(hours=2) <= at(forecast) < CROSSINGS[100]
-    assert forecast["projected_crossing_at"].startswith("2026-11-01T14:30")
+    assert forecast["projected_crossing_at"] == "2026-11-01T14:30:12Z"
+    assert forecast["projected_low_usd"] == forecast["projected_high_usd"] == "1114.56"
     assert sum(Decimal(str(j["cost_usd"]["total"])) for j in declared["jobs"]) == FINAL_TOTAL
 
 
