@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from decimal import Decimal
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -163,6 +164,38 @@ def test_budgets_api_lists_sets_and_deletes(aws: dict[str, Any]) -> None:
     status, listed = api("GET", "/budgets")
     assert [b["budget_id"] for b in listed["budgets"]] == ["nlp", "vision"]
     assert api("GET", "/budgets/nlp-month")[0] == 404
+
+
+def test_the_api_and_the_cli_show_one_forecast_that_holds_between_events(
+    aws: dict[str, Any],
+) -> None:
+    """$20/h from 00:00 against $10, no declared end: the stated 24 h assumption gives
+    $480.00 and the same projection crosses 100 % at 00:30; a tick later with no event
+    gives the same forecast, the crossing then past."""
+    from costtracker.render.reports import budgets
+
+    aws["clock"].advance_to(T0 + timedelta(minutes=15))
+    _, first = api("GET", "/budgets")
+    nlp = first["budgets"][0]
+    assert nlp["projected_total_usd"] == nlp["forecast"]["total_usd"] == "480.000000000"
+    assert nlp["crossing_100_at"] == "2026-11-01T00:30:00Z" and nlp["high_crossing_at"] is None
+    low, high = Decimal(nlp["projected_low_usd"]), Decimal(nlp["projected_high_usd"])
+    assert low < Decimal(480) < high
+    (job,) = nlp["forecast"]["jobs"]
+    assert job["method"] == "assumed_duration" and job["end"] == "2026-11-02T00:00:00Z"
+    text = budgets(first)
+    assert "nlp: forecast $480.00 (range $" in text
+    assert "100 % projected at 2026-11-01T00:30:00Z" in text
+    assert "Forecast range: 80 % interval" in text and "Assumed: a job without" in text
+    aws["clock"].advance_to(T0 + timedelta(minutes=50))
+    _, later = api("GET", "/budgets")
+    again = later["budgets"][0]
+    for key in ("total_usd", "low_usd", "high_usd", "until", "jobs", "revises_at"):
+        assert again["forecast"][key] == nlp["forecast"][key], key
+    assert again["crossing_100_at"] is None
+    hundred = [c for c in again["forecast"]["crossings"] if c["threshold"] == 100]
+    assert hundred[0]["state"] == "crossed"
+    assert "100 % already crossed" in budgets(later)
 
 
 @pytest.mark.parametrize(
