@@ -33,7 +33,8 @@ from bench.forecast_scenarios import HOUR, SimJob, SimScenario, generated, repla
 from shared.domain.forecast import DurationPrior, JobFacts, budget_forecast
 
 FRACTIONS = (0.25, 0.5, 0.75)
-SIGMAS = (0.6, 1.0, 1.4)
+# (median hours, sigma) of the assumed length: the product's candidates.
+PRIORS = ((24, 0.6), (24, 1.0), (24, 1.5), (24, 2.0), (12, 2.0), (48, 1.5))
 # (central, low, high) projected totals at a tick; low/high None: no range.
 Projection = tuple[Decimal, Decimal | None, Decimal | None]
 Candidate = Callable[[SimScenario, datetime], Projection]
@@ -221,9 +222,9 @@ def candidates() -> dict[str, Candidate]:
         "as_long_again (replaced)": _point_candidate(_as_long_again),
         "fixed_horizon 24 h": _point_candidate(_fixed_horizon),
     }
-    for sigma in SIGMAS:
-        prior = DurationPrior(median_hours=24, sigma=sigma)
-        out[f"lognormal median 24 h sigma {sigma}"] = product_model(prior)
+    for median, sigma in PRIORS:
+        prior = DurationPrior(median_hours=median, sigma=sigma)
+        out[f"lognormal median {median} h sigma {sigma}"] = product_model(prior)
     return out
 
 

@@ -182,7 +182,7 @@ class BudgetingConfig(_Config):
 
     # A job tag declaring the run's expected length in hours (forecasts of total budgets).
     expected_duration_tag: str = "expected-duration-hours"
-    # Unused (forecasts follow declared ends or each job's run): kept for old context.
+    # The median length assumed for a job without a declared end (docs/forecast.md).
     forecast_horizon_hours: int = Field(default=24, ge=1, le=24 * 90)
     # A day's spend above this multiple of the trailing 7-day mean is an anomaly.
     anomaly_multiple: Decimal = Field(default=Decimal(3), gt=1)
