@@ -34,7 +34,13 @@ from shared.domain.forecast import DurationPrior, JobFacts, budget_forecast
 
 FRACTIONS = (0.25, 0.5, 0.75)
 # (median hours, sigma) of the assumed length: the product's candidates.
-PRIORS = ((24, 0.6), (24, 1.0), (24, 1.5), (24, 2.0), (12, 2.0), (48, 1.5))
+PRIORS = (
+    DurationPrior(median_hours=24, sigma=1.0),
+    DurationPrior(median_hours=12, sigma=2.0),
+    DurationPrior(shape="pareto", alpha=1.0, min_hours=1.0),
+    DurationPrior(shape="pareto", alpha=1.5, min_hours=1.0),
+    DurationPrior(shape="pareto", alpha=0.8, min_hours=1.0),
+)
 # (central, low, high) projected totals at a tick; low/high None: no range.
 Projection = tuple[Decimal, Decimal | None, Decimal | None]
 Candidate = Callable[[SimScenario, datetime], Projection]
@@ -222,15 +228,20 @@ def candidates() -> dict[str, Candidate]:
         "as_long_again (replaced)": _point_candidate(_as_long_again),
         "fixed_horizon 24 h": _point_candidate(_fixed_horizon),
     }
-    for median, sigma in PRIORS:
-        prior = DurationPrior(median_hours=median, sigma=sigma)
-        out[f"lognormal median {median} h sigma {sigma}"] = product_model(prior)
+    for prior in PRIORS:
+        name = (
+            f"pareto alpha {prior.alpha:g}, min {prior.min_hours:g} h"
+            if prior.shape == "pareto"
+            else f"lognormal median {prior.median_hours:g} h sigma {prior.sigma:g}"
+        )
+        out[name] = product_model(prior)
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.forecast_backtest", description=__doc__)
     parser.add_argument("--generated", type=int, default=200)
+    parser.add_argument("--only", default="", help="candidates whose name contains this")
     parser.add_argument("--seed", type=int, default=20261202)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
@@ -239,6 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     groups = {"replayed (golden + examples)": replayed, "generated": made, "all": replayed + made}
     table: dict[str, dict[str, dict[str, object]]] = {}
     for name, candidate in candidates().items():
+        if args.only not in name:
+            continue
         table[name] = {g: score(candidate, s, Score()).figures() for g, s in groups.items()}
     print(f"scenarios: {len(replayed)} replayed, {len(made)} generated (seed {args.seed})")
     print(

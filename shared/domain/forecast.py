@@ -49,13 +49,29 @@ class _Frozen(BaseModel):
 
 
 class DurationPrior(_Frozen):
-    """The assumed length of a job without a declared end: log-normal, median
-    ``median_hours``; ``sigma`` is the standard deviation of the log of the length."""
+    """The assumed length of a job without a declared end. ``lognormal``: median
+    ``median_hours``, ``sigma`` the standard deviation of the log of the length.
+    ``pareto``: a job known to have run ``a`` hours (at least ``min_hours``) lasts
+    ``a / (1 - p) ** (1 / alpha)`` at its ``p`` quantile (alpha 1: as long again, at
+    the median, as it is known to have run)."""
 
+    shape: Literal["lognormal", "pareto"] = "lognormal"
     median_hours: float = Field(default=24.0, gt=0)
     sigma: float = Field(default=1.0, gt=0)
+    alpha: float = Field(default=1.0, gt=0)
+    min_hours: float = Field(default=1.0, gt=0)
 
     def describe(self) -> str:
+        if self.shape == "pareto":
+            factor = 2 ** (1 / self.alpha) - 1
+            again = "as long again" if abs(factor - 1) < 1e-9 else f"{factor:.2g} times as long"
+            return (
+                f"a job without a declared end is assumed to run {again} as it is known to "
+                f"have run (the median; counted from at least {self.min_hours:g} h; Pareto, "
+                f"alpha {self.alpha:g}: 80 % of such runs end between "
+                f"{1 / 0.9 ** (1 / self.alpha):.2f} and {10 ** (1 / self.alpha):.3g} times "
+                "that age)"
+            )
         low = self.median_hours * math.exp(self.sigma * _NORMAL.inv_cdf(RANGE_LOW))
         high = self.median_hours * math.exp(self.sigma * _NORMAL.inv_cdf(RANGE_HIGH))
         return (
@@ -66,6 +82,9 @@ class DurationPrior(_Frozen):
 
     def quantile_hours(self, p: float, survived_hours: float) -> float:
         """The ``p`` quantile of the length of a job known to have run ``survived_hours``."""
+        if self.shape == "pareto":
+            scale = max(survived_hours, self.min_hours)
+            return float(scale / (1 - p) ** (1 / self.alpha))
         mu = math.log(self.median_hours)
         below = (
             _NORMAL.cdf((math.log(survived_hours) - mu) / self.sigma) if survived_hours > 0 else 0.0

@@ -7,11 +7,12 @@ Spend at t hours (t >= 2): 21.50 t + 55.04 (t - 2) = 76.54 t - 110.08.
   50 %:  t = 610.08 / 76.54 = 7.970747 h -> 07:58:14.7; alert within 2 min after
   80 %:  t = 910.08 / 76.54 = 11.890253 h -> 11:53:24.9
   100 %: t = 1110.08 / 76.54 = 14.503528 h -> 14:30:12.7
-Forecast, no declared ends: each job is assumed to last 24 h (the median of the stated
-log-normal assumption, given how long it is known to have run): from 02:00 the central
-projection is 21.50 x 24 + 55.04 x 24 = $1,836.96 (range $509.97 to $6,617.16, which holds
-the final $1,114.56), over the budget: one forecast at 02:01 whose crossing is the real
-one, 14:30:12 (both jobs still run then); it never moves an hour earlier, so no revision.
+Forecast, no declared ends: each job is assumed to run as long again as it is known to
+have run (the median of the stated Pareto assumption; no checkpoints, so what is known
+is stepped to the low end of its range each time the clock passes it). The central
+projection first exceeds $1,000 at 08:14 ($1,014.35, crossing 15:47:35); at 08:40 llama-dpo
+outlives its range's low end and the crossing moves to the real one, 14:30:12, over an
+hour earlier: one revision. Both ranges hold the final $1,114.56.
 
 budget_llama_declared.json: the same runs declaring 16 h and 14 h: the projection is the
 final total from 02:00 on: one forecast (02:01), crossing 14:30:12.
@@ -62,18 +63,20 @@ def test_three_budget_alerts_each_within_two_minutes_after_the_crossing(
 FINAL_TOTAL = Decimal("1114.56")  # 21.50 x 16 + 55.04 x 14
 
 
-def test_one_forecast_with_its_range_and_the_real_crossing(document: dict[str, Any]) -> None:
+def test_forecasts_with_their_range_and_the_real_crossing(document: dict[str, Any]) -> None:
     forecasts = [a for a in document["alerts"] if a["kind"] == "forecast"]
     assert [(f["alert_id"], f["at"], f["projected_crossing_at"]) for f in forecasts] == [
-        ("forecast:llama-total:total", "2026-11-01T02:01:00Z", "2026-11-01T14:30:12Z"),
+        ("forecast:llama-total:total", "2026-11-01T08:14:00Z", "2026-11-01T15:47:35Z"),
+        ("forecast:llama-total:total:2", "2026-11-01T08:40:00Z", "2026-11-01T14:30:12Z"),
     ]
-    (forecast,) = forecasts
-    assert forecast["projected_total_usd"] == "1836.96"
-    low, high = Decimal(forecast["projected_low_usd"]), Decimal(forecast["projected_high_usd"])
-    assert low <= FINAL_TOTAL <= high
-    assert "llama-sft: assumed length, known to have run 0.0 h" in forecast["body"]
-    assert "100 %: projected at 2026-11-01T14:30:12Z" in forecast["body"]
-    assert forecast["subject"].endswith("(100 % at 2026-11-01T14:30:12Z)")
+    assert [f["projected_total_usd"] for f in forecasts] == ["1014.35", "1087.74"]
+    for forecast in forecasts:
+        low, high = Decimal(forecast["projected_low_usd"]), Decimal(forecast["projected_high_usd"])
+        assert low <= FINAL_TOTAL <= high
+        assert "llama-sft: assumed length, known to have run 8.2 h" in forecast["body"]
+        moment = forecast["projected_crossing_at"]
+        assert f"100 %: projected at {moment}" in forecast["body"]
+        assert forecast["subject"].endswith(f"(100 % at {moment})")
     assert sum(Decimal(str(j["cost_usd"]["total"])) for j in document["jobs"]) == FINAL_TOTAL
 
 

@@ -14,7 +14,7 @@ from shared.domain.forecast import BudgetForecast
 from shared.reports.formatting import iso
 from shared.services.budget_alerts import forecast_alert
 from shared.services.budgets import BudgetStatus
-from tests.unit.test_forecast import T0, _forecast_of, scenario_strategy
+from tests.unit.test_forecast import PRODUCT, T0, Scenario, _forecast_of, scenario_strategy
 
 MOMENT = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"
 
@@ -27,9 +27,9 @@ def status_of(forecast: BudgetForecast, amount: Decimal, spend: Decimal) -> Budg
 @settings(max_examples=200, deadline=None)
 @given(scenario_strategy)
 def test_subject_and_body_give_the_same_crossing(
-    scenario: tuple[list[tuple[int, str, int | None, int | None, int]], int, int, bool],
+    scenario: Scenario,
 ) -> None:
-    forecast, now, (_, _, amount, _) = _forecast_of(scenario)
+    forecast, now, (_, _, amount, _, _) = _forecast_of(scenario)
     spend = Decimal(0)  # a forecast alert is for a budget not yet crossed
     alert = forecast_alert(status_of(forecast, amount, spend), now, (0, None))
     hundred = forecast.crossing(100)
@@ -45,8 +45,8 @@ def test_subject_and_body_give_the_same_crossing(
 
 
 def test_the_body_names_the_range_and_each_jobs_method() -> None:
-    forecast, now, (_, _, amount, _) = _forecast_of(
-        ([(0, "55.04", None, None, 0), (60, "21.50", 10, None, 0)], 500, 60, False),
+    forecast, now, (_, _, amount, _, _) = _forecast_of(
+        ([(0, "55.04", None, None, 0), (60, "21.50", 10, None, 0)], 300, 60, False, PRODUCT),
         tick=timedelta(minutes=30),
     )
     alert = forecast_alert(status_of(forecast, amount, Decimal(0)), now, (0, None))

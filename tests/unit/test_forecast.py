@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -17,9 +18,11 @@ from shared.domain.forecast import (
     budget_forecast,
     project_job,
 )
+from shared.services.budgets import DURATION_PRIOR
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
-PRIOR = DurationPrior(median_hours=24, sigma=1.0)
+PRIOR = DurationPrior(median_hours=24, sigma=1.0)  # a log-normal candidate
+PRODUCT = DURATION_PRIOR  # the one the budgets use
 
 
 def linear(rates: dict[str, Decimal], starts: dict[str, datetime], stopped: dict[str, datetime]):  # type: ignore[no-untyped-def]
@@ -93,6 +96,16 @@ def test_a_job_past_its_declared_end_falls_back_to_the_assumption() -> None:
     assert "past its declared end" in projection.describe()
 
 
+def test_the_products_assumption_runs_a_job_as_long_again_as_it_is_known_to_have_run() -> None:
+    facts = JobFacts(
+        job_id="j", running=True, first_event_at=T0, last_event_at=T0 + timedelta(hours=4)
+    )
+    projection = project_job(facts, PRODUCT, T0 + timedelta(hours=4, minutes=5), None)
+    assert projection.end == T0 + timedelta(hours=8)
+    assert projection.high_end == T0 + timedelta(hours=40)
+    assert "as long again as it is known to have run" in PRODUCT.describe()
+
+
 def test_ends_stop_at_the_period_end() -> None:
     facts = JobFacts(job_id="j", running=True, first_event_at=T0, last_event_at=T0)
     end = T0 + timedelta(hours=5)
@@ -113,14 +126,18 @@ scenario_strategy = st.tuples(
     st.integers(min_value=1, max_value=20_000),  # the amount
     st.integers(min_value=0, max_value=200 * 60),  # the tick, minutes after the last event
     st.booleans(),  # a month period (else total)
+    st.sampled_from([PRODUCT, PRIOR]),
 )
 
 
+Scenario = tuple[list[tuple[int, str, int | None, int | None, int]], int, int, bool, DurationPrior]
+
+
 def _forecast_of(
-    scenario: tuple[list[tuple[int, str, int | None, int | None, int]], int, int, bool],
+    scenario: Scenario,
     tick: timedelta | None = None,
-) -> tuple[BudgetForecast, datetime, object]:
-    jobs, amount, after, monthly = scenario
+) -> tuple[BudgetForecast, datetime, Any]:
+    jobs, amount, after, monthly, prior = scenario
     starts, rates, stopped, facts = {}, {}, {}, []
     for n, (start_min, rate, declared, stop_min, last_min) in enumerate(jobs):
         job_id = f"j{n}"
@@ -146,16 +163,16 @@ def _forecast_of(
         now = period[1] - timedelta(minutes=1)
     now = max(now, delivered)
     spend_at = linear(rates, starts, stopped)
-    forecast = budget_forecast(facts, spend_at, Decimal(amount), (50, 80, 100), period, PRIOR, now)
-    return forecast, now, (facts, spend_at, Decimal(amount), period)
+    forecast = budget_forecast(facts, spend_at, Decimal(amount), (50, 80, 100), period, prior, now)
+    return forecast, now, (facts, spend_at, Decimal(amount), period, prior)
 
 
 @settings(max_examples=300, deadline=None)
 @given(scenario_strategy)
 def test_a_central_total_under_the_amount_never_crosses_100_and_the_reverse(
-    scenario: tuple[list[tuple[int, str, int | None, int | None, int]], int, int, bool],
+    scenario: Scenario,
 ) -> None:
-    forecast, _, (_, _, amount, _) = _forecast_of(scenario)
+    forecast, _, (_, _, amount, _, _) = _forecast_of(scenario)
     hundred = forecast.crossing(100)
     assert hundred is not None
     if forecast.total_usd < amount:
@@ -170,19 +187,19 @@ def test_a_central_total_under_the_amount_never_crosses_100_and_the_reverse(
 @settings(max_examples=200, deadline=None)
 @given(scenario_strategy, st.integers(min_value=0, max_value=10_000))
 def test_between_two_deliveries_every_tick_gives_the_same_forecast(
-    scenario: tuple[list[tuple[int, str, int | None, int | None, int]], int, int, bool],
+    scenario: Scenario,
     later_seconds: int,
 ) -> None:
     """From a tick to any later one before ``revises_at`` (no new fact in between): the
     same total, range, ends and crossing moments, except crossings that became past."""
-    first, now, (facts, spend_at, amount, period) = _forecast_of(scenario)
+    first, now, (facts, spend_at, amount, period, prior) = _forecast_of(scenario)
     later = now + timedelta(seconds=later_seconds)
     if first.revises_at is not None:
         later = min(later, first.revises_at - timedelta(seconds=1))
     if period[1] is not None:
         later = min(later, period[1] - timedelta(seconds=1))
     later = max(later, now)
-    second = budget_forecast(facts, spend_at, amount, (50, 80, 100), period, PRIOR, later)
+    second = budget_forecast(facts, spend_at, amount, (50, 80, 100), period, prior, later)
     assert second.model_dump(exclude={"crossings"}) == first.model_dump(exclude={"crossings"})
     for before, after in zip(first.crossings, second.crossings, strict=True):
         if after.state == "crossed":

@@ -854,6 +854,14 @@ function crossingWords(crossing) {
   return `projected at ${utc(crossing.at)}`;
 }
 
+function crossingCell(crossing) {
+  // The table's short form of the same words (the chart and the alerts give them whole).
+  if (!crossing || crossing.state === "not_projected") return "not projected";
+  if (crossing.state === "crossed") return "crossed";
+  if (crossing.state === "possible") return `not projected (high end ${utc(crossing.high_at)})`;
+  return utc(crossing.at);
+}
+
 function budgetChart(budget, history) {
   const W = 900, H = 260, L = 64, R = 110, T = 16, B = 40;
   const root = frame(W, H, `Budget ${budget.budget_id}: spend and its forecast against thresholds (USD)`);
@@ -892,11 +900,16 @@ function budgetChart(budget, history) {
     svg("title", { text: `spend ${usd(budget.spend_usd)} at ${utc(budget.as_of)}` })));
   if (budget.projected_until) {
     const now = [asOf, num(budget.spend_usd)];
-    // The range: from now to the low and high ends' totals (shaded between).
-    root.append(svg("polygon", { points: line([now, [new Date(highUntil), num(budget.projected_high_usd)],
-      [new Date(lowUntil), num(budget.projected_low_usd)]]), fill: "#6a4c93", "fill-opacity": 0.12,
-      "data-series": "forecast-range" }, svg("title", { text:
-      `range ${usd(budget.projected_low_usd)} to ${usd(budget.projected_high_usd)} (${forecast.range || ""})` })));
+    // The range: the high end's curve passes through its own crossings (shaded to the low end's).
+    const highPts = [now, ...forecast.crossings.filter((c) => c.high_at && parseTime(c.high_at) > asOf)
+      .map((c) => [parseTime(c.high_at), num(c.amount_usd)]), [new Date(highUntil), num(budget.projected_high_usd)]];
+    highPts.sort((a, b) => a[0] - b[0]);
+    root.append(svg("polygon", { points: line([...highPts, [new Date(lowUntil), num(budget.projected_low_usd)]]),
+      fill: "#6a4c93", "fill-opacity": 0.18, stroke: "#6a4c93", "stroke-opacity": 0.5, "stroke-width": 1,
+      "data-series": "forecast-range" },
+      svg("title", { text: `range ${usd(budget.projected_low_usd)} to ${usd(budget.projected_high_usd)} (${forecast.range || ""})` })));
+    root.append(svg("text", { x: xOf(new Date(highUntil)) + 4, y: yOf(num(budget.projected_high_usd)) + 4,
+      fill: "#6a4c93", text: `high ${shortUsd(num(budget.projected_high_usd))}` }));
     // The central projection passes through its own threshold crossings.
     const central = [now, ...forecast.crossings.filter((c) => c.state === "projected")
       .map((c) => [parseTime(c.at), num(c.amount_usd)]), [parseTime(budget.projected_until), num(budget.projected_total_usd)]];
@@ -913,7 +926,7 @@ function budgetChart(budget, history) {
     root.append(svg("line", { x1: x, x2: x, y1: T, y2: H - B, stroke: "#c8423b",
       "stroke-dasharray": projected ? null : "2 3", "data-mark": projected ? "crossing" : "high-crossing" }));
     root.append(svg("text", { x: x - 4, y: T + 10, "text-anchor": "end", fill: "#c8423b",
-      text: projected ? `100 % projected at ${utc(when)}` : `high end crosses 100 % at ${utc(when)}` }));
+      text: `100 % ${crossingWords(hundred)}` }));
   }
   timeAxis(root, start, t1, xOf, H - B);
   return root;
@@ -972,7 +985,7 @@ VIEWS.budgets = async function budgets() {
     ["Burn $/h", "num"], ["Forecast (range)", "num"], "100 %", "Source"],
   body.budgets.map((b) => {
     const hundred = budgetCrossing(b, 100);
-    const words = crossingWords(hundred);
+    const words = crossingCell(hundred);
     const badge = hundred && hundred.state === "projected" ? "badge warn" : hundred && hundred.state === "crossed" ? "badge warn" : null;
     return { key: b.budget_id, cells: [b.budget_id, scopeText(b.scope),
       `${b.period} (${b.period_key})`, money(b.spend_usd, `budget:${b.budget_id}:spend`),
