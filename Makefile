@@ -81,6 +81,7 @@ openapi: setup
 
 bench: setup
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench.docs_page
 
 check: lint test synth
 

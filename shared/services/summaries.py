@@ -197,6 +197,9 @@ def summary_csv(summary: dict[str, Any]) -> str:
     return write_csv(["date", "group", "value", "usd"], rows)
 
 
+NO_CHARGES_NOTE = "No charges on this day: no data file was written for it."
+
+
 def publish_summary(
     summary: dict[str, Any],
     rows: Sequence[dict[str, Any]],
@@ -223,10 +226,16 @@ def publish_summary(
     keys: dict[str, tuple[str | bytes, str]] = {
         f"summaries/{prefix}/summary.json": (json.dumps(summary, indent=2), "application/json"),
         f"summaries/{prefix}/summary.csv": (summary_csv(summary), "text/csv"),
-        f"{name}.parquet": (focus[0], "application/vnd.apache.parquet"),
-        f"{name}.csv": (focus[1], "text/csv"),
-        f"{name}.metadata.json": (json.dumps(focus[2], indent=2), "application/json"),
     }
+    if rows:
+        keys[f"{name}.parquet"] = (focus[0], "application/vnd.apache.parquet")
+        keys[f"{name}.csv"] = (focus[1], "text/csv")
+        metadata = focus[2]
+    else:
+        # A day without charges gets its metadata file only: FOCUS's value rules
+        # ("one of the allowed values") judge an empty column as failed.
+        metadata = {**focus[2], "Rows": 0, "Notes": f"{focus[2]['Notes']} {NO_CHARGES_NOTE}"}
+    keys[f"{name}.metadata.json"] = (json.dumps(metadata, indent=2), "application/json")
     for key, (body, content_type) in keys.items():
         store.put(key, body, content_type)
     if poster is not None and summary.get("spend_started", True):
