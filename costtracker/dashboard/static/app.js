@@ -862,6 +862,13 @@ function crossingCell(crossing) {
   return utc(crossing.at);
 }
 
+function cutAt(points, t1) {
+  // Points of a rising curve (time order), cut at t1: the last one moved onto t1.
+  while (points.length > 2 && points[points.length - 2][0] >= t1) points.pop();
+  const [a, b] = points.slice(-2);
+  if (b[0] > t1 && b[0] > a[0]) points[points.length - 1] = [t1, a[1] + ((b[1] - a[1]) * (t1 - a[0])) / (b[0] - a[0])];
+}
+
 function budgetChart(budget, history) {
   const W = 900, H = 260, L = 64, R = 110, T = 16, B = 40;
   const root = frame(W, H, `Budget ${budget.budget_id}: spend and its forecast against thresholds (USD)`);
@@ -871,7 +878,11 @@ function budgetChart(budget, history) {
   const asOf = parseTime(budget.as_of);
   const lowUntil = Math.max(asOf, ...forecast.jobs.map((j) => parseTime(j.low_end)));
   const highUntil = Math.max(asOf, ...forecast.jobs.map((j) => parseTime(j.high_end)));
-  let t1 = parseTime(budget.period_end) || new Date(Math.max(highUntil, parseTime(budget.projected_until) || asOf));
+  // A total budget has no end: the chart runs to the central projection's end (or the
+  // high end's 100 % crossing), a day at least; the range is cut there.
+  const hundredAt = (budgetCrossing(budget, 100) || {}).high_at;
+  let t1 = parseTime(budget.period_end) || new Date(Math.max(asOf - 0 + 86400000,
+    parseTime(budget.projected_until) || asOf, hundredAt ? parseTime(hundredAt) : asOf));
   const maxThreshold = Math.max(...budget.thresholds, 100) / 100;
   const top = Math.max(amount * maxThreshold, num(budget.projected_high_usd || budget.projected_total_usd), num(budget.spend_usd));
   const max = niceMax(top * 1.05);
@@ -904,12 +915,16 @@ function budgetChart(budget, history) {
     const highPts = [now, ...forecast.crossings.filter((c) => c.high_at && parseTime(c.high_at) > asOf)
       .map((c) => [parseTime(c.high_at), num(c.amount_usd)]), [new Date(highUntil), num(budget.projected_high_usd)]];
     highPts.sort((a, b) => a[0] - b[0]);
-    root.append(svg("polygon", { points: line([...highPts, [new Date(lowUntil), num(budget.projected_low_usd)]]),
+    cutAt(highPts, t1);
+    const lowPts = [now, [new Date(lowUntil), num(budget.projected_low_usd)]];
+    cutAt(lowPts, t1);
+    root.append(svg("polygon", { points: line([...highPts, lowPts[lowPts.length - 1]]),
       fill: "#6a4c93", "fill-opacity": 0.18, stroke: "#6a4c93", "stroke-opacity": 0.5, "stroke-width": 1,
       "data-series": "forecast-range" },
       svg("title", { text: `range ${usd(budget.projected_low_usd)} to ${usd(budget.projected_high_usd)} (${forecast.range || ""})` })));
-    root.append(svg("text", { x: xOf(new Date(highUntil)) + 4, y: yOf(num(budget.projected_high_usd)) + 4,
-      fill: "#6a4c93", text: `high ${shortUsd(num(budget.projected_high_usd))}` }));
+    const highEnd = highPts[highPts.length - 1];
+    root.append(svg("text", { x: xOf(highEnd[0]) + 4, y: yOf(highEnd[1]) + 4,
+      fill: "#6a4c93", text: `high ${shortUsd(num(budget.projected_high_usd))}${highEnd[0] < highUntil ? ` by ${utc(`${new Date(highUntil).toISOString().slice(0, 19)}Z`)}` : ""}` }));
     // The central projection passes through its own threshold crossings.
     const central = [now, ...forecast.crossings.filter((c) => c.state === "projected")
       .map((c) => [parseTime(c.at), num(c.amount_usd)]), [parseTime(budget.projected_until), num(budget.projected_total_usd)]];
@@ -925,8 +940,9 @@ function budgetChart(budget, history) {
     const projected = hundred.state === "projected";
     root.append(svg("line", { x1: x, x2: x, y1: T, y2: H - B, stroke: "#c8423b",
       "stroke-dasharray": projected ? null : "2 3", "data-mark": projected ? "crossing" : "high-crossing" }));
-    root.append(svg("text", { x: x - 4, y: T + 10, "text-anchor": "end", fill: "#c8423b",
-      text: `100 % ${crossingWords(hundred)}` }));
+    const left = x > (L + W - R) / 2;  // the label stays inside the chart
+    root.append(svg("text", { x: left ? x - 4 : x + 4, y: T + 10, "text-anchor": left ? "end" : "start",
+      fill: "#c8423b", text: `100 % ${crossingWords(hundred)}` }));
   }
   timeAxis(root, start, t1, xOf, H - B);
   return root;
