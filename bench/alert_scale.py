@@ -51,7 +51,7 @@ BUDGETS = [
 
 
 def _config() -> Any:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
     return LedgerConfig.model_validate(
         {

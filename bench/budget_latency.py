@@ -18,7 +18,8 @@ from costtracker.replay import collect_alerts, replay_session
 from costtracker.scenario import load_scenario
 from shared.adapters.table import MemoryTable
 from shared.app import runtime
-from shared.domain.budgets import Budget, period_bounds
+from shared.config.budgets import Budget
+from shared.domain.budgets import period_bounds
 from shared.services.budgets import JobCache, effective_budgets, in_scope
 
 SCENARIOS = Path(__file__).resolve().parent.parent / "tests" / "scenarios"

@@ -25,7 +25,7 @@ from typing import Any
 from shared.adapters.metric_reads import CloudWatchMetrics
 from shared.adapters.table import MemoryTable
 from shared.adapters.utilization_store import UtilizationStore
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.instance import InstanceHead, InstanceProfile
 from shared.services.metric_reads import Target, read_hours
 

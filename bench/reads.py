@@ -63,20 +63,8 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-class StaticInventory:
-    def __init__(self, profiles: dict[str, Any]) -> None:
-        self.profiles = profiles
-
-    def describe(self, instance_id: str, region: str, account: str = "") -> Any:
-        from shared.adapters.inventory import InstanceNotFound
-
-        if instance_id not in self.profiles:
-            raise InstanceNotFound(instance_id)
-        return self.profiles[instance_id]
-
-
 def config() -> Any:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
     return LedgerConfig.model_validate(
         {
@@ -94,6 +82,7 @@ def config() -> Any:
 def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
     """A ledger of ``jobs`` jobs (1-3 instances each, runs over the last 10 days, a third
     still running now, a checkpoint every 12 hours of running) in the in-memory table."""
+    from costtracker.fakes.twins import FakeInventory
     from shared.adapters.checkpoint_store import CheckpointStore
     from shared.adapters.instance_store import InstanceStore
     from shared.adapters.price_cache_store import PriceCacheStore
@@ -161,7 +150,7 @@ def build_ledger(jobs: int, seed: int = 7) -> tuple[Any, dict[str, int]]:
         table=table,
         instances=InstanceStore(table),
         rollups=RollupStore(table),
-        inventory=StaticInventory(profiles),
+        inventory=FakeInventory(*profiles.values()),
         prices=PriceBook(cfg, PriceCacheStore(MemoryTable()), None, bundled_snapshot(), NOW.date()),
         clock=clock,
         config=cfg,

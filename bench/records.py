@@ -36,7 +36,7 @@ def growth(cycles: tuple[int, ...] = (1, 10, 100, 1000)) -> dict[str, Any]:
     from bench.twins import memory_deps
     from shared.adapters import keys
     from shared.adapters.checkpoint_store import CheckpointStore
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
     from shared.domain.ebs import Volume
     from shared.domain.instance import InstanceProfile
     from shared.services.checkpoints import record_object_event

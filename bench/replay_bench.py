@@ -30,7 +30,7 @@ class Classifier:
     duplicate (the same event id again)."""
 
     def __init__(self, scenario: Any) -> None:
-        from shared.app.config import LedgerConfig
+        from shared.config.ledger import LedgerConfig
 
         tracking = LedgerConfig().tracking
         self.tracked = {

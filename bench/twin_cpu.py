@@ -32,6 +32,7 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     """CPU time per event with no I/O: the services alone, and the whole handlers, over
     the in-memory twins (``bench.twins``); log output is counted, not written."""
     from bench.twins import memory_deps, scenario_profiles
+    from costtracker.fakes.twins import RecordingNotifier
     from costtracker.lambda_context import FakeLambdaContext
     from costtracker.replay import ledger_config_for
     from costtracker.routing import load_handler, matches
@@ -41,7 +42,6 @@ def handler_cpu(scenario_dict: dict[str, Any]) -> dict[str, Any]:
     from shared.app.functions import EVENT_RULES, checkpoint_rule
     from shared.services.checkpoints import record_object_event
     from shared.services.instances import record_spot_notice, record_state_change
-    from tests.fakes import RecordingNotifier
 
     scenario = Scenario.model_validate(scenario_dict)
     config = ledger_config_for(scenario)

@@ -7,24 +7,9 @@ from datetime import datetime
 from typing import Any
 
 
-class StaticInventory:
-    """EC2 as a dict: the profiles of the scenario's instances."""
-
-    def __init__(self, profiles: dict[str, Any]) -> None:
-        self.profiles = profiles
-        self.calls = 0
-
-    def describe(self, instance_id: str, region: str, account: str = "") -> Any:
-        from shared.adapters.inventory import InstanceNotFound
-
-        self.calls += 1
-        if instance_id not in self.profiles:
-            raise InstanceNotFound(instance_id)
-        return self.profiles[instance_id]
-
-
 def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
     """``LedgerDeps`` over a fresh in-memory table (``deps.table``), clock at ``now``."""
+    from costtracker.fakes.twins import FakeInventory
     from shared.adapters.instance_store import InstanceStore
     from shared.adapters.price_cache_store import PriceCacheStore
     from shared.adapters.pricing import PriceBook
@@ -39,7 +24,7 @@ def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
         table=table,
         instances=InstanceStore(table),
         rollups=RollupStore(table),
-        inventory=StaticInventory(profiles),
+        inventory=FakeInventory(*profiles.values()),
         prices=PriceBook(
             config, PriceCacheStore(MemoryTable()), None, bundled_snapshot(), now.date()
         ),
@@ -51,7 +36,7 @@ def memory_deps(config: Any, profiles: dict[str, Any], now: datetime) -> Any:
 def scenario_profiles(scenario: Any) -> dict[str, Any]:
     """The scenario's instances as DescribeInstances gives them in replay (the replay's own
     ``ScenarioInstances``, each in its account and region)."""
-    from costtracker.fakes_aws import ScenarioInstances
+    from costtracker.fakes.scenario_aws import ScenarioInstances
 
     inventory = ScenarioInstances(scenario)
     return {

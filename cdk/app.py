@@ -27,8 +27,8 @@ from aws_cdk import App, Environment, Stack, Validations  # noqa: E402
 from cdk_nag import AwsSolutionsChecks  # noqa: E402
 
 from cdk.context import SettingsError, load_settings  # noqa: E402
-from cdk.settings import StackSettings  # noqa: E402
 from cdk.stack import CostTrackerStack  # noqa: E402
+from cdk.stack_settings import StackSettings  # noqa: E402
 
 CDK_JSON = REPO_ROOT / "cdk.json"
 

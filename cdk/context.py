@@ -1,5 +1,5 @@
 """The CDK context of the app, layered and validated once (``cdk/app.py``) into
-``StackSettings`` (``cdk/settings.py``).
+``StackSettings`` (``cdk/stack_settings.py``).
 
 Where a setting comes from, lowest precedence first:
 
@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from cdk.settings import StackSettings
+from cdk.stack_settings import StackSettings
 
 # Context keys that belong to the CDK itself (feature flags, CLI settings).
 CDK_OWN_PREFIXES = ("@aws-cdk/", "aws:cdk:")

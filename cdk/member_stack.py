@@ -22,7 +22,7 @@ from constructs import Construct
 from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.ec2_events import event_pattern
 from cdk.nag import acknowledge
-from cdk.settings import StackSettings
+from cdk.stack_settings import StackSettings
 from shared.app.functions import EVENT_RULES, checkpoint_rule
 
 # The Describe calls the tracker makes in a member account. EC2 Describe* actions

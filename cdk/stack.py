@@ -2,7 +2,7 @@
 catalog (``shared.app.functions``) and grants it what the catalog says, and wires the
 outputs.
 
-It defines no resource itself; see ``cdk/constructs/`` (and ``cdk/grants.py``).
+It defines no resource itself; see ``cdk/constructs/`` (and ``cdk/iam_grants.py``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from cdk.constructs.lambda_factory import RETENTION, LambdaFactory, LedgerFuncti
 from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.reports_bucket import ReportsBucket
 from cdk.constructs.schedules import Schedules
-from cdk.grants import FunctionGrants
-from cdk.settings import StackSettings
+from cdk.iam_grants import FunctionGrants
+from cdk.stack_settings import StackSettings
 from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
 
 

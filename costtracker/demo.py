@@ -18,7 +18,13 @@ from typing import Any
 from costtracker.errors import CliError
 
 # Package data (pyproject's package-data): the demo runs from an installed package too.
-EXAMPLE = Path(__file__).resolve().parent / "examples" / "llama-lora-vs-p5.json"
+# The example that fills every view a newcomer opens first (SPEC "The demo interface"):
+# two teams over a fortnight, two jobs still running at its end, the same Llama fine-tune
+# on Trainium and on a GPU, an idle accelerator, checkpoints, a spot interruption, and
+# its budgets (set after the replay unless another scenario or --budgets is given).
+EXAMPLES = Path(__file__).resolve().parent / "examples"
+EXAMPLE = EXAMPLES / "two-teams-fortnight.json"
+EXAMPLE_BUDGETS = EXAMPLES / "two-teams-fortnight.budgets.json"
 LOCAL_ACCOUNT = "123456789012"
 _ROLE = re.compile(r"^(?:team:(?P<team>[A-Za-z0-9][A-Za-z0-9._-]{0,63})|(?P<role>finance|admin))$")
 
@@ -31,7 +37,7 @@ def local_identity(spec: str | None, account: str = LOCAL_ACCOUNT) -> tuple[Any,
     ``arn:...`` is a caller resolved by the scenario's own ``access`` rules (an unmatched
     ARN is denied: the API fails closed)."""
     from costtracker.local_api import LOCAL_CALLER_ARN, LocalIdentity
-    from shared.api.access import AccessConfig, AccessRule
+    from shared.config.access import AccessConfig, AccessRule
 
     if spec is None:
         return LocalIdentity(), None
@@ -59,7 +65,7 @@ def _scenario_access(scenario: Any) -> Any:
     """The scenario's optional ``access`` section (CDK context's shape)."""
     from pydantic import ValidationError
 
-    from shared.api.access import AccessConfig
+    from shared.config.access import AccessConfig
 
     raw = (scenario.model_extra or {}).get("access")
     if raw is None:
@@ -94,7 +100,7 @@ def load_budgets(path: Path) -> list[Any]:
     from pydantic import ValidationError
 
     from costtracker.errors import validation_summary
-    from shared.domain.budgets import Budget
+    from shared.config.budgets import Budget
 
     try:
         raw = json.loads(Path(path).read_bytes().decode("utf-8"))
@@ -148,9 +154,11 @@ def run_demo(
     from costtracker.render.jobs import job_table
     from costtracker.replay import replay_session, report
     from costtracker.scenario import read_scenario
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
     path = scenario_path or EXAMPLE
+    if scenario_path is None and budgets_path is None:
+        budgets_path = EXAMPLE_BUDGETS
     scenario = read_scenario(path)
     identity, access = local_identity(as_caller, scenario.account)
     access = access or _scenario_access(scenario)
@@ -196,9 +204,17 @@ def run_demo(
             if server is None:
                 return 0
             store_reported_summaries(document)
+            # The API answers as of the replay's end (its clock stops there); the page says so.
+            server.demo_context = {  # type: ignore[attr-defined]
+                "mode": "demo",
+                "as_of": document["as_of"],
+                "scenario": path.name,
+            }
             bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
             print(
-                f"\nDashboard on http://{bound_host}:{bound_port}/\n"
+                f"\nDemo data as of {document['as_of']} (the end of {path.name}): the API "
+                "and the dashboard answer as of that moment, not the wall clock.\n"
+                f"Dashboard on http://{bound_host}:{bound_port}/\n"
                 f"Job-cost API on http://{bound_host}:{bound_port} (OpenAPI at /openapi.json),"
                 f" e.g. curl http://{bound_host}:{bound_port}/jobs?from=2026-11-01\n"
                 "Local mode: requests are not signed and no credentials are checked; the "

@@ -37,6 +37,9 @@ LOCAL_CALLER_ARN = "arn:aws:iam::000000000000:user/costtracker-local"
 # as latin-1 by http.server) is percent-encoded as a client should have done.
 _PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 MAX_BODY = 1_000_000
+# The demo's context for the page ({"mode": "demo", "as_of", "scenario"}): beside the
+# page's files, never the deployed API's.
+CONTEXT_PATH = "/ui/context.json"
 # One request at a time through the handler, as one Lambda container runs them: the
 # resolver keeps the current event on the (module-global) app, and the dashboard's page
 # sends several requests at once.
@@ -138,6 +141,9 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
 
         if self._refuses_host():
             return
+        if urlsplit(self.path).path == CONTEXT_PATH:
+            self._send_context()
+            return
         if send_asset(self, urlsplit(self.path).path):  # the dashboard: / and /ui/...
             return
         if urlsplit(self.path).path == "/openapi.json":
@@ -148,6 +154,17 @@ class ApiRequestHandler(BaseHTTPRequestHandler):
             self._send(200, text)
             return
         self._forward("GET")
+
+    def _send_context(self) -> None:
+        """What the page says about its data: the demo's as-of and scenario (a 404 when the
+        server was not given one, as a deployed API's proxy has none)."""
+        context = getattr(self.server, "demo_context", None)
+        if context is None:
+            from shared.api.errors import ApiProblem
+
+            self._send(404, json.dumps(ApiProblem(404, "no demo context").body()))
+            return
+        self._send(200, json.dumps(context))
 
     def do_PUT(self) -> None:
         if not self._refuses_host():

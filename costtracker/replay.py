@@ -26,15 +26,17 @@ from costtracker.progress import Progress
 from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
 from costtracker.scenario_metrics import seed_metrics
+from shared.adapters.job_records import load_job
 from shared.adapters.report_store import DirectoryReportStore
 from shared.adapters.table import MemoryTable
 from shared.app import runtime
-from shared.app.config import CheckpointConfig, LedgerConfig, UtilizationConfig
-from shared.domain.budgets import Budget
+from shared.config.budgets import Budget
+from shared.config.ledger import CheckpointConfig, LedgerConfig, UtilizationConfig
+from shared.domain.finance_day import calendar_of
 from shared.reports.views import iso, job_summary
 from shared.services.alerts import stop_watching
 from shared.services.deps import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, get_job_cost, load_job
+from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.metric_reads import job_targets, read_hours
 from shared.services.summaries import publish_summary, summaries_between
 
@@ -133,7 +135,7 @@ def report(
     deps = runtime.ledger_deps()
     alerts = collect_alerts(replayer.emulator)
     times = replayer.scenario.event_times()
-    calendar = deps.config.calendar
+    calendar = calendar_of(deps.config)
     if times:
         read_remaining_hours(deps, calendar.day_start(min(times)), now)
     last_whole_day = calendar.day_of(now) - timedelta(days=1)
@@ -287,7 +289,7 @@ def replay_session(
             runtime.reset()
             replayer = Replayer(scenario, emulator, skip_quiet)
             # moto cannot answer these: the scenario's fakes behind the same interfaces.
-            from costtracker.fakes_aws import (
+            from costtracker.fakes.scenario_aws import (
                 ScenarioCapacityReservations,
                 ScenarioFileSystems,
                 ScenarioInstances,

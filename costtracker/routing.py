@@ -183,7 +183,7 @@ class Replayer:
         """Whether an alert recorded by the last invocation (or the re-send path's own
         tick) is still pending: also one whose write landed but whose answer was lost,
         which the handler's retry finds already known. One read per alert recorded."""
-        outbox = runtime.current().outbox
+        outbox = runtime.current().outbox_store
         for alert_id in dict.fromkeys(take_recorded()):
             item = outbox.get(alert_id)
             if item is not None and item.get("state") == "pending":

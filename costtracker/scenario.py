@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from shared.app.config import PriceOverrides
+from shared.config.ledger import PriceOverrides
 
 # Sane bounds for a scenario's prices (USD): the dearest EC2 instance lists at about
 # $410/h, the dearest EBS or S3 storage class at well under $1/GB-month.
@@ -197,7 +197,7 @@ class Scenario(_Model):
     @field_validator("finance_timezone")
     @classmethod
     def _zone(cls, zone: str | None) -> str | None:
-        from shared.domain.finance_day import check_zone
+        from shared.config.zones import check_zone
 
         return None if zone is None else check_zone(zone)
 

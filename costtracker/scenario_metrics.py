@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from costtracker.scenario import Scenario
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 
 PUT_BATCH = 1000  # PutMetricData's limit of datapoints per request
 

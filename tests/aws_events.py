@@ -3,6 +3,7 @@ built for tests that drive a handler: one builder instead of a literal per test 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -18,6 +19,7 @@ def ec2_state_event(
     *,
     account: str = ACCOUNT,
     region: str = REGION,
+    resources: Sequence[str] = (),
 ) -> dict[str, Any]:
     """An EC2 Instance State-change Notification (``at``: a UTC datetime or AWS's text)."""
     time = at if isinstance(at, str) else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -29,7 +31,7 @@ def ec2_state_event(
         "account": account,
         "time": time,
         "region": region,
-        "resources": [],
+        "resources": list(resources),
         "detail": {"instance-id": instance_id, "state": state},
     }
 

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
+from costtracker.fakes.twins import FakeInventory, RecordingNotifier
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.instance_store import InstanceStore
@@ -18,14 +19,13 @@ from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import MemoryTable
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceProfile
 from shared.services.checkpoints import CheckpointOutcome, record_object_event
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import get_job_cost
-from tests.fakes import FakeInventory, RecordingNotifier
 
 if TYPE_CHECKING:
     from shared.domain.idle import WatchedMetric
@@ -326,7 +326,7 @@ class Timeline:
 
 def job_records(ledger: Ledger, job_id: str, since: datetime) -> Any:
     """A job's records with every sealed record ending at or after ``since``."""
-    from shared.services.job_view import load_job
+    from shared.adapters.job_records import load_job
 
     records = load_job(ledger.table, ledger.deps.rollups, job_id, since=since)
     assert records is not None, f"no records of {job_id}"

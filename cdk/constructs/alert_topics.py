@@ -27,8 +27,8 @@ from aws_cdk import aws_sns_subscriptions as subscriptions
 from constructs import Construct
 
 from cdk.nag import acknowledge
-from cdk.settings import TeamRoute
-from shared.domain.budgets import Budget
+from cdk.stack_settings import TeamRoute
+from shared.config.budgets import Budget
 
 # What the API may do on the finance topic: its budgets' recipient subscriptions.
 RECIPIENT_ACTIONS = ["sns:Subscribe", "sns:Unsubscribe", "sns:ListSubscriptionsByTopic"]

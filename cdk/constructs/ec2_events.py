@@ -14,8 +14,8 @@ from aws_cdk import aws_events_targets as targets
 from constructs import Construct
 
 from cdk.constructs.lambda_factory import LedgerFunction, _pascal
-from shared.app.config import LedgerConfig
 from shared.app.functions import event_rules
+from shared.config.ledger import LedgerConfig
 
 
 def event_pattern(pattern: Mapping[str, Any]) -> events.EventPattern:

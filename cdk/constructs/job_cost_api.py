@@ -11,7 +11,7 @@ from aws_cdk import aws_logs as logs
 from constructs import Construct
 
 from cdk.nag import acknowledge
-from cdk.settings import ApiThrottling
+from cdk.stack_settings import ApiThrottling
 
 STAGE = "v1"
 

@@ -52,7 +52,8 @@ def add_demo(sub: Subparsers) -> None:
         type=Path,
         default=None,
         metavar="FILE",
-        help="a JSON list of budgets (as PUT /budgets/{id} takes them) to set after the replay",
+        help="a JSON list of budgets (as PUT /budgets/{id} takes them) to set after the replay"
+        " (default with the bundled example: its budgets)",
     )
     p.add_argument("--verbose", action="store_true")
     p.set_defaults(func=cmd_demo)

@@ -61,7 +61,9 @@ def cmd_backfill(args: argparse.Namespace) -> int:
             summary,
             rows,
             runtime.report_store(),
-            AlertPoster(runtime.current().outbox, runtime.notifier()) if args.notify else None,
+            AlertPoster(runtime.current().outbox_store, runtime.notifier())
+            if args.notify
+            else None,
             runtime.current_settings().config.summary.focus_version,
             now,
         )

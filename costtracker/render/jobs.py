@@ -227,11 +227,11 @@ def items(body: dict[str, Any]) -> str:
         kind = i["kind"]
         if kind == "segment":
             cost = usd(i["cost_usd"]) if i.get("cost_usd") is not None else "unpriced"
-            text = (
-                f"{i['instance_id']} ({i['instance_type']}): {cost} for "
-                f"{hours(i['billed_seconds'])} billed"
-                + (f", until {i['end']}" if i.get("end") else ", still running")
-            )
+            if i.get("end"):
+                spent = f"{cost} for {hours(i['billed_seconds'])} billed, until {i['end']}"
+            else:  # open: accrued to the API's as-of moment, the minimum not yet applied
+                spent = f"{cost} so far for {hours(i['billed_seconds'])}, still running"
+            text = f"{i['instance_id']} ({i['instance_type']}): {spent}"
         elif kind == "checkpoint":
             size = Decimal(i["size_bytes"]) / 2**30
             step = f"step {i['step']}" if i.get("step") is not None else "no step"

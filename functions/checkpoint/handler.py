@@ -14,7 +14,7 @@ from shared.services.checkpoints import record_object_event
 def handler(event: ObjectEvent, rt: Runtime) -> Answer:
     outcome = record_object_event(
         rt.ledger_deps(),
-        rt.checkpoints,
+        rt.checkpoint_store,
         event_id=event.id,
         account=event.account,
         at=event.time,

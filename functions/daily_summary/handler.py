@@ -12,6 +12,7 @@ from shared.adapters.telemetry import spend
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.domain.clock import utc
+from shared.domain.finance_day import calendar_of
 from shared.domain.job import JobRecords
 from shared.events.envelope import SummaryTick
 from shared.services.alerts import AlertPoster
@@ -22,7 +23,7 @@ from shared.services.summaries import publish_summary, summarize_day
 @event_function(SummaryTick)
 def handler(event: SummaryTick, rt: Runtime) -> Answer:
     now = utc(event.time)
-    day = rt.settings.config.calendar.day_of(now) - timedelta(days=1)
+    day = calendar_of(rt.settings.config).day_of(now) - timedelta(days=1)
     summaries = rt.summary_store
     history = {
         d: Decimal(s["total_usd"])
@@ -34,7 +35,7 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
         from shared.services.ops_metrics import DayFiguresWalk  # only with metrics
 
         walk = DayFiguresWalk(deps, day, now)
-    start, end = deps.config.calendar.bounds(day)  # the finance day, as the summary's
+    start, end = calendar_of(deps.config).bounds(day)  # the finance day, as the summary's
     # The day's hours of accelerator utilization that no hourly read closed, read first.
     reread = day_reader(deps.config, rt.utilization_store, rt.metric_reader, start, end, now)
 
@@ -46,7 +47,7 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
     summary, rows = summarize_day(deps, day, now, history, each_job=each_job)
     summaries.put_summary(day, summary)
     version = rt.settings.config.summary.focus_version
-    poster = AlertPoster(rt.outbox, rt.notifier)  # the finance message, via the outbox
+    poster = AlertPoster(rt.outbox_store, rt.notifier)  # the finance message, via the outbox
     keys = publish_summary(summary, rows, rt.report_store, poster, version, now)
     logger.info("daily summary", extra={"day": day.isoformat(), "total": summary["total_usd"]})
     for key in ("project", "team"):

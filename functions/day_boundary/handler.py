@@ -6,13 +6,14 @@ from __future__ import annotations
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.domain.clock import utc
+from shared.domain.finance_day import calendar_of
 from shared.events.envelope import ScheduledEvent
 from shared.services.day_boundary import mark_running_jobs_active
 
 
 @event_function(ScheduledEvent)
 def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
-    day = rt.settings.config.calendar.day_of(utc(event.time))
+    day = calendar_of(rt.settings.config).day_of(utc(event.time))
     marked = mark_running_jobs_active(rt.ledger_deps(), day)
     logger.info("day boundary", extra={"day": day.isoformat(), "jobs_marked": marked})
     return {"day": day.isoformat(), "jobs_marked": marked}

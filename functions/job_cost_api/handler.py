@@ -9,7 +9,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared.api.app import build_app
+from shared.api.caller import RUNTIME
 from shared.api.error_handlers import unsupported_body
+from shared.app import runtime
 
 logger = Logger(service="costtracker")
 app = build_app()
@@ -17,4 +19,8 @@ app = build_app()
 
 @logger.inject_lambda_context(clear_state=True)
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return unsupported_body(event) or app.resolve(event, context)
+    refused = unsupported_body(event)
+    if refused is not None:
+        return refused
+    app.context[RUNTIME] = runtime.current()  # the resolver clears it when the request ends
+    return app.resolve(event, context)

@@ -12,6 +12,6 @@ from shared.services.price_backfill import backfill_prices
 
 @event_function(ScheduledEvent)
 def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
-    result = backfill_prices(rt.ledger_deps(), rt.notifier, rt.checkpoints)
+    result = backfill_prices(rt.ledger_deps(), rt.notifier, rt.checkpoint_store)
     logger.info("price backfill", extra=asdict(result))
     return asdict(result)

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from shared.adapters.cost_explorer import CostExplorerBills
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.domain.clock import utc
 from shared.events.envelope import ScheduledEvent
-from shared.services.reconcile import CostExplorerBills, reconcile_recent
+from shared.services.reconcile import reconcile_recent
 
 if TYPE_CHECKING:
-    from shared.services.data_exports import S3DataExports
+    from shared.services.data_exports import DataExports
 
 
 @event_function(ScheduledEvent)
@@ -22,13 +23,15 @@ def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
         return {"enabled": False}
     bills = CostExplorerBills(rt.client("ce", "us-east-1"))
     settings = config.reconcile
-    exports: S3DataExports | None = None
-    if settings.data_exports_bucket:
-        from shared.services.data_exports import S3DataExports  # only when exports are read
+    exports: DataExports | None = None
+    if settings.data_exports_bucket:  # only then are the exports' modules loaded
+        from shared.adapters.data_exports import S3ExportFiles
+        from shared.services.data_exports import DataExports
 
-        exports = S3DataExports(
+        files = S3ExportFiles(
             rt.client("s3"), settings.data_exports_bucket, settings.data_exports_prefix
         )
+        exports = DataExports(files)
     results = reconcile_recent(
         rt.ledger_deps(), rt.reconciliation_store, config, bills, utc(event.time), exports
     )

@@ -14,7 +14,7 @@ def handler(event: TrainingJobStateChangeEvent, rt: Runtime) -> Answer:
     logger.append_keys(training_job=event.detail.training_job_name)
     outcome = record_training_event(
         rt.ledger_deps(),
-        rt.trainings,
+        rt.training_store,
         rt.training_jobs(),
         event_id=event.id,
         at=event.time,

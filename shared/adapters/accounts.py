@@ -220,3 +220,11 @@ def boto3_client(service: str, region: str, credentials: Credentials | None) -> 
 def caller_account(make_client: MakeClient, region: str) -> str:
     """The tracker's own account (STS GetCallerIdentity needs no permission)."""
     return str(make_client("sts", region, None).get_caller_identity()["Account"])
+
+
+def aws_errors() -> tuple[type[Exception], ...]:
+    """What a failed AWS call raises (an error answer, or none at all): for callers that
+    turn it into their own answer without importing the SDK."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return (ClientError, BotoCoreError)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from shared.app.config import MetricRef, UtilizationConfig
+from shared.config.ledger import MetricRef, UtilizationConfig
 
 
 @dataclass(frozen=True)
@@ -84,14 +84,3 @@ class CloudWatchAlarms:
         for page in paginator.paginate(AlarmNamePrefix=prefix, AlarmTypes=["MetricAlarm"]):
             for alarm in page.get("MetricAlarms", []):
                 yield alarm["AlarmName"]
-
-
-def instance_of_alarm(name: str, prefix: str) -> str | None:
-    """The instance id in one of our alarm names."""
-    if not name.startswith(prefix):
-        return None
-    rest = name[len(prefix) :]
-    for suffix in ("-accelerator-low", "-cpu-low"):
-        if rest.endswith(suffix):
-            return rest[: -len(suffix)]
-    return None

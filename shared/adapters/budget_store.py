@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from shared.adapters.table import Absent, Item, Put, Table
-from shared.domain.budgets import Budget
+from shared.config.budgets import Budget
 
 BUDGETS = "BUDGETS"
 RECIPIENTS = "RECIPIENTS"

@@ -104,6 +104,19 @@ class CheckpointStore:
             item["void"] = True
         return Put(item)
 
+    def sealed_versions(self, head: CheckpointHead) -> list[Version]:
+        """The object's sealed versions (not voided), read from the table (one Query of
+        the job's sealed records)."""
+        name = f"s3://{head.bucket}/{head.key}"
+        return [
+            Version.model_validate_json(str(item["record"]))
+            for item in self.table.query(keys.job_pk(head.job_id), sk_from="E#", sk_to="E#~")
+            if item.get("kind") == "version"
+            and not item.get("void")
+            and item.get("object") == name
+            and item.get("account") == head.account
+        ]
+
     def step_marker(self, job_id: str, step: str, *, read: bool = True) -> Item | None:
         """The step's marker (cached); ``read=False`` as for ``head``."""
         cache_key = (job_id, step)
@@ -148,6 +161,10 @@ class CheckpointStore:
             conditions=conditions,
         )
 
+    def step_markers(self, job_id: str) -> list[Item]:
+        """Every step marker of the job (one Query, read from the table)."""
+        return list(self.table.query(keys.job_pk(job_id), begins_with=keys.STEP_PREFIX))
+
     def remember_step(self, job_id: str, step: str, op: Update) -> None:
         self._steps[(job_id, step)] = apply_update(self._steps.get((job_id, step)) or None, op)
 
@@ -163,6 +180,10 @@ class CheckpointStore:
                 "at": keys.iso(at),
             }
         )
+
+    def record_unmatched(self, bucket: str, key: str, event_id: str, at: datetime) -> None:
+        """Note an object no job claims (idempotent: one item per object)."""
+        self.table.transact([self.unmatched(bucket, key, event_id, at)])
 
     def unmatched_objects(self) -> list[tuple[str, str]]:
         return [(str(i["bucket"]), str(i["key"])) for i in self.table.query("UNMATCHED")]

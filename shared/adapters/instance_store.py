@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 
 from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
@@ -150,13 +151,33 @@ class InstanceStore:
             }
         )
 
+    def sealed_segments(self, head: InstanceHead, since: datetime) -> list[SegmentCost]:
+        """The instance's sealed segments (not voided) ending at or after ``since``, read
+        from the table (one Query of the job's sealed records)."""
+        items = self.table.query(
+            keys.job_pk(head.job_id), sk_from=f"E#{keys.iso(since)}", sk_to="E#~"
+        )
+        return [
+            SegmentCost.model_validate_json(item["record"])
+            for item in items
+            if item.get("kind") == "segment"
+            and not item.get("void")
+            and item.get("instance_id") == head.instance_id
+            and item.get("account") == head.account
+        ]
+
+    def stored_head_of(self, sealed: Item) -> InstanceHead | None:
+        """The head of the instance a sealed segment record belongs to, as the table
+        holds it (not this store's cache)."""
+        item = self.table.get(
+            str(sealed["pk"]),
+            keys.instance_head_sk(str(sealed["account"]), str(sealed["instance_id"])),
+        )
+        return None if item is None else head_of(item)
+
     def open_heads(self) -> Iterator[InstanceHead]:
         """Heads with a running segment (the sweeps')."""
         return self._swept("OPEN")
-
-    def accruing_heads(self) -> Iterator[InstanceHead]:
-        """Heads with no running segment whose volumes still accrue."""
-        return self._swept("ACCRUING")
 
     def _swept(self, sweep: str) -> Iterator[InstanceHead]:
         """The index gives keys and versions only; a head this store holds at that

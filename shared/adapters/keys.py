@@ -14,7 +14,6 @@
 | budget (deleted: a marker) | BUDGETS | <id> |
 | budget history | BUDGETS_HISTORY#<id> | <time>#<n> |
 | recipient subscription the API made | RECIPIENTS | <address> |
-| once-only claim (TTL) | ONCE#<key> | ONCE |
 | alert outbox | OUTBOX | <alert_id> (pending-index while unsent) |
 | capacity reservation | RES#<account>#<id> | HEAD |
 | FSx file system | FSX#<account>#<id> | HEAD |
@@ -47,10 +46,6 @@ def part(value: str) -> str:
     return value.replace("%", "%25").replace("#", "%23")
 
 
-def unpart(value: str) -> str:
-    return value.replace("%23", "#").replace("%25", "%")
-
-
 def iso(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -79,8 +74,11 @@ def notice_sk(at: datetime, account: str, instance_id: str, event_id: str) -> st
     return f"N#{iso(at)}#{account}#{instance_id}#{part(event_id)}"
 
 
+STEP_PREFIX = "K#"
+
+
 def step_sk(step: str) -> str:
-    return f"K#{part(step)}"
+    return f"{STEP_PREFIX}{part(step)}"
 
 
 def rollup_sk(account: str) -> str:

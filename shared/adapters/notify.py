@@ -128,3 +128,19 @@ class SnsNotifier:
             Message=alert.message,
             MessageAttributes=message_attributes(alert),
         )
+
+
+def error_code(exc: Exception) -> str:
+    """The AWS error code of a failed call (empty for errors without an answer)."""
+    response: Any = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def not_answering(exc: Exception) -> bool:
+    """SNS did not answer (timeouts, no connection): the rest would wait the same."""
+    from botocore.exceptions import ConnectionError as BotoConnectionError
+    from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
+
+    return isinstance(exc, ConnectTimeoutError | ReadTimeoutError | BotoConnectionError)

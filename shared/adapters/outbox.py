@@ -91,14 +91,13 @@ class OutboxStore:
             ]
         )
 
-    def revisions(self, base_id: str) -> Iterator[Alert]:
-        """The alerts recorded as ``base_id`` or one of its numbered revisions
-        (``base_id:2``, ...)."""
-        for item in self.table.query(OUTBOX, begins_with=base_id):
-            sk = str(item["sk"])
-            if sk == base_id or sk.startswith(base_id + ":"):
-                yield alert_of(item)
-
     def pending(self) -> Iterator[dict[str, Any]]:
         """The pending alerts, oldest first, read page by page as the caller goes."""
         return iter(self.table.query(schema.PENDING, index=schema.PENDING_INDEX.name))
+
+    def revisions(self, base_id: str) -> Iterator[Alert]:
+        """The alert recorded as ``base_id`` and its revisions (``base_id:<n>``), read page
+        by page as the caller goes."""
+        for item in self.table.query(OUTBOX, begins_with=base_id):
+            if item["sk"] == base_id or str(item["sk"]).startswith(base_id + ":"):
+                yield alert_of(item)

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from shared.adapters.pricing_live import LivePrices
 from shared.adapters.pricing_snapshot import Snapshot, snapshot_value
 from shared.adapters.pricing_spot import SeriesBook
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.accrual import MONTH_CLOCK, SECONDS_CLOCK, WINDOW_CLOCK_PREFIX, basic_clock
 from shared.domain.base import Rate, RateSource
 from shared.domain.ebs import VolumeRates, provisioned_iops, provisioned_throughput

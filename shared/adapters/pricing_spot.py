@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 from shared.adapters.pricing_live import LivePrices
-from shared.app.config import LedgerConfig, SpotPricePoint
+from shared.config.ledger import LedgerConfig, SpotPricePoint
 from shared.domain.base import RateSource
 from shared.domain.instance import InstanceProfile
 from shared.domain.price_rules import spot_product

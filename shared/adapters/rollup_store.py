@@ -120,7 +120,3 @@ class RollupStore:
 
     def of_job(self, job_id: str) -> list[Item]:
         return list(self.table.query(keys.job_pk(job_id), begins_with="R#"))
-
-
-def rollup_accrual(item: Item) -> Accrual:
-    return acc.from_attributes(item)

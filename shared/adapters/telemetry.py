@@ -18,7 +18,7 @@ from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 if TYPE_CHECKING:
-    from shared.services.ops_metrics import DayFigures
+    from shared.domain.ops_figures import DayFigures
 
 NAMESPACE = "CostTracker"
 metrics = Metrics(namespace=NAMESPACE, service="costtracker")

@@ -1,4 +1,3 @@
 """The job-cost API: Powertools routers, one module per resource, wired by ``shared.api.app``.
 
-Kept empty so that importing ``shared.api.access`` (the access settings, read by
-``shared.app.config``) imports nothing of the resolver."""
+Kept empty, so that importing one of its modules imports nothing of the resolver."""

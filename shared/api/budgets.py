@@ -12,11 +12,10 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.api.access import Caller
-from shared.api.caller import access, new_router
+from shared.api.caller import access, new_router, runtime_of
 from shared.api.errors import ApiProblem, bad_input, from_validation_errors, not_found
 from shared.api.models.budgets import BudgetDeleted, BudgetHistory, Budgets, BudgetSet, BudgetState
-from shared.app import runtime
-from shared.domain.budgets import BUDGET_ID, Budget, BudgetScope
+from shared.config.budgets import BUDGET_ID, Budget, BudgetScope
 
 if TYPE_CHECKING:
     from shared.services.budgets import JobCache
@@ -44,9 +43,10 @@ def _state(
     """The budget's state; its recipients (people's addresses) only to finance and admins."""
     from shared.services.budget_admin import budget_state
 
-    config = runtime.current_settings().config
-    now = runtime.clock().now()
-    state = budget_state(runtime.ledger_deps(), config, budget, source, now, cache)
+    rt = runtime_of(router)
+    config = rt.settings.config
+    now = rt.clock.now()
+    state = budget_state(rt.ledger_deps(), config, budget, source, now, cache)
     if not recipients_shown:
         state["recipients"] = None
     return BudgetState.model_validate(state)
@@ -55,9 +55,8 @@ def _state(
 def _sources() -> dict[str, str]:
     from shared.services.budget_admin import budget_sources
 
-    return budget_sources(
-        runtime.current_settings().config, runtime.budget_store().stored_budgets()
-    )
+    rt = runtime_of(router)
+    return budget_sources(rt.settings.config, rt.budget_store.stored_budgets())
 
 
 @router.get("/budgets")
@@ -67,16 +66,15 @@ def list_budgets() -> Budgets:
     from shared.services.budget_admin import budget_sources
     from shared.services.budgets import JobCache, effective_budgets
 
+    rt = runtime_of(router)
     policy = access(router)
-    config = runtime.current_settings().config
-    stored = runtime.budget_store().stored_budgets()  # one Query, used twice
+    config = rt.settings.config
+    stored = rt.budget_store.stored_budgets()  # one Query, used twice
     sources = budget_sources(config, stored)
     budgets = [
-        b
-        for b in effective_budgets(runtime.budget_store(), config, stored)
-        if policy.may_see_budget(b)
+        b for b in effective_budgets(rt.budget_store, config, stored) if policy.may_see_budget(b)
     ]
-    cache = JobCache(runtime.ledger_deps())  # every job's rollups are read once
+    cache = JobCache(rt.ledger_deps())  # every job's rollups are read once
     shown = policy.sees_everything
     return Budgets(
         budgets=[
@@ -90,8 +88,9 @@ def list_budgets() -> Budgets:
 def get_budget(budget_id: BudgetId) -> BudgetState:
     from shared.services.budgets import effective_budgets
 
+    rt = runtime_of(router)
     access(router).finance_or_admin("a single budget")
-    for budget in effective_budgets(runtime.budget_store(), runtime.current_settings().config):
+    for budget in effective_budgets(rt.budget_store, rt.settings.config):
         if budget.budget_id == budget_id:
             return _state(budget, _sources().get(budget_id, "api"))
     raise not_found("budget_id", f"no budget {budget_id!r}")
@@ -101,17 +100,18 @@ def get_budget(budget_id: BudgetId) -> BudgetState:
 def put_budget(budget_id: BudgetId, body: Annotated[BudgetBody, Body()]) -> BudgetSet:
     """Create or replace a budget; it is validated like a budget in CDK context. The
     change is recorded (GET /budgets/{budget_id}/history)."""
+    rt = runtime_of(router)
     caller = access(router).finance_or_admin("setting budgets")
     _refuse_context_budget(budget_id, "changed")
     try:
         budget = Budget.model_validate({"budget_id": budget_id, **body.model_dump()})
-        budget.check_tag_keys(runtime.current_settings().config.known_tag_keys())
+        budget.check_tag_keys(rt.settings.config.known_tag_keys())
     except ValidationError as exc:
         raise from_validation_errors(exc.errors()) from exc
     except ValueError as exc:  # "scope.tag.<key>: unknown tag key (known: ...)"
         field, _, message = str(exc).partition(": ")
         raise bad_input(field, message) from exc
-    before = runtime.budget_store().stored_budgets().get(budget_id)
+    before = rt.budget_store.stored_budgets().get(budget_id)
     changes = _change_budget(caller, budget_id, before, budget)
     return BudgetSet.model_validate(
         {**_state(budget, "api").model_dump(mode="json"), "subscriptions": changes}
@@ -121,9 +121,10 @@ def put_budget(budget_id: BudgetId, body: Annotated[BudgetBody, Body()]) -> Budg
 @router.delete("/budgets/<budget_id>")
 def delete_budget(budget_id: BudgetId) -> BudgetDeleted:
     """Delete a budget set through the API; the deletion is recorded in its history."""
+    rt = runtime_of(router)
     caller = access(router).finance_or_admin("deleting budgets")
     _refuse_context_budget(budget_id, "deleted")
-    before = runtime.budget_store().stored_budgets().get(budget_id)
+    before = rt.budget_store.stored_budgets().get(budget_id)
     if before is None:
         raise not_found("budget_id", f"no budget {budget_id!r}")
     changes = _change_budget(caller, budget_id, before, None)
@@ -136,8 +137,9 @@ def delete_budget(budget_id: BudgetId) -> BudgetDeleted:
 def budget_history(budget_id: BudgetId) -> BudgetHistory:
     """Every change made to a budget through the API: who (the caller's ARN), when,
     and the budget before and after (null: absent / deleted)."""
+    rt = runtime_of(router)
     access(router).finance_or_admin("a budget's history")
-    changes = runtime.budget_store().budget_history(budget_id)
+    changes = rt.budget_store.budget_history(budget_id)
     if not changes and budget_id not in _sources():
         raise not_found("budget_id", f"no budget {budget_id!r}")
     return BudgetHistory.model_validate({"budget_id": budget_id, "changes": changes})
@@ -145,7 +147,8 @@ def budget_history(budget_id: BudgetId) -> BudgetHistory:
 
 def _refuse_context_budget(budget_id: str, verb: str) -> None:
     """Budgets from CDK context are managed where they are defined, not by the API."""
-    if any(b.budget_id == budget_id for b in runtime.current_settings().config.budgets):
+    rt = runtime_of(router)
+    if any(b.budget_id == budget_id for b in rt.settings.config.budgets):
         raise ApiProblem(
             409,
             f"budget {budget_id!r} is defined in CDK context (ledger.budgets) and cannot be "
@@ -158,26 +161,24 @@ def _change_budget(
     caller: Caller, budget_id: str, before: Budget | None, after: Budget | None
 ) -> dict[str, list[str]]:
     """Record the change; the recipients' email subscriptions follow it."""
-    from botocore.exceptions import BotoCoreError, ClientError
-
+    from shared.adapters.accounts import aws_errors
     from shared.adapters.subscriptions import RecipientSubscriptions
     from shared.services.budget_admin import record_change
     from shared.services.budgets import effective_budgets
     from shared.services.recipients import change_budget
 
-    topic = runtime.current_settings().finance_topic_arn
-    subscriptions = RecipientSubscriptions(runtime.client("sns"), topic) if topic else None
+    rt = runtime_of(router)
+    topic = rt.settings.finance_topic_arn
+    subscriptions = RecipientSubscriptions(rt.client("sns"), topic) if topic else None
 
     def record() -> list[Budget]:
-        now = runtime.clock().now()
-        record_change(
-            runtime.budget_store(), caller.arn, caller.role, budget_id, before, after, now
-        )
-        return effective_budgets(runtime.budget_store(), runtime.current_settings().config)
+        now = rt.clock.now()
+        record_change(rt.budget_store, caller.arn, caller.role, budget_id, before, after, now)
+        return effective_budgets(rt.budget_store, rt.settings.config)
 
     try:
-        return change_budget(subscriptions, runtime.budget_store(), before, after, record)
-    except (ClientError, BotoCoreError) as exc:
+        return change_budget(subscriptions, rt.budget_store, before, after, record)
+    except aws_errors() as exc:
         raise ApiProblem(
             503, f"the recipients' email subscriptions could not be changed ({exc}); try again"
         ) from exc

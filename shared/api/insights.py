@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shared.api.caller import access, new_router
+from shared.api.caller import access, new_router, runtime_of
 from shared.api.errors import bad_input, not_found
 from shared.api.models.insights import Comparison, IdleNow, Price, SpendChange
 from shared.api.params import MAX_CHANGE_SPAN_DAYS, MAX_JOB_ID, MAX_RANGE_DAYS
 from shared.api.readable import readable_job
-from shared.app import runtime
 from shared.reports.formatting import iso, money
 
 if TYPE_CHECKING:
@@ -27,12 +26,13 @@ def compare(jobs: Annotated[str, Query(min_length=1, max_length=800)]) -> Compar
     comparable said plainly."""
     from shared.reports.compare import compare_jobs
 
+    rt = runtime_of(router)
     job_ids = [j.strip() for j in jobs.split(",") if j.strip()]
     if not 2 <= len(job_ids) <= 5:
         raise bad_input("jobs", "give 2 to 5 comma-separated job ids")
     policy = access(router)
-    readable = [readable_job(policy, job_id) for job_id in job_ids]
-    config = runtime.current_settings().config
+    readable = [readable_job(rt, policy, job_id) for job_id in job_ids]
+    config = rt.settings.config
     return Comparison.model_validate(compare_jobs([cost for cost, _ in readable], config))
 
 
@@ -44,9 +44,10 @@ def idle_accelerators() -> IdleNow:
     from shared.domain.job import rollup_tags
     from shared.services.idle_now import idle_now
 
+    rt = runtime_of(router)
     policy = access(router)
-    now = runtime.clock().now()
-    deps = runtime.ledger_deps()
+    now = rt.clock.now()
+    deps = rt.ledger_deps()
     by_job: dict[str, list[InstanceHead]] = {}
     for head in deps.instances.open_heads():
         by_job.setdefault(head.job_id, []).append(head)
@@ -98,14 +99,15 @@ def spend_change(
     scope is their team."""
     from shared.services.change import change_json, scope_change
 
+    rt = runtime_of(router)
     policy = access(router)
     team = policy.team_scope(team, "see", "spend")
     periods = _periods(from0, to0, from1, to1)
     if job_id is not None:
-        readable_job(policy, job_id)
-    now = runtime.clock().now()
+        readable_job(rt, policy, job_id)
+    now = rt.clock.now()
     change = scope_change(
-        runtime.ledger_deps(),
+        rt.ledger_deps(),
         now,
         periods[0],
         periods[1],
@@ -116,7 +118,7 @@ def spend_change(
         {
             "scope": {"project": project, "team": team, "job_id": job_id},
             **change_json(change),
-            "as_of": iso(runtime.clock().now()),
+            "as_of": iso(rt.clock.now()),
         }
     )
 
@@ -128,7 +130,8 @@ def prices(
     platform: Annotated[str, Query(max_length=64)] = "Linux/UNIX",
 ) -> Price:
     """The on-demand rate the ledger would use now, with its source and check date."""
-    rate = runtime.ledger_deps().prices.on_demand(region, instance_type, platform)
+    rt = runtime_of(router)
+    rate = rt.ledger_deps().prices.on_demand(region, instance_type, platform)
     if rate is None:
         raise not_found(
             "instance_type",

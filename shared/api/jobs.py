@@ -8,12 +8,11 @@ from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
 
-from shared.api.caller import access, new_router
+from shared.api.caller import access, new_router, runtime_of
 from shared.api.errors import bad_input
 from shared.api.models.jobs import Estimate, JobDetail, JobItems, JobsPage, Timeline
 from shared.api.params import JobIdInPath, check_range, decode_token, token_after, week_before
 from shared.api.readable import readable_job
-from shared.app import runtime
 
 router = new_router()
 
@@ -37,15 +36,16 @@ def list_jobs(
     from shared.reports.views import job_summary
     from shared.services.job_queries import list_jobs as query_jobs
 
+    rt = runtime_of(router)
     policy = access(router)
     team = policy.team_scope(team, "list", "jobs")
-    now = runtime.clock().now()
+    now = rt.clock.now()
     last = to or now.date()
     first = from_ or week_before(last)
     check_range(first, last, "from")
     offset = decode_token(next_token)
     page, matched = query_jobs(
-        runtime.ledger_deps(),
+        rt.ledger_deps(),
         now,
         first=first,
         last=last,
@@ -70,7 +70,8 @@ def get_job(job_id: JobIdInPath) -> JobDetail:
     """One job's cost breakdown, accrued to now (a denied or unknown job: the same 403)."""
     from shared.reports.views import job_detail
 
-    return JobDetail.model_validate(job_detail(readable_job(access(router), job_id)[0]))
+    rt = runtime_of(router)
+    return JobDetail.model_validate(job_detail(readable_job(rt, access(router), job_id)[0]))
 
 
 @router.get("/jobs/<job_id>/items")
@@ -82,8 +83,9 @@ def job_items(
     """The job's line items: segments, checkpoints, interruptions, idle periods."""
     from shared.reports.views import job_line_items
 
-    cost, records = readable_job(access(router), job_id)
-    lines = job_line_items(cost, records, runtime.clock().now())
+    rt = runtime_of(router)
+    cost, records = readable_job(rt, access(router), job_id)
+    lines = job_line_items(cost, records, rt.clock.now())
     offset = decode_token(next_token)
     return JobItems.model_validate(
         {
@@ -103,9 +105,10 @@ def job_timeline(
     the total and its instance, EBS and checkpoint-storage parts."""
     from shared.services.timeline import job_timeline as timeline
 
-    cost, records = readable_job(access(router), job_id)
-    now = runtime.clock().now()
-    series = timeline(runtime.ledger_deps(), records, cost.started_at, now, points)
+    rt = runtime_of(router)
+    cost, records = readable_job(rt, access(router), job_id)
+    now = rt.clock.now()
+    series = timeline(rt.ledger_deps(), records, cost.started_at, now, points)
     return Timeline.model_validate({"job_id": job_id, "points": series})
 
 
@@ -118,9 +121,10 @@ def estimate(
     """The projected cost to reach ``target_steps``, as a range with its assumptions."""
     from shared.reports.views import estimate_to_finish
 
-    cost, _ = readable_job(access(router), job_id)
+    rt = runtime_of(router)
+    cost, _ = readable_job(rt, access(router), job_id)
     try:
-        found = estimate_to_finish(cost, target_steps, utilization_drop, runtime.clock().now())
+        found = estimate_to_finish(cost, target_steps, utilization_drop, rt.clock.now())
     except ValueError as exc:
         raise bad_input("target_steps", f"job {job_id!r} {exc}") from exc
     return Estimate.model_validate(found)

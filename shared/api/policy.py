@@ -10,11 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shared.api.access import AccessConfig, Caller, denial, resolve_caller
+from shared.api.access import Caller, denial, resolve_caller
 from shared.api.errors import ApiProblem, forbidden
+from shared.config.access import AccessConfig
 
 if TYPE_CHECKING:
-    from shared.domain.budgets import Budget
+    from shared.config.budgets import Budget
 
 
 def policy_for(arn: str | None, access: AccessConfig) -> AccessPolicy:

@@ -7,11 +7,10 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
 
-from shared.api.caller import access, new_router
+from shared.api.caller import access, new_router, runtime_of
 from shared.api.errors import bad_input, not_found
 from shared.api.models.budgets import SummaryDay, SummaryDays
 from shared.api.params import check_range
-from shared.app import runtime
 
 router = new_router()
 
@@ -20,8 +19,9 @@ router = new_router()
 def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
     """The stored daily summary of one finance day (written by the daily run or a backfill):
     the document of the daily summary e-mail and S3 object."""
+    rt = runtime_of(router)
     access(router).finance_or_admin("the daily summary")
-    found: dict[date, dict[str, Any]] = runtime.summary_store().get_summaries([day])
+    found: dict[date, dict[str, Any]] = rt.summary_store.get_summaries([day])
     if day not in found:
         raise not_found("day", f"no summary for {day.isoformat()} (yet)")
     return found[day]
@@ -30,8 +30,9 @@ def get_summary(day: Annotated[date, Path()]) -> dict[str, Any]:
 @router.get("/reconciliations/<day>")
 def get_reconciliation(day: Annotated[date, Path()]) -> dict[str, Any]:
     """A day's estimate against the bill (per job, with the accuracy), once reconciled."""
+    rt = runtime_of(router)
     access(router).finance_or_admin("reconciliation")
-    found: dict[date, dict[str, Any]] = runtime.reconciliation_store().get_reconciliations([day])
+    found: dict[date, dict[str, Any]] = rt.reconciliation_store.get_reconciliations([day])
     if day not in found:
         raise not_found("day", f"{day.isoformat()} is not reconciled (yet, or not enabled)")
     return found[day]
@@ -59,13 +60,14 @@ def list_summaries(
 ) -> SummaryDays:
     """Daily totals over a range (at most 93 days); ``group_by`` a grouping tag key gives
     each day's split by that tag."""
+    rt = runtime_of(router)
     access(router).finance_or_admin("daily summaries")
     check_range(from_, to, "from")
-    keys = runtime.current_settings().config.tracking.grouping_tag_keys
+    keys = rt.settings.config.tracking.grouping_tag_keys
     if group_by is not None and group_by not in keys:
         raise bad_input("group_by", f"not a grouping tag key (one of {', '.join(keys)})")
     days = [from_ + timedelta(days=n) for n in range((to - from_).days + 1)]
-    found = runtime.summary_store().get_summaries(days)
+    found = rt.summary_store.get_summaries(days)
     return SummaryDays.model_validate(
         {
             "from": from_.isoformat(),

@@ -1,12 +1,12 @@
 """Every function of the app, described once: its handler, what triggers it (an
 EventBridge pattern, a schedule, or the API), its timeout and memory, what it may do
-(grants, as data: ``shared.app.grants``), and the environment it needs beyond the
+(grants, as data: ``shared.app.function_grants``), and the environment it needs beyond the
 common one.
 
 Read by the CDK stack (``cdk/stack.py`` makes and grants each function from it), by
 the local replay's router (``costtracker/routing.py``: which function gets which event,
 which schedules run) and by the tests. No CDK import here: grants are named, and
-``cdk/grants.py`` turns them into IAM statements.
+``cdk/iam_grants.py`` turns them into IAM statements.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
-from shared.app.grants import (
+from shared.app.function_grants import (
     API_WRITE_KEYS,
     COST_EXPLORER_READ_ACTIONS,
     DESCRIBE_AND_PRICE,
@@ -34,7 +34,7 @@ from shared.app.grants import (
 from shared.app.triggers import EventRule, Every, Schedule
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
 # The environment every function gets (the stack fills in the values).
 COMMON_ENVIRONMENT = (

@@ -15,7 +15,7 @@ from datetime import date
 from functools import cached_property
 from typing import TYPE_CHECKING
 
-from shared.app.settings import FunctionSettings, load_settings
+from shared.app.function_settings import FunctionSettings, load_settings
 from shared.app.sources import Sources as Sources
 from shared.domain.clock import Clock, SystemClock
 
@@ -54,7 +54,8 @@ PRICING_ENDPOINT_REGION = "us-east-1"
 
 @dataclass(frozen=True, eq=False)
 class Runtime:
-    """The dependency set of a container (see the module's docstring)."""
+    """A container's dependencies (module docstring), named by one rule: a store is
+    ``<record>_store``, an AWS adapter is named for what it reads or does."""
 
     clock: Clock = field(default_factory=SystemClock)
     sources: Sources = field(default_factory=Sources)
@@ -73,15 +74,14 @@ class Runtime:
         return os.environ.get("AWS_REGION", "us-east-1")
 
     def client(self, service: str, region: str | None = None) -> BaseClient:
-        """A boto3 client of the function's own account (``accounts.client_config``)."""
+        """A client of the function's own account, made by the one client factory
+        (``shared.adapters.accounts.boto3_client``)."""
         key = (service, region or self.region)
         if key not in self._clients:
-            import boto3
+            from shared.adapters.accounts import boto3_client
 
-            from shared.adapters.accounts import client_config
-
-            config = client_config(service)
-            self._clients[key] = boto3.client(service, region_name=key[1], config=config)
+            made: BaseClient = boto3_client(service, key[1], None)
+            self._clients[key] = made
         return self._clients[key]
 
     @cached_property
@@ -114,31 +114,31 @@ class Runtime:
         return DynamoTable(self.client("dynamodb"), self.settings.table_name)
 
     @cached_property
-    def outbox(self) -> OutboxStore:
+    def outbox_store(self) -> OutboxStore:
         from shared.adapters.outbox import OutboxStore
 
         return OutboxStore(self.table)
 
     @cached_property
-    def instances(self) -> InstanceStore:
+    def instance_store(self) -> InstanceStore:
         from shared.adapters.instance_store import InstanceStore
 
         return InstanceStore(self.table)
 
     @cached_property
-    def rollups(self) -> RollupStore:
+    def rollup_store(self) -> RollupStore:
         from shared.adapters.rollup_store import RollupStore
 
         return RollupStore(self.table)
 
     @cached_property
-    def checkpoints(self) -> CheckpointStore:
+    def checkpoint_store(self) -> CheckpointStore:
         from shared.adapters.checkpoint_store import CheckpointStore
 
         return CheckpointStore(self.table)
 
     @cached_property
-    def trainings(self) -> TrainingStore:
+    def training_store(self) -> TrainingStore:
         from shared.adapters.managed_store import TrainingStore
 
         return TrainingStore(self.table)
@@ -163,7 +163,7 @@ class Runtime:
         return BudgetStore(self.table)
 
     @cached_property
-    def price_cache(self) -> PriceCacheStore:
+    def price_cache_store(self) -> PriceCacheStore:
         from shared.adapters.price_cache_store import PriceCacheStore
 
         return PriceCacheStore(self.table)
@@ -279,8 +279,8 @@ class Runtime:
         from shared.adapters.pricing import PriceBook
         from shared.adapters.pricing_snapshot import bundled_snapshot
 
-        config = self.settings.config
-        return PriceBook(config, self.price_cache, self.live_prices, bundled_snapshot(), today)
+        cache, live = self.price_cache_store, self.live_prices
+        return PriceBook(self.settings.config, cache, live, bundled_snapshot(), today)
 
     def reservation_ledger(self, prices: PriceBook) -> ReservationLedger:
         from shared.services.reservations import ReservationLedger
@@ -298,8 +298,8 @@ class Runtime:
         prices = self.price_book(self.clock.now().date())
         return LedgerDeps(
             table=self.table,
-            instances=self.instances,
-            rollups=self.rollups,
+            instances=self.instance_store,
+            rollups=self.rollup_store,
             inventory=self.inventory,
             prices=prices,
             clock=self.clock,
@@ -350,8 +350,7 @@ def override(
     return using(Runtime(clock or SystemClock(), sources or Sources(), settings, table))
 
 
-# -- the current runtime's parts, for code that is not an event function (the API, the CLI,
-# the benchmarks, tests): each is ``current().<part>``.
+# -- the current runtime's parts for the CLI, the benchmarks and tests: ``current().<part>``.
 def clock() -> Clock:
     return current().clock
 
@@ -368,8 +367,8 @@ def budget_store() -> BudgetStore:
     return current().budget_store
 
 
-def price_cache() -> PriceCacheStore:
-    return current().price_cache
+def price_cache_store() -> PriceCacheStore:
+    return current().price_cache_store
 
 
 def summary_store() -> SummaryStore:
@@ -397,4 +396,4 @@ def alarms() -> CloudWatchAlarms:
 
 
 def checkpoint_store() -> CheckpointStore:
-    return current().checkpoints
+    return current().checkpoint_store

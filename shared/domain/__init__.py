@@ -4,7 +4,7 @@ Nothing here talks to AWS or reads the time. Every figure that accrues is a
 ``Accrual``: fixed amounts plus linear terms over a few clocks, so that a job's
 cost at any moment is a sum that rollups can keep by adding deltas.
 
-By concept: ``clocks``, ``accrual`` (the arithmetic); ``lifecycle``, ``instance`` (EC2
+By concept: ``clock``, ``accrual`` (the arithmetic); ``lifecycle``, ``instance`` (EC2
 life and its head record); ``rates``, ``price_rules``, ``segments`` (how a span is
 priced); ``ebs``, ``checkpoint`` (storage); ``idle`` (waste and utilization);
 ``job``, ``job_cost``, ``day_split`` (a job's figures, in a window); ``finish_estimate``,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from shared.app.config import UtilizationConfig
+    from shared.config.ledger import UtilizationConfig
 
 NEURON = "Neuron (Trainium/Inferentia)"
 GPU = "NVIDIA GPU"

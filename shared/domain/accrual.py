@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from shared.domain.clocks import month_clock, seconds_clock
+from shared.domain.clock import month_clock, seconds_clock
 
 # Components: what a number is a cost (or count) of.
 INSTANCE = "instance"

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Frozen(BaseModel):
-    """Immutable, no unknown fields; built on first use (see ``shared.app.config._Config``)."""
+    """Immutable, no unknown fields; built on first use (see ``shared.config.base._Config``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 

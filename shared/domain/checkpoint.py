@@ -18,7 +18,7 @@ from pydantic import Field
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen, Rate
-from shared.domain.clocks import MONTH_UNITS, month_clock
+from shared.domain.clock import MONTH_UNITS, month_clock
 from shared.domain.segments import unpriced_component
 
 GIB = 2**30

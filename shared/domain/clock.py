@@ -1,8 +1,22 @@
-"""Time is injected: services ask a clock, tests and replay hand in their own."""
+"""Time: the clock services ask (injected: tests and replay hand in their own), and the
+integer clocks that turn accrual into exact arithmetic.
+
+Money accrues per second (instances) or per second prorated over calendar
+months (EBS, S3). Both become exact when measured on integer clocks:
+
+- the seconds clock counts whole seconds since 2020-01-01 UTC;
+- the month clock advances ``MONTH_UNITS`` per calendar month, and the same
+  whole number of units per second within a month (every month length in days
+  divides 377,580), so ``units / MONTH_UNITS`` is the exact month fraction.
+
+A cost is then ``(rate x clock difference) / denominator`` with no rounding
+until the very end.
+"""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import calendar
+from datetime import UTC, date, datetime, timedelta
 from typing import Protocol
 
 
@@ -34,3 +48,62 @@ def utc(at: datetime) -> datetime:
     if at.tzinfo is None:
         raise ValueError(f"naive datetime {at!r}: event times carry a zone")
     return at.astimezone(UTC)
+
+
+EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
+_LCM_DAYS = 377_580  # lcm(28, 29, 30, 31)
+MONTH_UNITS = _LCM_DAYS * 86_400
+SECONDS_PER_HOUR = 3600
+
+
+def ceil_second(at: datetime) -> datetime:
+    """``at`` rounded up to a whole second: a started second is billed whole."""
+    at = at.astimezone(UTC)
+    if at.microsecond:
+        try:
+            return at.replace(microsecond=0) + timedelta(seconds=1)
+        except OverflowError:  # the last second of year 9999: nothing comes after it
+            return at.replace(microsecond=0)
+    return at
+
+
+def seconds_clock(at: datetime) -> int:
+    """Whole seconds since the epoch (``at`` rounded up to a whole second)."""
+    delta = ceil_second(at) - EPOCH
+    return delta.days * 86_400 + delta.seconds
+
+
+def month_start(at: datetime) -> datetime:
+    at = at.astimezone(UTC)
+    return datetime(at.year, at.month, 1, tzinfo=UTC)
+
+
+def next_month_start(at: datetime) -> datetime:
+    days = calendar.monthrange(at.year, at.month)[1]
+    return month_start(at) + timedelta(days=days)
+
+
+def month_clock(at: datetime) -> int:
+    """Calendar-month clock: ``MONTH_UNITS`` per month, uniform within each month."""
+    at = ceil_second(at)
+    start = month_start(at)
+    months = (at.year - EPOCH.year) * 12 + (at.month - EPOCH.month)
+    days = calendar.monthrange(at.year, at.month)[1]
+    into = (at - start).days * 86_400 + (at - start).seconds
+    return months * MONTH_UNITS + into * (_LCM_DAYS // days)
+
+
+def whole_seconds(start: datetime, end: datetime) -> int:
+    """Elapsed whole seconds (0 when ``end`` is not after ``start``)."""
+    return max(0, seconds_clock(end) - seconds_clock(start))
+
+
+def day_start(at: datetime) -> datetime:
+    at = at.astimezone(UTC)
+    return datetime(at.year, at.month, at.day, tzinfo=UTC)
+
+
+def day_bounds(day: date) -> tuple[datetime, datetime]:
+    """A UTC day as (its start, the next day's start)."""
+    start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+    return start, start + timedelta(days=1)

@@ -8,7 +8,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from shared.domain.checkpoint import GIB, CheckpointHead, Version
-from shared.domain.clocks import MONTH_UNITS, month_clock
+from shared.domain.clock import MONTH_UNITS, month_clock
 from shared.domain.ebs import provisioned_iops, provisioned_throughput
 from shared.domain.fsx import fsx_between
 from shared.domain.instance import InstanceHead

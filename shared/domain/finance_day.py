@@ -12,25 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
-from functools import cached_property
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from functools import cache, cached_property
+from typing import TYPE_CHECKING
+from zoneinfo import ZoneInfo
 
-from shared.domain.clocks import next_month_start
+from shared.config.zones import check_zone
+from shared.domain.clock import next_month_start
+
+if TYPE_CHECKING:
+    from shared.config.ledger import LedgerConfig
 
 DEFAULT_ZONE = "UTC"
-
-
-def check_zone(name: str) -> str:
-    """``name`` if it is an IANA time zone this runtime knows; a ValueError that says so."""
-    if not name or name.startswith(("/", ".")) or ".." in name:
-        raise ValueError(f"not an IANA time zone name: {name!r} (e.g. Asia/Seoul, UTC)")
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(
-            f"unknown IANA time zone {name!r} (e.g. Asia/Seoul, America/New_York, UTC)"
-        ) from exc
-    return name
 
 
 @dataclass(frozen=True)
@@ -87,3 +79,13 @@ def utc_month_pieces(lo: datetime, hi: datetime) -> list[tuple[datetime, datetim
         pieces.append((start, end))
         start = end
     return pieces
+
+
+def calendar_of(config: LedgerConfig) -> FinanceCalendar:
+    """The finance day's calendar of a configuration (its ``finance_timezone``)."""
+    return _calendar(config.finance_timezone)
+
+
+@cache
+def _calendar(zone: str) -> FinanceCalendar:
+    return FinanceCalendar(zone)

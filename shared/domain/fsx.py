@@ -24,7 +24,7 @@ from pydantic import Field
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen, Rate
-from shared.domain.clocks import MONTH_UNITS, month_clock, seconds_clock, whole_seconds
+from shared.domain.clock import MONTH_UNITS, month_clock, seconds_clock, whole_seconds
 from shared.domain.segments import unpriced_component
 
 N_FILE_SYSTEMS = "n_file_systems"

@@ -17,7 +17,7 @@ from typing import Literal
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen
-from shared.domain.clocks import SECONDS_PER_HOUR, seconds_clock, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, seconds_clock, whole_seconds
 from shared.domain.segments import SegmentCost, SeriesReader
 
 Signal = Literal["accelerator", "cpu"]

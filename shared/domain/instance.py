@@ -75,7 +75,10 @@ class InstanceProfile(Frozen):
         return f"{kind}:{self.instance_type}:{self.region}"
 
 
-class Warning_(Frozen):
+class CostWarning(Frozen):
+    """What a job's cost should be read with: a tag conflict or bad tag value, a profile
+    inferred from events, an event after termination."""
+
     kind: str
     detail: str
 
@@ -102,7 +105,7 @@ class InstanceHead(Frozen):
     interruptions: int = 0
     rebalances: int = 0
     last_warning_at: datetime | None = None
-    warnings: tuple[Warning_, ...] = ()
+    warnings: tuple[CostWarning, ...] = ()
     # The tracker's own utilization alarms (recent changes) and the idle episodes of the
     # window's segments.
     alarms: tuple[AlarmChange, ...] = ()
@@ -133,7 +136,7 @@ class Change:
     head: InstanceHead
     write: list[SegmentCost] = field(default_factory=list)
     void: list[SegmentCost] = field(default_factory=list)
-    warnings: list[Warning_] = field(default_factory=list)
+    warnings: list[CostWarning] = field(default_factory=list)
     # Interruption warnings to keep as records of their own (rerun windows read them).
     seal_notices: list[Notice] = field(default_factory=list)
     idle_write: list[IdleEpisode] = field(default_factory=list)
@@ -141,8 +144,8 @@ class Change:
 
 
 def _add_warning(
-    head_warnings: Sequence[Warning_], new: Sequence[Warning_]
-) -> tuple[Warning_, ...]:
+    head_warnings: Sequence[CostWarning], new: Sequence[CostWarning]
+) -> tuple[CostWarning, ...]:
     out = list(head_warnings)
     for w in new:
         if w not in out:
@@ -197,7 +200,7 @@ def refold(
         if s.closed and (k not in new_by_key or new_by_key[k].record_end != s.record_end)
     ]
     warnings = [
-        Warning_(
+        CostWarning(
             kind="event_after_terminated",
             detail=f"{t.state} at {t.at.isoformat()} ({t.event_id}) after {head.instance_id} "
             "was terminated: billed nothing",

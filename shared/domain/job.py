@@ -20,7 +20,7 @@ from shared.domain.base import Frozen
 from shared.domain.checkpoint import CheckpointHead, Version
 from shared.domain.fsx import FileSystemHead
 from shared.domain.idle import IdleEpisode
-from shared.domain.instance import InstanceHead, Warning_
+from shared.domain.instance import CostWarning, InstanceHead
 from shared.domain.lifecycle import Notice
 from shared.domain.managed.reservation import ReservationHead, ReservationView
 from shared.domain.managed.training import TrainingHead
@@ -115,7 +115,7 @@ class JobCost(Frozen):
     unconfirmed: tuple[str, ...]
     unpriced: tuple[str, ...]  # "kind:type:region"
     price_sources: tuple[str, ...]
-    warnings: tuple[Warning_, ...]
+    warnings: tuple[CostWarning, ...]
     checkpoints: int = 0
     checkpoint_objects: int = 0
     last_checkpoint_at: datetime | None = None

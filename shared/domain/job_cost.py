@@ -12,9 +12,9 @@ from decimal import Decimal
 
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
-from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, whole_seconds
 from shared.domain.ebs import ebs_accrual
-from shared.domain.instance import InstanceHead, Warning_, head_accrual
+from shared.domain.instance import CostWarning, InstanceHead, head_accrual
 from shared.domain.job import (
     UNCONFIRMED_ITEMS,
     ClockFn,
@@ -32,7 +32,13 @@ from shared.domain.job import (
 from shared.domain.managed.reservation import N_RESERVATIONS
 from shared.domain.managed.reservation import view as reservation_view
 from shared.domain.managed.training import N_TRAINING, managed_spot_saving
-from shared.domain.segments import UNPRICED_PREFIX, SegmentCost, SeriesReader, cost_inside
+from shared.domain.segments import (
+    UNPRICED_PREFIX,
+    SegmentCost,
+    SeriesReader,
+    accrued_to,
+    cost_inside,
+)
 from shared.domain.tags import tokens_per_step
 from shared.domain.utilization import AcceleratorUse, Measured, warmup_end
 
@@ -63,7 +69,7 @@ def _instance_summary(
         burn_usd_per_hour=burn,
         terminated=head.terminated,
         inferred=head.inferred,
-        segments=head.segments,
+        segments=tuple(accrued_to(s, now, series) for s in head.segments),
     )
 
 
@@ -264,16 +270,18 @@ def _price_sources(records: JobRecords) -> tuple[str, ...]:
     return tuple(sorted(sources))
 
 
-def _warnings(records: JobRecords, conflicts: dict[str, tuple[str, ...]]) -> tuple[Warning_, ...]:
+def _warnings(
+    records: JobRecords, conflicts: dict[str, tuple[str, ...]]
+) -> tuple[CostWarning, ...]:
     """The instances' warnings, each once, then one per conflicting grouping tag."""
-    warnings: list[Warning_] = []
+    warnings: list[CostWarning] = []
     for head in records.heads:
         for w in head.warnings:
             if w not in warnings:
                 warnings.append(w)
     for key, values in sorted(conflicts.items()):
         warnings.append(
-            Warning_(
+            CostWarning(
                 kind="tag_conflict",
                 detail=f"instances of {records.job_id} disagree on {key}: "
                 f"{', '.join(values)}; kept {values[0]!r} (the instance that ran first)",

@@ -14,7 +14,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from shared.domain.base import Frozen, Rate, RateSource
-from shared.domain.clocks import seconds_clock
+from shared.domain.clock import seconds_clock
 
 
 class RatePin(Frozen):

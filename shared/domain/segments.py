@@ -14,7 +14,7 @@ from typing import Protocol
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen
-from shared.domain.clocks import SECONDS_PER_HOUR, seconds_clock, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, seconds_clock, whole_seconds
 from shared.domain.lifecycle import Span
 from shared.domain.rates import RatePin
 
@@ -41,7 +41,7 @@ class SegmentCost(Frozen):
     span: Span
     pin: RatePin | None  # None: no price known yet (unpriced, never 0)
     hourly: bool = False
-    billed_seconds: int = 0  # closed spans: after the minimum
+    billed_seconds: int = 0  # closed spans: after the minimum; open: 0 (see accrued_to)
     list_num: Decimal | None = None
     eff_num: Decimal | None = None
     unpriced_key: str = ""  # e.g. "ec2:trn2.48xlarge:us-east-1" when pin is None
@@ -101,6 +101,26 @@ def price_span(
         list_num=list_num,
         eff_num=eff_num,
         unpriced_key=unpriced_key if pin is None else "",
+    )
+
+
+def accrued_to(cost: SegmentCost, now: datetime, series: SeriesReader | None) -> SegmentCost:
+    """An open segment as it stands at ``now`` (rule 9), for showing: its running seconds
+    and its cost so far (no minimum yet: it applies when it closes). Closed segments, and
+    a spot segment without its series, are returned as they are; unpriced stays unpriced."""
+    if cost.closed:
+        return cost
+    seconds = whole_seconds(cost.span.start, max(now, cost.span.start))
+    if cost.pin is None or (cost.pin.rate is None and series is None):
+        return cost.model_copy(update={"billed_seconds": seconds})
+    eff = cost_inside(cost, cost.span.start, now, series, list_price=False)
+    lst = cost_inside(cost, cost.span.start, now, series, list_price=True)
+    return cost.model_copy(
+        update={
+            "billed_seconds": seconds,
+            "eff_num": eff * SECONDS_PER_HOUR,
+            "list_num": lst * SECONDS_PER_HOUR,
+        }
     )
 
 

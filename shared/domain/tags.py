@@ -8,10 +8,10 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from shared.domain.instance import Warning_
+from shared.domain.instance import CostWarning
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
 
 _DIGITS = re.compile(r"[0-9]+")
 # A breakdown's entry for spend without the key (so every breakdown adds up).
@@ -36,12 +36,12 @@ def grouping_tags(tags: Mapping[str, str], config: LedgerConfig) -> dict[str, st
     return {k: tags[k] for k in keys if k in tags}
 
 
-def tag_warnings(tags: Mapping[str, str], config: LedgerConfig) -> list[Warning_]:
+def tag_warnings(tags: Mapping[str, str], config: LedgerConfig) -> list[CostWarning]:
     key = config.checkpoint.tokens_per_step_tag
     value = tags.get(key)
     if value is not None and tokens_per_step(value) is None:
         return [
-            Warning_(
+            CostWarning(
                 kind="bad_tag_value",
                 detail=f"tag {key}={value!r} is not a plain integer: ignored",
             )

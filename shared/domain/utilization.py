@@ -15,23 +15,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, whole_seconds
 
 HOUR = timedelta(hours=1)
-
-# Rule 10's table: accelerators (chips / GPUs) per instance type; configurable.
-DEFAULT_ACCELERATOR_COUNTS: dict[str, int] = {
-    "trn1.2xlarge": 1,
-    "trn1.32xlarge": 16,
-    "trn1n.32xlarge": 16,
-    "trn2.48xlarge": 16,
-    "inf2.xlarge": 1,
-    "inf2.48xlarge": 12,
-    "p4d.24xlarge": 8,
-    "p5.48xlarge": 8,
-    "g5.xlarge": 1,
-    "g6e.xlarge": 1,
-}
 
 Spans = Sequence[tuple[datetime, datetime]]
 

@@ -30,7 +30,7 @@ class _Detail(BaseModel):
 class AwsEvent(BaseModel):
     """EventBridge envelope: the fields (and the Scheduler's ``"{}"`` detail) of Powertools'
     ``EventBridgeModel``, whose package would cost each handler's cold start its parser
-    (see ``shared.app.config._Config``); ``version`` defaults to "0" (AWS doc samples omit it)."""
+    (see ``shared.config.base._Config``); ``version`` defaults to "0" (AWS doc samples omit it)."""
 
     model_config = ConfigDict(populate_by_name=False, frozen=True, defer_build=True)
 

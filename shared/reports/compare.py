@@ -12,7 +12,7 @@ from shared.reports.formatting import money
 from shared.reports.views import accelerator_keys, maybe_money
 
 if TYPE_CHECKING:
-    from shared.app.config import LedgerConfig, UtilizationConfig
+    from shared.config.ledger import LedgerConfig, UtilizationConfig
 
 
 def _per(numerator: Decimal, denominator: Decimal) -> str | None:

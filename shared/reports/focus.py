@@ -23,7 +23,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from shared.domain.clocks import month_start, next_month_start
+from shared.domain.clock import month_start, next_month_start
 from shared.reports.csv_safe import write_csv
 from shared.reports.parquet import Column, write_parquet
 

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from shared.domain.checkpoint import GIB
-from shared.domain.clocks import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, whole_seconds
+from shared.domain.clock import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, whole_seconds
 from shared.domain.day_split import checkpoint_versions
 from shared.domain.finance_day import utc_month_pieces
 from shared.domain.instance import InstanceHead

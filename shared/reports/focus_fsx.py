@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 
-from shared.domain.clocks import MONTH_UNITS, month_clock
+from shared.domain.clock import MONTH_UNITS, month_clock
 from shared.domain.job import JobRecords
 from shared.reports.focus import Charge
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
-from shared.domain.clocks import SECONDS_PER_HOUR
+from shared.domain.clock import SECONDS_PER_HOUR
 from shared.domain.job import JobRecords
 from shared.domain.managed.reservation_cost import reservation_usage
 from shared.domain.managed.training import training_between

@@ -217,7 +217,10 @@ def job_line_items(cost: JobCost, records: Any, now: datetime) -> list[dict[str,
     """Segments, checkpoint versions, interruptions and idle periods, in time order."""
     lines: list[dict[str, Any]] = []
     types = {i.instance_id: i.instance_type for i in cost.instances}
-    for segment in records.all_segments():
+    # Open segments as accrued to now (rule 9): the job's instances carry them so.
+    accrued = {(i.instance_id, s.span.key): s for i in cost.instances for s in i.segments}
+    for stored in records.all_segments():
+        segment = accrued.get((stored.instance_id, stored.span.key), stored)
         lines.append(
             {
                 "kind": "segment",

@@ -5,7 +5,7 @@ alarm under the tracker's name that watches anything else is someone else's."""
 from __future__ import annotations
 
 from shared.adapters.alarms import alarm_specs
-from shared.app.config import MetricRef
+from shared.config.ledger import MetricRef
 from shared.domain.idle import WatchedMetric
 from shared.services.deps import LedgerDeps
 

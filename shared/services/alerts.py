@@ -15,9 +15,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
-from shared.adapters.notify import Alert, Notifier
+from shared.adapters.notify import Alert, Notifier, error_code, not_answering
 from shared.adapters.outbox import OutboxStore, alert_of
 from shared.domain.limits import (
     DELIVERY_MARGIN_SECONDS,
@@ -67,21 +66,6 @@ class Delivery:
     pending: int
     failed: list[str]
     next_due: datetime | None
-
-
-def _error_code(exc: Exception) -> str:
-    response: Any = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        return str(response.get("Error", {}).get("Code", ""))
-    return ""
-
-
-def _not_answering(exc: Exception) -> bool:
-    """SNS did not answer (timeouts, no connection): the rest would wait the same."""
-    from botocore.exceptions import ConnectionError as BotoConnectionError
-    from botocore.exceptions import ConnectTimeoutError, ReadTimeoutError
-
-    return isinstance(exc, ConnectTimeoutError | ReadTimeoutError | BotoConnectionError)
 
 
 def backoff(attempts: int) -> timedelta:
@@ -138,7 +122,7 @@ class AlertPoster:
             self.notifier.send(alert)
         except Exception as exc:  # kept pending: the re-send path sends it again
             error = f"{type(exc).__name__}: {exc}"
-            for_good = _error_code(exc) in REFUSED_FOR_GOOD_CODES
+            for_good = error_code(exc) in REFUSED_FOR_GOOD_CODES
             refusals = refusals + 1 if for_good else 0
             if refusals >= REFUSALS_FOR_GOOD and alert.kind != "delivery_failed":
                 logger.error(
@@ -156,7 +140,7 @@ class AlertPoster:
                 extra={"alert_id": alert.alert_id, "error": error},
             )
             self.outbox.note_failure(alert.alert_id, error, now + backoff(attempts + 1), refusals)
-            return "unanswered" if _not_answering(exc) else "pending"
+            return "unanswered" if not_answering(exc) else "pending"
         self.outbox.mark_sent(alert.alert_id, now)
         return "sent"
 

@@ -6,14 +6,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from shared.domain.budgets import Budget, period_bounds
+from shared.config.budgets import Budget
+from shared.domain.budgets import period_bounds
+from shared.domain.finance_day import calendar_of
 from shared.domain.forecast import BudgetForecast
 from shared.reports.formatting import iso, money
 from shared.services.budgets import JobCache, budget_status
 
 if TYPE_CHECKING:
     from shared.adapters.budget_store import BudgetStore
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
     from shared.services.deps import LedgerDeps
 
 
@@ -40,7 +42,7 @@ def budget_state(
     """The budget as defined, its source, and its spend and projection in the period
     containing ``now`` (``cache``: every job's rollups read once for many budgets)."""
     status = budget_status(deps, config, budget, now, cache or JobCache(deps))
-    period_start, period_end, _ = period_bounds(budget, now, config.calendar)
+    period_start, period_end, _ = period_bounds(budget, now, calendar_of(config))
     return {
         **budget.model_dump(mode="json"),
         "source": source,

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from shared.adapters.notify import Alert
-from shared.domain.budgets import Budget
+from shared.config.budgets import Budget
 from shared.domain.forecast import RANGE_MEANING, Crossing
 from shared.domain.limits import TOP_ITEMS
 from shared.reports.formatting import cents, iso

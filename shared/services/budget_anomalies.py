@@ -9,8 +9,9 @@ from decimal import Decimal
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.notify import Alert
 from shared.adapters.outbox import OutboxStore
-from shared.app.config import LedgerConfig
-from shared.domain.budgets import Budget
+from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
+from shared.domain.finance_day import calendar_of
 from shared.reports.formatting import cents, iso
 from shared.services.alerts import AlertPoster
 from shared.services.budget_alerts import scope_attributes
@@ -26,7 +27,7 @@ def day_spend(
     now: datetime,
     cache: JobCache,
 ) -> Decimal:
-    start, day_end = config.calendar.bounds(day)  # the finance day
+    start, day_end = calendar_of(config).bounds(day)  # the finance day
     end = min(day_end, now)
     total = Decimal(0)
     for job_id, rollups in cache.jobs().items():
@@ -41,7 +42,7 @@ def check_anomalies(
     """Once a day: yesterday's spend in each budget's scope against its trailing 7-day
     mean; above ``anomaly_multiple`` times it (with enough history) is an anomaly,
     recorded in the outbox (the re-send path sends it)."""
-    yesterday = config.calendar.day_of(now) - timedelta(days=1)
+    yesterday = calendar_of(config).day_of(now) - timedelta(days=1)
     cache = JobCache(deps)
     sent = []
     poster = AlertPoster(OutboxStore(deps.table))

@@ -12,7 +12,7 @@ from datetime import datetime
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.notify import Notifier
 from shared.adapters.outbox import OutboxStore
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.services.alerts import AlertPoster, Delivery
 from shared.services.budget_anomalies import check_anomalies
 from shared.services.budgets import evaluate_budgets

@@ -16,19 +16,22 @@ from decimal import Decimal
 from typing import Any
 
 from shared.adapters.budget_store import BudgetStore
+from shared.adapters.job_records import load_job
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES
-from shared.app.config import LedgerConfig
+from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
-from shared.domain.budgets import Budget, period_bounds
+from shared.domain.budgets import period_bounds
 from shared.domain.day_split import job_between
+from shared.domain.finance_day import calendar_of
 from shared.domain.forecast import BudgetForecast, DurationPrior, JobFacts, budget_forecast
 from shared.domain.job import rollup_tags
 from shared.services.alerts import AlertPoster
 from shared.services.budget_alerts import budget_alert, forecast_alert, forecast_id
 from shared.services.deps import LedgerDeps
 from shared.services.forecasts import job_facts, sent_forecasts
-from shared.services.job_view import all_rollups, load_job
+from shared.services.job_view import all_rollups
 
 HOUR = timedelta(hours=1)
 logger = logging.getLogger("costtracker.budgets")
@@ -164,7 +167,7 @@ DURATION_PRIOR = DurationPrior(shape="pareto", alpha=1.0, min_hours=1.0)
 def budget_status(
     deps: LedgerDeps, config: LedgerConfig, budget: Budget, now: datetime, cache: JobCache
 ) -> BudgetStatus:
-    start, end, key = period_bounds(budget, now, config.calendar)
+    start, end, key = period_bounds(budget, now, calendar_of(config))
     clock = deps.prices.clock
     spend_by_job: dict[str, Decimal] = {}
     ahead = now + HOUR
@@ -258,7 +261,7 @@ def evaluate_budgets(
     sent = []
     poster = AlertPoster(OutboxStore(deps.table))
     cache = JobCache(deps)
-    next_midnight = config.calendar.next_day_start(now)  # the finance day's end
+    next_midnight = calendar_of(config).next_day_start(now)  # the finance day's end
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
     budgets = effective_budgets(store, config)
     if not budgets:

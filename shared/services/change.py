@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from shared.domain.clocks import whole_seconds
+from shared.domain.clock import whole_seconds
 from shared.domain.day_split import instance_between, job_between
 from shared.domain.job import JobRecords
 from shared.domain.segments import SeriesReader
@@ -252,8 +252,9 @@ def scope_change(
     """The decomposition for the jobs of a scope (grouping-tag filters and/or one job),
     read from the ledger (the rollups, then each job in scope): the one function here
     that does I/O."""
+    from shared.adapters.job_records import load_job
     from shared.domain.job import rollup_tags
-    from shared.services.job_view import active_between, all_rollups, load_job
+    from shared.services.job_view import active_between, all_rollups
 
     first = min(before[0], after[0])
     last = (max(before[1], after[1]) - SECOND).date()

@@ -27,8 +27,7 @@ from shared.domain.checkpoint import (
     object_accrual,
     seen,
 )
-from shared.domain.clock import utc
-from shared.domain.clocks import day_start
+from shared.domain.clock import day_start, utc
 from shared.services.deps import LedgerDeps
 from shared.services.versioned import commit, versioned_update
 
@@ -71,7 +70,7 @@ def record_object_event(
             "object names no job: counted as unmatched",
             extra={"event_id": event_id, "bucket": bucket, "key": key},
         )
-        deps.table.transact([store.unmatched(bucket, key, event_id, at)])
+        store.record_unmatched(bucket, key, event_id, at)
         return CheckpointOutcome("unmatched", bucket, key)
     job_id, written_step = matched
     step = bounded_step(written_step)

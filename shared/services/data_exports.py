@@ -18,11 +18,11 @@ estimates. A billed line on no estimated resource is reported as unallocated.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, Protocol
 
 from shared.reports.formatting import money
 from shared.reports.parquet_reader import ParquetReadError, read_columns
@@ -166,13 +166,17 @@ def rows_from_parquet(data: bytes) -> list[dict[str, Any]]:
         raise DataExportError(f"not a Parquet file this reader can read: {exc}") from exc
 
 
-class S3DataExports:
-    """The configured export's CUR 2.0 Parquet objects in S3, one bill period at a time
-    (keys ``<prefix>/.../BILLING_PERIOD=YYYY-MM/...parquet``, as Data Exports writes them).
-    A period is read once per instance: AWS rewrites its files whole, several times a day."""
+class ExportFiles(Protocol):
+    def period_files(self, period: str) -> Iterator[bytes]: ...
 
-    def __init__(self, s3: Any, bucket: str, prefix: str = "") -> None:
-        self._s3, self._bucket, self._prefix = s3, bucket, prefix
+
+class DataExports:
+    """The billed lines of the configured export, one bill period at a time (its files:
+    ``shared.adapters.data_exports.S3ExportFiles``). A period is read once per instance:
+    AWS rewrites its files whole, several times a day."""
+
+    def __init__(self, files: ExportFiles) -> None:
+        self._files = files
         self._periods: dict[str, list[BilledLine]] = {}
 
     def lines(self, day: date) -> list[BilledLine]:
@@ -180,25 +184,10 @@ class S3DataExports:
         period = f"{day:%Y-%m}"
         if period not in self._periods:
             rows: list[dict[str, Any]] = []
-            for key in self._keys(f"BILLING_PERIOD={period}/"):
-                body = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+            for body in self._files.period_files(period):
                 rows += rows_from_parquet(body)
             self._periods[period] = billed_lines(rows)
         return [line for line in self._periods[period] if line.day == day]
-
-    def _keys(self, marker: str) -> list[str]:
-        keys: list[str] = []
-        kwargs = {"Bucket": self._bucket, "Prefix": self._prefix}
-        while True:
-            page = self._s3.list_objects_v2(**kwargs)
-            keys += [
-                o["Key"]
-                for o in page.get("Contents", [])
-                if marker in o["Key"] and o["Key"].endswith(".parquet")
-            ]
-            if not page.get("IsTruncated"):
-                return sorted(keys)
-            kwargs["ContinuationToken"] = page["NextContinuationToken"]
 
 
 def estimates_from_focus_rows(rows: Iterable[Mapping[str, Any]]) -> list[ResourceEstimate]:

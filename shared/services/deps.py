@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from shared.adapters.pricing import PriceBook
     from shared.adapters.rollup_store import RollupStore
     from shared.adapters.table import Table
-    from shared.app.config import LedgerConfig
+    from shared.config.ledger import LedgerConfig
     from shared.domain.clock import Clock
     from shared.services.reservations import ReservationLedger
 

@@ -24,6 +24,7 @@ from shared.adapters.file_system_store import FileSystemStore
 from shared.adapters.fsx import FileSystems
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.unit_of_work import UnitOfWork
+from shared.domain.finance_day import calendar_of
 from shared.domain.fsx import (
     FileSystemDescription,
     FileSystemFacts,
@@ -312,7 +313,7 @@ class FileSystemLedger:
                 )
                 change.add_strings["tag_values"] = {f"{k}={v}" for k, v in tags.items()}
         change.at_least["last_event_at"] = max(at, new.deleted_at or at).isoformat()
-        if at < self.deps.config.calendar.day_start(self.deps.clock.now()):
+        if at < calendar_of(self.deps.config).day_start(self.deps.clock.now()):
             change.counters["late_events"] = 1
             change.counters[PAST_CHANGES] = 1
         return change

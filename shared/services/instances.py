@@ -22,15 +22,14 @@ from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
 from shared.adapters.unit_of_work import UnitOfWork
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.accrual import Accrual
-from shared.domain.clock import utc
-from shared.domain.clocks import day_start
+from shared.domain.clock import day_start, utc
 from shared.domain.instance import (
     Change,
+    CostWarning,
     InstanceHead,
     InstanceProfile,
-    Warning_,
     head_accrual,
     is_very_late,
     refold,
@@ -99,7 +98,7 @@ def _new_head(
     warnings = list(tag_warnings(profile.tags, deps.config))
     if inferred:
         warnings.append(
-            Warning_(
+            CostWarning(
                 kind="inferred_instance",
                 detail=f"EC2 could not describe {instance_id}: tracked from its events as "
                 f"untagged:{instance_id}, type unknown, unpriced",

@@ -7,10 +7,11 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from shared.adapters.job_records import load_job
 from shared.domain import accrual as acc
 from shared.domain.job import JobCost, rollup_tags, status_of
 from shared.services.deps import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, cost_of, load_job
+from shared.services.job_view import active_between, all_rollups, cost_of
 
 
 def _total(rollups: list[dict[str, Any]], now: datetime, deps: LedgerDeps) -> Decimal:

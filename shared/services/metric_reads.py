@@ -20,8 +20,8 @@ from aws_lambda_powertools import Logger
 
 from shared.adapters.metric_reads import CloudWatchMetrics, MetricQuery
 from shared.adapters.utilization_store import UtilizationStore
-from shared.app.config import LedgerConfig
-from shared.app.measurement_config import AcceleratorKind
+from shared.config.ledger import LedgerConfig
+from shared.config.measurement import AcceleratorKind
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords
 from shared.domain.segments import SegmentCost

@@ -12,15 +12,16 @@ whatever people tag with.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
-from shared.domain.clocks import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, whole_seconds
 from shared.domain.day_split import checkpoint_versions
+from shared.domain.finance_day import calendar_of
 from shared.domain.idle import classify
 from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords, rollup_tags
+from shared.domain.ops_figures import DayFigures, TeamFigures
 from shared.services.change import accelerator_figures, is_accelerator
 from shared.services.deps import LedgerDeps
 from shared.services.job_view import records_active_on
@@ -30,27 +31,6 @@ OTHER = "other"
 UNTAGGED = "untagged"
 GB = Decimal(2**30)
 CONDITIONS = ("idle", "input_bound", "no_metrics", "other")
-
-
-@dataclass
-class TeamFigures:
-    accelerator_hours: Decimal = Decimal(0)
-    idle_hours: Decimal = Decimal(0)
-
-    @property
-    def utilization_percent(self) -> Decimal | None:
-        """Share of accelerator running time not idle; None without accelerator time."""
-        if self.accelerator_hours <= 0:
-            return None
-        busy = max(Decimal(0), self.accelerator_hours - self.idle_hours)
-        return busy * 100 / self.accelerator_hours
-
-
-@dataclass
-class DayFigures:
-    day: date
-    teams: dict[str, TeamFigures] = field(default_factory=dict)
-    checkpoint_storage_gb: Decimal = Decimal(0)
 
 
 def idle_hours(records: JobRecords, lo: datetime, hi: datetime, now: datetime) -> Decimal:
@@ -94,7 +74,7 @@ class DayFiguresWalk:
 
     def __init__(self, deps: LedgerDeps, day: date, now: datetime) -> None:
         self.deps, self.day, self.now = deps, day, now
-        self.start, self.end = deps.config.calendar.bounds(day)
+        self.start, self.end = calendar_of(deps.config).bounds(day)
         self.teams: dict[str, TeamFigures] = {}
         self.stored = 0
 

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.adapters import keys
-from shared.adapters import ledger_schema as schema
 from shared.adapters.checkpoint_store import CheckpointStore, checkpoint_of
 from shared.adapters.instance_store import head_of
 from shared.adapters.notify import Alert, Notifier
@@ -18,8 +16,9 @@ from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
 from shared.adapters.unit_of_work import UnitOfWork
+from shared.adapters.unpriced import unpriced_records
 from shared.domain import accrual as acc
-from shared.domain.checkpoint import Version, object_accrual, version_accrual
+from shared.domain.checkpoint import object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
 from shared.domain.segments import SegmentCost, price_span, segment_accrual
 from shared.reports.formatting import iso
@@ -92,13 +91,9 @@ def _backfill_head(deps: LedgerDeps, head: InstanceHead) -> bool:
 
 def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
     cost = SegmentCost.model_validate_json(str(item["record"]))
-    pk = str(item["pk"])
-    head_item = deps.table.get(
-        pk, keys.instance_head_sk(str(item["account"]), str(item["instance_id"]))
-    )
-    if head_item is None:
+    head = deps.instances.stored_head_of(item)
+    if head is None:
         return False
-    head = head_of(head_item)
     if any(s.span.key == cost.span.key for s in head.segments):
         return False  # still in the window: priced with its head
     priced = _reprice(deps, head, cost)
@@ -120,13 +115,7 @@ def _backfill_checkpoint(deps: LedgerDeps, store: CheckpointStore, item: dict[st
     # Versions that left the head are sealed records: price them from their spans.
     in_head = {v.write_event_id for v in head.versions}
     sealed = acc.Accrual()
-    name = f"s3://{head.bucket}/{head.key}"
-    for sealed_item in deps.table.query(keys.job_pk(head.job_id), sk_from="E#", sk_to="E#~"):
-        if sealed_item.get("kind") != "version" or sealed_item.get("void"):
-            continue
-        if sealed_item.get("object") != name or sealed_item.get("account") != head.account:
-            continue
-        version = Version.model_validate_json(str(sealed_item["record"]))
+    for version in store.sealed_versions(head):
         if version.write_event_id not in in_head:
             sealed.add(version_accrual(priced, version))
     new = priced.model_copy(update={"sealed": acc.to_attributes(sealed)})
@@ -161,7 +150,7 @@ def backfill_prices(
     # Sealed segments first: a head's own check then sees what this run priced.
     order = {"segment": 0, "instance": 1, "checkpoint": 2}
     items = sorted(
-        deps.table.query(schema.UNPRICED, index=schema.UNPRICED_INDEX.name),
+        unpriced_records(deps.table),
         key=lambda i: order.get(str(i.get("kind")), 3),
     )
     for item in items:

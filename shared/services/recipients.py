@@ -19,7 +19,7 @@ from typing import Protocol
 
 from shared.adapters.budget_store import SUBSCRIBING
 from shared.adapters.subscriptions import PENDING, RecipientSubscriptions
-from shared.domain.budgets import Budget
+from shared.config.budgets import Budget
 
 
 class SubscriptionRecords(Protocol):

@@ -7,84 +7,30 @@ Cost Explorer marks final is never asked again (its reconciliation item is the c
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
-from shared.app.config import LedgerConfig
-from shared.domain.clocks import day_bounds
+from shared.adapters.cost_explorer import BilledDay
+from shared.adapters.job_records import load_job
+from shared.config.ledger import LedgerConfig
+from shared.domain.clock import day_bounds
 from shared.domain.day_split import job_between
 from shared.domain.limits import RECONCILED_JOBS
 from shared.reports.formatting import iso, money
 from shared.services.deps import LedgerDeps
-from shared.services.job_view import active_between, all_rollups, load_job
+from shared.services.job_view import active_between, all_rollups
 from shared.services.summaries import summarize_day
 
 if TYPE_CHECKING:  # the Data Exports reader is loaded only when exports are configured
     from shared.adapters.daily_store import ReconciliationStore
     from shared.services.data_exports import BilledLine
 
-# Cost Explorer SERVICE values -> the part of our estimate they confirm.
-SERVICE_KINDS = {
-    "Amazon Elastic Compute Cloud - Compute": "instance",
-    "EC2 - Other": "ebs",  # EBS volumes (and EC2-side transfer, NAT, ...)
-    "Amazon Simple Storage Service": "checkpoint_storage",
-    "AmazonCloudWatch": "cloudwatch",
-    "AWS Data Transfer": "data_transfer",
-}
 ESTIMATED_KINDS = ("instance", "ebs", "checkpoint_storage")
-
-
-@dataclass(frozen=True)
-class BilledDay:
-    final: bool  # Cost Explorer's own "Estimated": false
-    by_job: dict[str, dict[str, Decimal]]  # job -> kind -> USD
 
 
 class BillSource(Protocol):
     def billed_day(self, day: date, job_tag_key: str) -> BilledDay: ...
-
-
-class CostExplorerBills:
-    def __init__(self, ce_client: Any) -> None:
-        self._ce = ce_client
-
-    def billed_day(self, day: date, job_tag_key: str) -> BilledDay:
-        by_job: dict[str, dict[str, Decimal]] = {}
-        final = True
-        token = None
-        while True:
-            kwargs: dict[str, Any] = {
-                "TimePeriod": {
-                    "Start": day.isoformat(),
-                    "End": (day + timedelta(days=1)).isoformat(),
-                },
-                "Granularity": "DAILY",
-                "Metrics": ["UnblendedCost"],
-                "GroupBy": [
-                    {"Type": "TAG", "Key": job_tag_key},
-                    {"Type": "DIMENSION", "Key": "SERVICE"},
-                ],
-            }
-            if token:
-                kwargs["NextPageToken"] = token
-            response = self._ce.get_cost_and_usage(**kwargs)
-            results = response.get("ResultsByTime", [])
-            if not results:
-                final = False
-            for result in results:
-                final = final and not result.get("Estimated", True)
-                for group in result.get("Groups", []):
-                    tag, service = group["Keys"]
-                    job = tag.split("$", 1)[1] if "$" in tag else ""
-                    kind = SERVICE_KINDS.get(service, "other")
-                    usd = Decimal(group["Metrics"]["UnblendedCost"]["Amount"])
-                    per_job = by_job.setdefault(job or "(no job tag)", {})
-                    per_job[kind] = per_job.get(kind, Decimal(0)) + usd
-            token = response.get("NextPageToken")
-            if not token:
-                return BilledDay(final, by_job)
 
 
 def _pct(estimated: Decimal, billed: Decimal) -> str | None:
@@ -102,7 +48,7 @@ def _estimate(
 
 
 class LineSource(Protocol):
-    """Billed lines by resource (``S3DataExports``: the account's Data Exports)."""
+    """Billed lines by resource (``DataExports``: the account's Data Exports)."""
 
     def lines(self, day: date) -> list[BilledLine]: ...
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from shared.adapters import keys
-from shared.adapters.instance_store import head_of  # noqa: F401  (kept for symmetry)
 from shared.domain import accrual as acc
 from shared.domain.instance import Change, InstanceHead, refold
 from shared.domain.lifecycle import Transition
 from shared.domain.segments import SegmentCost, segment_accrual
+from shared.reports.formatting import iso
 
 if TYPE_CHECKING:
     from shared.services.deps import LedgerDeps
@@ -25,19 +24,12 @@ def _transitions_of(cost: SegmentCost) -> list[Transition]:
 
 
 def widen_and_refold(deps: LedgerDeps, head: InstanceHead, transition: Transition) -> Change:
-    items = deps.table.query(
-        keys.job_pk(head.job_id), sk_from=f"E#{keys.iso(transition.at)}", sk_to="E#~"
-    )
     in_window = {s.span.key for s in head.segments}
-    restored: list[SegmentCost] = []
-    for item in items:
-        if item.get("kind") != "segment" or item.get("void"):
-            continue
-        if item.get("instance_id") != head.instance_id or item.get("account") != head.account:
-            continue
-        cost = SegmentCost.model_validate_json(item["record"])
-        if cost.span.key not in in_window:
-            restored.append(cost)
+    restored = [
+        cost
+        for cost in deps.instances.sealed_segments(head, transition.at)
+        if cost.span.key not in in_window
+    ]
     sealed = acc.from_attributes(head.sealed)
     for cost in restored:
         sealed.add(segment_accrual(cost), -1)
@@ -54,9 +46,7 @@ def widen_and_refold(deps: LedgerDeps, head: InstanceHead, transition: Transitio
         t.state == "terminated" and t.at == terminated for t in window
     ):
         window.append(
-            Transition(
-                event_id=f"terminated@{keys.iso(terminated)}", at=terminated, state="terminated"
-            )
+            Transition(event_id=f"terminated@{iso(terminated)}", at=terminated, state="terminated")
         )
     widened = head.model_copy(
         update={

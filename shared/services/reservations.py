@@ -31,10 +31,10 @@ from shared.adapters.reservations import (
 from shared.adapters.rollup_store import RollupChange, RollupStore
 from shared.adapters.table import Put, Table, Update
 from shared.adapters.unit_of_work import UnitOfWork
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.accrual import Accrual
 from shared.domain.base import Rate, RateSource
-from shared.domain.clocks import SECONDS_PER_HOUR
+from shared.domain.clock import SECONDS_PER_HOUR
 from shared.domain.instance import InstanceHead, InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.managed.models import CapacityReservation

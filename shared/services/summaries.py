@@ -19,6 +19,7 @@ from shared.adapters.notify import Alert
 from shared.adapters.report_store import ReportStore
 from shared.adapters.utilization_store import UtilizationStore
 from shared.domain.day_split import KINDS, job_between
+from shared.domain.finance_day import calendar_of
 from shared.domain.job import JobRecords, rollup_tags
 from shared.domain.limits import DOCUMENT_ENTRIES, TOP_ITEMS
 from shared.domain.tags import NO_TAG
@@ -45,7 +46,7 @@ def summarize_day(
     ``now``; ``each_job`` sees every active job's records on the way (the day's other
     figures)."""
     config = deps.config
-    start, end = config.calendar.bounds(day)
+    start, end = calendar_of(config).bounds(day)
     by_job: dict[str, Decimal] = {}
     by_tag: dict[str, dict[str, Decimal]] = {}
     sums = dict.fromkeys(KINDS, Decimal(0))
@@ -230,7 +231,7 @@ def publish_summary(
     if rows:
         keys[f"{name}.parquet"] = (focus[0], "application/vnd.apache.parquet")
         keys[f"{name}.csv"] = (focus[1], "text/csv")
-        metadata = focus[2]
+        metadata: dict[str, Any] = dict(focus[2])
     else:
         # A day without charges gets its metadata file only: FOCUS's value rules
         # ("one of the allowed values") judge an empty column as failed.

@@ -158,7 +158,7 @@ def job_timeline(
 ) -> list[dict[str, Any]]:
     """The timeline of a job from its start (now, when it has none) to now: its sealed
     records since the start are read first (one Query)."""
-    from shared.services.job_view import load_sealed
+    from shared.adapters.job_records import load_sealed
 
     start = started_at or now
     load_sealed(deps.table, records, start)

@@ -19,8 +19,7 @@ from shared.adapters.rollup_store import RollupChange
 from shared.adapters.sagemaker import TrainingJobNotFound, TrainingJobs
 from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain.accrual import Accrual
-from shared.domain.clock import utc
-from shared.domain.clocks import day_start
+from shared.domain.clock import day_start, utc
 from shared.domain.managed.models import TrainingJobDescription
 from shared.domain.managed.training import TrainingHead, merge, training_accrual, with_billing
 from shared.domain.managed.training_cost import sagemaker_job_id

@@ -198,12 +198,12 @@ def last_complete_checkpoint_at(deps: LedgerDeps, job_id: str, now: datetime) ->
     """When the job's latest complete checkpoint completed: its step's completion marker
     was written (where a marker is configured), or nothing of its step has been written
     for the quiet period. A checkpoint still being written never counts."""
-    from shared.adapters import keys
+    from shared.adapters.checkpoint_store import CheckpointStore
 
     config = deps.config.checkpoint
     quiet = timedelta(minutes=config.quiet_minutes)
     complete: list[datetime] = []
-    for item in deps.table.query(keys.job_pk(job_id), begins_with="K#"):
+    for item in CheckpointStore(deps.table).step_markers(job_id):
         if config.completion_marker:
             at = item.get("complete_at")
             if at:

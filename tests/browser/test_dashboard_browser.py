@@ -2,175 +2,17 @@
 
 Each view is loaded from a real ``costtracker demo`` (the two-team fortnight example,
 budgets set after the replay) and must show the figures the API returns for the same
-jobs, to the cent, with no console error. Screenshots go to $COSTTRACKER_SCREENSHOTS
-(``make screenshots`` writes docs/dashboard/). Without Chromium the module skips.
+jobs, to the cent, with no console error (the layout at 390, 1280 and 1440 px, and the
+screenshots: test_dashboard_layout.py). Without Chromium the module skips.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import queue
-import re
-import shutil
-import subprocess
-import sys
-import threading
-import time
-import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
-import pytest
-
 from costtracker.render.text import per_unit, rate
-
-# The demo replays its scenario first (about a minute on an idle machine).
-DEMO_READY_WITHIN_S = 600.0
-CHROMIUM = os.environ.get("COSTTRACKER_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip(
-        "browser tests: no Chromium (apt-get install chromium; .ci/run does)",
-        allow_module_level=True,
-    )
-sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests: no Playwright")
-
-ROOT = Path(__file__).resolve().parents[2]
-SCENARIO = ROOT / "costtracker" / "examples" / "two-teams-fortnight.json"
-BUDGETS = ROOT / "costtracker" / "examples" / "two-teams-fortnight.budgets.json"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-
-def cents(value: str | Decimal) -> str:
-    amount = Decimal(value).quantize(Decimal("0.01"))
-    return f"-${-amount:,}" if amount < 0 else f"${amount:,}"
-
-
-def signed(value: str) -> str:
-    return f"+{cents(value)}" if Decimal(value) > 0 else cents(value)
-
-
-def unit(value: str | Decimal) -> str:
-    """A rate ($/h, $/1M tokens, $/1,000 steps) as the CLI shows it: 4 significant digits,
-    at least cents (costtracker.render.text.per_unit)."""
-    return per_unit(str(value))
-
-
-def signed_unit(value: str) -> str:
-    return f"+{unit(value)}" if Decimal(value) > 0 else unit(value)
-
-
-@contextmanager
-def running_demo(*extra: str) -> Iterator[str]:
-    """``costtracker demo`` on a free port, as a user runs it; yields its base URL."""
-    env = {**os.environ, "POWERTOOLS_METRICS_DISABLED": "true"}
-    command = [sys.executable, "-m", "costtracker.cli", "demo", "--port", "0"]
-    command += ["--scenario", str(SCENARIO), "--budgets", str(BUDGETS), *extra]
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    url = None
-    lines: list[str] = []
-    assert process.stdout is not None
-    arrived: queue.Queue[str | None] = queue.Queue()
-
-    def read(stream: Any = process.stdout) -> None:
-        for line in stream:
-            arrived.put(line)
-        arrived.put(None)  # the demo ended
-
-    threading.Thread(target=read, daemon=True).start()
-    # The replay takes about a minute on an idle machine: wait on the dashboard's line
-    # with a generous bound, not for ever.
-    deadline = time.monotonic() + DEMO_READY_WITHIN_S
-    while url is None and (left := deadline - time.monotonic()) > 0:
-        try:
-            line = arrived.get(timeout=left)
-        except queue.Empty:
-            break
-        if line is None:
-            break
-        lines.append(line)
-        found = re.match(r"Dashboard on (http://\S+)/", line)
-        if found:
-            url = found.group(1)
-    try:
-        if url is None:
-            pytest.fail(
-                f"waited {DEMO_READY_WITHIN_S:.0f} s for the demo's 'Dashboard on' line; its"
-                " last output:\n" + "".join(lines[-20:])
-            )
-        yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
-
-
-@pytest.fixture(scope="module")
-def demo() -> Iterator[str]:
-    with running_demo() as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with sync_api.sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield launched
-        launched.close()
-
-
-def api(base: str, path: str) -> Any:
-    with urllib.request.urlopen(base + path, timeout=60) as response:
-        return json.loads(response.read())
-
-
-class View:
-    def __init__(self, browser: Any, base: str, width: int = 1280, height: int = 800) -> None:
-        self.page = browser.new_page(viewport={"width": width, "height": height})
-        self.base = base
-        self.errors: list[str] = []
-        self.page.on(
-            "console",
-            lambda m: (
-                self.errors.append(f"{m.type}: {m.text}")
-                if m.type in ("error", "warning")
-                else None
-            ),
-        )
-        self.page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
-        self.page.on("requestfailed", lambda r: self.errors.append(f"failed: {r.url}"))
-
-    def open(self, fragment: str) -> View:
-        self.page.goto(f"{self.base}/{fragment}")
-        self.page.wait_for_selector("main[aria-busy=false]", timeout=60_000)
-        assert self.page.locator(".error").count() == 0, self.page.locator(
-            ".error"
-        ).all_inner_texts()
-        return self
-
-    def fig(self, name: str) -> str:
-        return str(self.page.locator(f'[data-fig="{name}"]').first.inner_text()).strip()
-
-    def shot(self, name: str) -> None:
-        folder = os.environ.get("COSTTRACKER_SCREENSHOTS")
-        if folder:
-            Path(folder).mkdir(parents=True, exist_ok=True)
-            self.page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
-
-    def close(self) -> None:
-        assert self.errors == []
-        self.page.close()
+from tests.browser.support import View, api, cents, running_demo, signed, signed_unit, unit
 
 
 def test_now_shows_running_jobs_and_idle_accelerators(browser: Any, demo: str) -> None:
@@ -194,7 +36,6 @@ def test_now_shows_running_jobs_and_idle_accelerators(browser: Any, demo: str) -
         in view.page.locator('[data-role="provenance"]').inner_text()
     )
     assert view.page.locator(".badge.estimated").count() >= 3
-    view.shot("now")
     view.close()
 
 
@@ -225,7 +66,6 @@ def test_a_job_splits_its_cost_and_marks_its_events(browser: Any, demo: str) -> 
     assert view.page.locator('[data-mark="checkpoint"]').count() == job["checkpoint_objects"]
     for series in ("instance_usd", "ebs_usd", "checkpoint_storage_usd"):
         assert view.page.locator(f'polygon[data-series="{series}"]').count() == 1
-    view.shot("job")
     view.open("#/job/vit-spot")
     spot = api(demo, "/jobs/vit-spot")
     assert view.fig("job:rerun") == cents(spot["cost_usd"]["wasted_rerun"])
@@ -244,7 +84,6 @@ def test_trainium_against_gpu(browser: Any, demo: str) -> None:
         assert view.fig(f"cmp:{job}:idle") == cents(row["wasted_idle_usd"])
     text = view.page.locator('[data-table="compare"]').inner_text()
     assert "Neuron (Trainium/Inferentia)" in text and "NVIDIA GPU" in text
-    view.shot("compare")
     view.close()
 
 
@@ -267,7 +106,6 @@ def test_spend_by_day_stacked_by_team(browser: Any, demo: str) -> None:
     assert view.page.locator('rect[data-series="nlp"]').count() > 0
     # the last day's untagged GPU misses every required tag
     assert "i-0e100000000000e01" in view.page.locator('[data-table="compliance"]').inner_text()
-    view.shot("spend")
     view.close()
 
 
@@ -291,7 +129,6 @@ def test_budgets_against_thresholds(browser: Any, demo: str) -> None:
             assert words.startswith("not projected"), words
         else:
             assert hundred["state"] in ("crossed", "projected") and "not" not in words
-    view.shot("budgets")
     view.close()
 
 
@@ -311,18 +148,6 @@ def test_why_did_it_change_matches_the_hand_calculation(browser: Any, demo: str)
     assert view.fig("change:total") == cents(body["change"]["total_usd"])
     assert view.fig("change:per1k") == signed_unit(body["change"]["cost_per_1k_steps_usd"])
     assert view.fig("change:hours:0") == "56.00" and view.fig("change:hours:1") == "94.00"
-    view.shot("change")
-    view.close()
-
-
-def test_readable_on_a_phone(browser: Any, demo: str) -> None:
-    view = View(browser, demo, width=390, height=844)
-    for fragment in ("#/now", "#/job/llama-pretrain", "#/change"):
-        view.open(fragment)
-        width = view.page.evaluate("document.documentElement.scrollWidth")
-        assert width <= 392, f"{fragment} is {width}px wide on a 390px screen"
-    view.open("#/now")
-    view.shot("now-phone")
     view.close()
 
 

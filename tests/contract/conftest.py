@@ -13,6 +13,7 @@ import boto3
 import pytest
 from moto import mock_aws
 
+from costtracker.fakes.twins import FakeFleet
 from shared.adapters import ledger_schema
 from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.instance_store import InstanceStore
@@ -21,11 +22,10 @@ from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
 from shared.adapters.rollup_store import RollupStore
 from shared.adapters.table import DynamoTable, MemoryTable, Table
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceProfile
 from shared.services.deps import LedgerDeps
-from tests.fakes import FakeFleet
 
 REGION = "us-east-1"
 ACCOUNT = "123456789012"

@@ -15,8 +15,8 @@ from shared.adapters.daily_store import ReconciliationStore, SummaryStore
 from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.app.config import LedgerConfig
-from shared.domain.budgets import Budget
+from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
 
 
 def test_each_store_is_built_over_the_stacks_table(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,7 +32,7 @@ def test_each_store_is_built_over_the_stacks_table(monkeypatch: pytest.MonkeyPat
             assert isinstance(table, DynamoTable)
             built = [
                 (runtime.budget_store(), BudgetStore),
-                (runtime.price_cache(), PriceCacheStore),
+                (runtime.price_cache_store(), PriceCacheStore),
                 (runtime.summary_store(), SummaryStore),
                 (runtime.reconciliation_store(), ReconciliationStore),
                 (runtime.ledger_deps().prices._cache, PriceCacheStore),
@@ -40,7 +40,9 @@ def test_each_store_is_built_over_the_stacks_table(monkeypatch: pytest.MonkeyPat
             for store, kind in built:
                 assert isinstance(store, kind) and store.table is table
             rt = runtime.current()
-            assert all(s.table is table for s in (rt.instances, rt.rollups, rt.checkpoints))
+            assert all(
+                s.table is table for s in (rt.instance_store, rt.rollup_store, rt.checkpoint_store)
+            )
             budget = Budget.model_validate(
                 {"budget_id": "b1", "amount_usd": "10", "scope": {"account": True}}
             )

@@ -12,7 +12,6 @@ from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.checkpoint_store import CheckpointStore
-from shared.adapters.claim_store import ClaimStore, claim_key
 from shared.adapters.daily_store import ReconciliationStore, SummaryStore
 from shared.adapters.instance_store import InstanceStore, Pointer
 from shared.adapters.managed_store import ReservationStore, TrainingStore
@@ -21,8 +20,8 @@ from shared.adapters.outbox import OutboxStore
 from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.rollup_store import RollupChange, RollupStore
 from shared.adapters.table import ConditionFailed, Table
+from shared.config.budgets import Budget
 from shared.domain.base import Rate, RateSource
-from shared.domain.budgets import Budget
 from tests.contract.conftest import ACCOUNT, T0
 from tests.contract.records import reservation_head, training_head
 
@@ -86,17 +85,6 @@ def test_the_price_cache_round_trips_a_rate_with_its_provenance(table: Table) ->
     store.put_price("ec2#us-east-1#p5.48xlarge#Linux", rate)
     assert store.get_price("ec2#us-east-1#p5.48xlarge#Linux") == rate
     assert store.get_price("ec2#eu-west-1#p5.48xlarge#Linux") is None
-
-
-def test_a_claim_is_won_once_and_carries_its_ttl(table: Table) -> None:
-    store = ClaimStore(table)
-    expires = NOW + timedelta(days=2)
-    assert store.claim_once("alert#b1#80", expires) is True
-    assert store.claim_once("alert#b1#80", expires) is False
-    assert ClaimStore(table).claim_once("alert#b1#80", expires) is False  # another container
-    assert store.claim_once("alert#b1#100", expires) is True
-    item = table.get(*claim_key("alert#b1#80"))
-    assert item is not None and item[schema.TTL_ATTRIBUTE] == int(expires.timestamp())
 
 
 def test_daily_documents_by_date_beyond_one_batch(table: Table) -> None:

@@ -17,6 +17,8 @@ from typing import Any
 
 import pytest
 
+from tests.aws_events import ec2_state_event
+
 pytestmark = pytest.mark.e2e
 
 
@@ -76,17 +78,14 @@ def test_state_event_reaches_the_ledger_and_the_api(stack: dict[str, str]) -> No
         pytest.skip("set COSTTRACKER_E2E_INSTANCE_ID to a tagged instance to track")
     function = _output(stack, "InstanceStateFunctionName")
     region = boto3.session.Session().region_name
-    event = {
-        "version": "0",
-        "id": str(uuid.uuid4()),
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": boto3.client("sts").get_caller_identity()["Account"],
-        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": region,
-        "resources": [],
-        "detail": {"instance-id": instance_id, "state": "running"},
-    }
+    event = ec2_state_event(
+        str(uuid.uuid4()),
+        instance_id,
+        "running",
+        datetime.now(UTC),
+        account=boto3.client("sts").get_caller_identity()["Account"],
+        region=region,
+    )
     result = boto3.client("lambda").invoke(FunctionName=function, Payload=json.dumps(event))
     payload = json.loads(result["Payload"].read())
     assert "FunctionError" not in result, payload

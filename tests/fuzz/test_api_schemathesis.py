@@ -24,6 +24,8 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.aws_events import ec2_state_event
+
 schemathesis = pytest.importorskip(
     "schemathesis",
     reason="schemathesis is not installed (dev extra, not in requirements/dev.lock yet)",
@@ -41,9 +43,9 @@ from schemathesis.specs.openapi.checks import (  # noqa: E402
 
 from costtracker.local_api import proxy_event, with_local_admin  # noqa: E402
 from shared.adapters import ledger_schema  # noqa: E402
-from shared.api.access import AccessConfig, AccessRule  # noqa: E402
 from shared.app import runtime  # noqa: E402
-from shared.app.config import LedgerConfig, PriceOverrides  # noqa: E402
+from shared.config.access import AccessConfig, AccessRule  # noqa: E402
+from shared.config.ledger import LedgerConfig, PriceOverrides  # noqa: E402
 from shared.domain.clock import FixedClock  # noqa: E402
 
 # FUZZ_EXAMPLES=300 for a longer search (CI runs 50 per operation).
@@ -149,12 +151,7 @@ def _send_state(ids: dict[str, str], clock: FixedClock, eid: str, seconds: int, 
     from functions.instance_state.handler import handler
 
     at = T0 + timedelta(seconds=seconds)
-    event = {
-        "version": "0", "id": eid, "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2", "account": "123456789012",
-        "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "region": "us-east-1", "resources": [],
-        "detail": {"instance-id": ids[job], "state": state},
-    }  # fmt: skip
+    event = ec2_state_event(eid, ids[job], state, at)
     clock.advance_to(at)
     handler(event, _Context())
 

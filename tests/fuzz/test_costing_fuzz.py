@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from shared.domain import accrual as acc
 from shared.domain.base import Rate, RateSource
 from shared.domain.checkpoint import GIB, CheckpointHead, Version, version_accrual
-from shared.domain.clocks import (
+from shared.domain.clock import (
     MONTH_UNITS,
     month_clock,
     month_start,
@@ -582,7 +582,7 @@ SERVICE_PRICES = {"trn1.32xlarge": Decimal(36)}
 def _deliver(arrivals: Sequence[Transition]) -> tuple[int, Decimal]:
     """Each event through ``record_state_change`` over the in-memory table, in arrival
     order: (billed seconds, instance cost) of the job a day later."""
-    from shared.app.config import LedgerConfig, PriceOverrides
+    from shared.config.ledger import LedgerConfig, PriceOverrides
     from shared.services.instances import record_state_change
     from shared.services.job_view import JobNotFound
     from tests.support import ACCOUNT, REGION, memory_ledger

@@ -18,7 +18,7 @@ if str(REPO_ROOT) not in sys.path:
 from aws_cdk.assertions import Template  # noqa: E402
 
 from cdk.app import build_app  # noqa: E402
-from cdk.settings import StackSettings  # noqa: E402
+from cdk.stack_settings import StackSettings  # noqa: E402
 
 # Skip the layer's pip bundling; record each resource's construct path so tests
 # can tell which function a rule or policy belongs to.

@@ -8,8 +8,8 @@ import json
 from conftest import Synthesized
 from test_infra_stack import actions_of, role_statements
 
+from shared.app.function_grants import FSX_READ_ACTIONS, INSTANCE_READ_ACTIONS
 from shared.app.functions import FUNCTIONS
-from shared.app.grants import FSX_READ_ACTIONS, INSTANCE_READ_ACTIONS
 
 ASYNC_FUNCTIONS = [f.name for f in FUNCTIONS if f.asynchronous]
 # The functions that Describe instances or file systems (and so may need a member

@@ -11,8 +11,8 @@ import pytest
 from conftest import Synthesized
 from test_infra_stack import _as_list, actions_of, function_id, role_statements
 
+from shared.app.function_grants import Grants, Topic
 from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, event_rules, schedules
-from shared.app.grants import Grants, Topic
 from shared.app.triggers import EventRule, Every
 
 # What each grant comes to in IAM actions (some are added by CDK's own grant methods).

@@ -18,7 +18,7 @@ from conftest import REPO_ROOT, TEST_CONTEXT, cdk_json_context
 
 from cdk.app import build_app, file_context
 from cdk.context import SettingsError, load_settings, settings_with_sources
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 
 BUDGET = {
     "budget_id": "nlp-month",

@@ -12,7 +12,7 @@ from conftest import REPO_ROOT, cdk_json_context
 
 from cdk.app import file_context
 from cdk.context import SettingsError, load_settings
-from cdk.settings import StackSettings
+from cdk.stack_settings import StackSettings
 
 
 def _load(**overrides: object) -> StackSettings:
@@ -100,8 +100,8 @@ def test_a_catalog_function_without_a_handler_fails_synth_by_name(
     """The stack makes what the catalog lists: an entry needs functions/<name>/handler.py."""
     import cdk.stack
     from cdk.app import build_app
+    from shared.app.function_grants import Grants
     from shared.app.functions import Function
-    from shared.app.grants import Grants
     from shared.app.triggers import EventRule
 
     mystery = Function("mystery", "?", 60, EventRule({"source": ["aws.ec2"]}), Grants())

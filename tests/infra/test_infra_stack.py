@@ -12,8 +12,8 @@ from conftest import Synthesized
 
 from cdk.constructs.lambda_factory import _pascal
 from shared.adapters import ledger_schema
-from shared.app.config import LedgerConfig
 from shared.app.functions import BY_NAME, EVENT_RULES, FUNCTIONS, SCHEDULES
+from shared.config.ledger import LedgerConfig
 
 ASYNC_FUNCTIONS = sorted(f.name for f in FUNCTIONS if f.asynchronous)
 ALL_FUNCTIONS = [*ASYNC_FUNCTIONS, *(f.name for f in FUNCTIONS if not f.asynchronous)]

@@ -21,8 +21,9 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
+from tests.aws_events import ec2_state_event
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-access"
@@ -101,11 +102,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             from functions.instance_state.handler import handler
 
             for n, job in enumerate(ids):
-                handler({"version": "0", "id": f"e{n}", "source": "aws.ec2",
-                         "detail-type": "EC2 Instance State-change Notification",
-                         "account": "123456789012", "time": "2026-11-01T10:00:00Z",
-                         "region": "us-east-1", "resources": [],
-                         "detail": {"instance-id": ids[job], "state": "running"}},
+                handler(ec2_state_event(f"e{n}", ids[job], "running", "2026-11-01T10:00:00Z"),
                         FakeLambdaContext("test"))  # fmt: skip
             clock.advance_to(T0 + timedelta(hours=1))
             yield {"clock": clock}

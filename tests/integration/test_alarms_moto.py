@@ -14,7 +14,7 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.adapters.alarms import CloudWatchAlarms, alarm_specs
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import ec2_state_event
 

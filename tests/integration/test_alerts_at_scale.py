@@ -30,7 +30,7 @@ from shared.adapters.notify import Alert, SnsNotifier, clean_subject, message_at
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.report_store import DirectoryReportStore
 from shared.adapters.table import MemoryTable
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain import limits
 from shared.domain.instance import InstanceProfile
 from shared.services.alerts import AlertPoster

@@ -56,10 +56,11 @@ def test_timeline_and_job_documents_over_every_scenario(name: str) -> None:
     from costtracker.progress import Progress
     from costtracker.replay import replay_session
     from costtracker.scenario import Scenario
+    from shared.adapters.job_records import load_job, load_sealed
     from shared.api.models.jobs import JobDetail, JobItems
     from shared.app import runtime
     from shared.reports.views import job_detail, job_line_items
-    from shared.services.job_view import all_rollups, cost_of, load_job, load_sealed
+    from shared.services.job_view import all_rollups, cost_of
     from shared.services.timeline import cumulative_points
 
     scenario = Scenario.model_validate(json.loads((SCENARIOS / name).read_text()))

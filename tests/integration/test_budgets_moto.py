@@ -16,9 +16,10 @@ from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import with_local_admin
 from shared.adapters import ledger_schema
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.budget_tick import run_tick
+from tests.aws_events import ec2_state_event
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-budgets"
@@ -95,17 +96,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
             for n, iid in enumerate(ids):
                 handler(
-                    {
-                        "version": "0",
-                        "id": f"e{n}",
-                        "source": "aws.ec2",
-                        "detail-type": "EC2 Instance State-change Notification",
-                        "account": "123456789012",
-                        "time": "2026-11-01T00:00:00Z",
-                        "region": "us-east-1",
-                        "resources": [],
-                        "detail": {"instance-id": iid, "state": "running"},
-                    },
+                    ec2_state_event(f"e{n}", iid, "running", "2026-11-01T00:00:00Z"),
                     FakeLambdaContext("test"),
                 )
             yield {"sqs": sqs, "queue": queue, "clock": clock}

@@ -21,7 +21,7 @@ from costtracker.demo import local_identity
 from costtracker.local_api import LOCAL_CALLER_ARN, RemoteRefused, serve
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from tests.aws_events import ec2_state_event
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,7 +58,7 @@ SMALL = {
 @pytest.fixture(scope="module")
 def local_api() -> Iterator[dict[str, str]]:
     """The small scenario served twice: as an admin, and as a member of team nlp."""
-    from shared.api.access import AccessConfig
+    from shared.config.access import AccessConfig
 
     nlp, nlp_access = local_identity("team:nlp")
     admin, admin_access = local_identity("admin")
@@ -327,8 +327,9 @@ def test_the_local_server_stays_on_the_loopback_unless_told() -> None:
 def test_demo_allow_remote_warns_and_serves_every_summary_of_the_replay(
     capsys: Any, monkeypatch: Any
 ) -> None:
-    """The bundled demo: its replay reports 2026-11-01 and 2026-11-02, and the API has
-    both (the second's scheduled run falls after ``until``)."""
+    """The bundled demo (the two-team fortnight): its replay reports every whole day
+    before its end, and the API has each, the last too (stored by the demo when its
+    scheduled run falls after ``until``); it says as of when its data is."""
     from http.server import ThreadingHTTPServer
 
     from costtracker.lambda_context import FakeLambdaContext
@@ -339,7 +340,7 @@ def test_demo_allow_remote_warns_and_serves_every_summary_of_the_replay(
     def one_look(self: Any, *args: Any) -> None:
         from functions.job_cost_api.handler import handler
 
-        for day in ("2026-11-01", "2026-11-02"):
+        for day in ("2026-11-02", "2026-11-15"):
             response = handler(proxy_event("GET", f"/summaries/{day}", {}),
                                FakeLambdaContext("job_cost_api"))  # fmt: skip
             answers[day] = response["statusCode"]  # then return, as after Ctrl-C
@@ -349,12 +350,13 @@ def test_demo_allow_remote_warns_and_serves_every_summary_of_the_replay(
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "WARNING: --allow-remote" in err and "every caller" in err
-    assert answers == {"2026-11-01": 200, "2026-11-02": 200}
+    assert answers == {"2026-11-02": 200, "2026-11-15": 200}
+    assert "Demo data as of 2026-11-16T12:00:00Z (the end of two-teams-fortnight.json)" in out
     # Said before the replay: who the local API says is calling (the explicit local admin).
     first_line = out.splitlines()[0]
     assert first_line.startswith(f"The local API will answer as the local admin {LOCAL_CALLER_ARN}")
     assert f"acts as the local admin {LOCAL_CALLER_ARN}" in err
-    assert "llama3-8b-lora-gpu-baseline" in out
+    assert "llama-sft-gpu" in out and "llama-pretrain  " in out
 
 
 def test_no_command_prints_a_traceback_for_an_unexpected_error(

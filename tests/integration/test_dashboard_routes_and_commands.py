@@ -19,14 +19,14 @@ from costtracker.demo import local_identity
 from costtracker.local_api import serve
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from tests.integration.test_cli_errors import ODD_IDS, SMALL, fails
 
 
 @pytest.fixture(scope="module")
 def local_api() -> Iterator[dict[str, str]]:
     """The small scenario of test_cli_errors served as an admin and as a member of nlp."""
-    from shared.api.access import AccessConfig
+    from shared.config.access import AccessConfig
 
     nlp, nlp_access = local_identity("team:nlp")
     admin, admin_access = local_identity("admin")

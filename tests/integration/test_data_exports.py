@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from costtracker.fakes_aws import volume_id_for
+from costtracker.fakes.scenario_aws import volume_id_for
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
 from shared.reports.parquet import Column, write_parquet

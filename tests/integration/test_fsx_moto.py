@@ -14,7 +14,7 @@ from moto import mock_aws
 from shared.adapters.accounts import MemberAccountUnreachable
 from shared.adapters.file_system_store import FileSystemStore
 from shared.adapters.fsx import FsxFileSystems
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.services.file_systems import FileSystemLedger
 from tests.support import memory_ledger
 

@@ -18,8 +18,9 @@ from shared.adapters import ledger_schema
 from shared.adapters.daily_store import SummaryStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.clock import FixedClock
+from tests.aws_events import ec2_state_event
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -67,17 +68,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "llama") -> str:
     from functions.instance_state.handler import handler
 
-    event = {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": (T0 + timedelta(seconds=seconds)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": aws["ids"][job], "state": state},
-    }
+    event = ec2_state_event(eid, aws["ids"][job], state, T0 + timedelta(seconds=seconds))
     aws["clock"].advance_to(T0 + timedelta(seconds=seconds))
     result: dict[str, Any] = handler(event, FakeLambdaContext("test"))
     return str(result["result"])
@@ -397,8 +388,9 @@ def _ordered(value: Any) -> Any:
 def test_typed_responses_keep_the_views_documents_key_for_key(aws: dict[str, Any]) -> None:
     """The response models (shared.api.models) change no body: the same keys, in the same
     order, with the same values as the views' documents."""
+    from shared.adapters.job_records import load_job
     from shared.reports.views import job_detail, job_line_items, job_summary
-    from shared.services.job_view import get_job_cost, load_job
+    from shared.services.job_view import get_job_cost
 
     send(aws, "e1", 0, "running")
     send(aws, "e2", 5400, "stopped")

@@ -23,9 +23,10 @@ import pytest
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.replay import replay_session
 from costtracker.scenario import Scenario
+from shared.adapters.data_exports import S3ExportFiles
 from shared.app import runtime
-from shared.app.config import LedgerConfig
-from shared.services.data_exports import S3DataExports
+from shared.config.ledger import LedgerConfig
+from shared.services.data_exports import DataExports
 from shared.services.reconcile import reconcile_by_resource
 from tests.integration.conftest import scenario_dict
 from tests.integration.test_data_exports import ALPHA, BETA, DAY, VOLUME, line
@@ -127,7 +128,7 @@ def test_the_reconcile_function_reconciles_each_job_by_resource_with_the_export(
 def test_an_invoiced_bill_period_is_confirmed(replayed: Any) -> None:
     s3 = replayed.emulator.client("s3")
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=cur_file(invoice="EUINUS26-0001"))
-    exports = S3DataExports(runtime.client("s3"), BUCKET, PREFIX)
+    exports = DataExports(S3ExportFiles(runtime.client("s3"), BUCKET, PREFIX))
     result = reconcile_by_resource(
         runtime.ledger_deps(), exports, DAY.date(), runtime.clock().now()
     )
@@ -140,7 +141,7 @@ class FinalBills:
     """Cost Explorer says the day is final (and bills nothing by tag)."""
 
     def billed_day(self, day: Any, job_tag_key: str) -> Any:
-        from shared.services.reconcile import BilledDay
+        from shared.adapters.cost_explorer import BilledDay
 
         return BilledDay(final=True, by_job={})
 
@@ -154,7 +155,7 @@ def test_an_unreadable_export_is_said_in_one_line_and_read_again_next_run(replay
     ledger, now = runtime.reconciliation_store(), runtime.clock().now()
 
     def run() -> dict[str, Any]:
-        exports = S3DataExports(runtime.client("s3"), BUCKET, PREFIX)
+        exports = DataExports(S3ExportFiles(runtime.client("s3"), BUCKET, PREFIX))
         return reconcile_day(
             runtime.ledger_deps(), ledger, config, FinalBills(), DAY.date(), now, exports
         )

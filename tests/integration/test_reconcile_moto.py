@@ -14,12 +14,13 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
+from shared.adapters.cost_explorer import CostExplorerBills
 from shared.adapters.daily_store import ReconciliationStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
-from shared.services.reconcile import CostExplorerBills, reconcile_day
+from shared.services.reconcile import reconcile_day
 from tests.aws_events import ec2_state_event
 
 TABLE = "ledger-reconcile"

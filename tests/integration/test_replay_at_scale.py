@@ -18,6 +18,7 @@ import pytest
 
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
+from tests.aws_events import ec2_state_event
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 ACCOUNT, REGION = "123456789012", "us-east-1"
@@ -29,17 +30,7 @@ def iso(at: datetime) -> str:
 
 
 def state(eid: str, at: datetime, iid: str, st: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": ACCOUNT,
-        "time": iso(at),
-        "region": REGION,
-        "resources": [],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return ec2_state_event(eid, iid, st, iso(at))
 
 
 def scenario() -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "measured_utilization.json"
 PER_ACCELERATOR_HOUR = (

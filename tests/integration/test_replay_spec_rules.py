@@ -34,23 +34,15 @@ import pytest
 
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
-from tests.aws_events import TRACKER_METRICS, alarm_state_event
+from tests.aws_events import TRACKER_METRICS, alarm_state_event, ec2_state_event
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return ec2_state_event(
+        eid, iid, st, at, resources=[f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"]
+    )
 
 
 def alarm(eid: str, at: str, iid: str, signal: str, value: str) -> dict[str, Any]:

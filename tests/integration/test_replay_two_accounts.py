@@ -84,7 +84,7 @@ def test_a_region_without_a_price_is_unpriced_never_us_east_1(document: dict[str
 
 
 def test_the_scenario_instances_are_described_only_in_their_own_account_and_region() -> None:
-    from costtracker.fakes_aws import ScenarioInstances
+    from costtracker.fakes.scenario_aws import ScenarioInstances
     from shared.adapters.inventory import InstanceNotFound
 
     instances = ScenarioInstances(Scenario.model_validate(scenario_dict("two_accounts.json")))

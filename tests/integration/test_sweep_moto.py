@@ -14,10 +14,11 @@ from costtracker.lambda_context import FakeLambdaContext
 from shared.adapters import ledger_schema
 from shared.adapters.inventory import Ec2Inventory
 from shared.app import runtime
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceHead
 from shared.services.sweep import sweep_missed_events
+from tests.aws_events import ec2_state_event
 
 TABLE = "ledger-sweep"
 
@@ -75,17 +76,7 @@ def test_stop_event_that_never_came_is_inferred_from_ec2(aws: dict[str, Any]) ->
     iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
     started = aws["clock"].now() - timedelta(hours=2)
     handler(
-        {
-            "version": "0",
-            "id": "r1",
-            "source": "aws.ec2",
-            "detail-type": "EC2 Instance State-change Notification",
-            "account": "123456789012",
-            "time": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "region": "us-east-1",
-            "resources": [],
-            "detail": {"instance-id": iid, "state": "running"},
-        },
+        ec2_state_event("r1", iid, "running", started),
         FakeLambdaContext("test"),
     )
     aws["ec2"].stop_instances(InstanceIds=[iid])  # ... and its `stopped` event is lost
@@ -120,17 +111,7 @@ def test_terminated_instance_is_closed_as_terminated(aws: dict[str, Any]) -> Non
 
     iid = aws["launch"]("trn1.32xlarge", {"training-job": "llama"})
     handler(
-        {
-            "version": "0",
-            "id": "r1",
-            "source": "aws.ec2",
-            "detail-type": "EC2 Instance State-change Notification",
-            "account": "123456789012",
-            "time": (aws["clock"].now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "region": "us-east-1",
-            "resources": [],
-            "detail": {"instance-id": iid, "state": "running"},
-        },
+        ec2_state_event("r1", iid, "running", aws["clock"].now() - timedelta(hours=1)),
         FakeLambdaContext("test"),
     )
     aws["ec2"].terminate_instances(InstanceIds=[iid])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.app.config import UtilizationConfig
+from shared.config.ledger import UtilizationConfig
 from shared.domain.accelerators import CPU, GPU, NEURON, accelerator_of
 
 

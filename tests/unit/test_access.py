@@ -5,11 +5,12 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from shared.api.access import AccessConfig, Caller, denial, resolve_caller
+from shared.api.access import Caller, denial, resolve_caller
 from shared.api.errors import ApiProblem
 from shared.api.policy import AccessPolicy, policy_for
-from shared.app.config import LedgerConfig
-from shared.domain.budgets import Budget
+from shared.config.access import AccessConfig
+from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
 
 ARN = "arn:aws:sts::123456789012:assumed-role/PowerUserAccess/mallory"
 

@@ -6,15 +6,16 @@ from decimal import Decimal
 import pytest
 from pydantic import ValidationError
 
+from costtracker.fakes.twins import RecordingNotifier
 from shared.adapters.outbox import OutboxStore
-from shared.app.config import LedgerConfig
-from shared.domain.budgets import Budget, period_bounds
+from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
+from shared.domain.budgets import period_bounds
 from shared.domain.instance import InstanceProfile
 from shared.services.alerts import AlertPoster
 from shared.services.budget_anomalies import check_anomalies
 from shared.services.budget_tick import run_tick
 from shared.services.instances import record_state_change
-from tests.fakes import RecordingNotifier
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
 
 IID = "i-0000000000000bbbb"

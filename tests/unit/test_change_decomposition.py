@@ -20,7 +20,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile
 from shared.domain.job import JobRecords

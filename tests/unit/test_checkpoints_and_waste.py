@@ -3,7 +3,8 @@
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.app.config import CheckpointConfig, LedgerConfig, PriceOverrides
+from costtracker.fakes.twins import RecordingNotifier
+from shared.config.ledger import CheckpointConfig, LedgerConfig, PriceOverrides
 from shared.domain import accrual as acc
 from shared.domain.base import Rate, RateSource
 from shared.domain.checkpoint import (
@@ -18,7 +19,6 @@ from shared.domain.instance import InstanceProfile
 from shared.domain.job import merge_windows
 from shared.services.instances import record_spot_notice, record_state_change
 from shared.services.price_backfill import backfill_prices
-from tests.fakes import RecordingNotifier
 from tests.support import (
     ACCOUNT,
     REGION,

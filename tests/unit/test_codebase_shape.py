@@ -40,7 +40,7 @@ def test_handlers_only_wire(handler: Path) -> None:
 # per-function settings, the decorator, and the dependency set the services take.
 DEPENDENCY_SET_UP = (
     "shared/app/runtime.py",
-    "shared/app/settings.py",
+    "shared/app/function_settings.py",
     "shared/app/event_function.py",
     "shared/services/deps.py",
 )
@@ -66,4 +66,83 @@ def test_shared_is_laid_out_by_kind() -> None:
         p.name for p in (ROOT / "shared").iterdir() if p.is_dir() and (p / "__init__.py").exists()
     )
     assert flat == []
-    assert packages == ["adapters", "api", "app", "domain", "events", "reports", "services"]
+    assert packages == [
+        "adapters",
+        "api",
+        "app",
+        "config",
+        "domain",
+        "events",
+        "reports",
+        "services",
+    ]
+
+
+# Test files named after no single module: checks of the codebase itself (``codebase_``)
+# and product-wide rules through many modules at once (``spec_``); infra tests are
+# ``test_infra_<concern>`` (docs/testing.md, "Finding a module's tests").
+NAMED_BY_CONCERN = ("codebase_", "spec_")
+
+
+def _module_names() -> set[str]:
+    names = {p.stem for p in _modules() if p.stem != "__init__"}
+    names |= {p.parent.name for p in _modules() if p.name == "__init__.py"}
+    return names | {p.parent.name for p in (ROOT / "functions").glob("*/handler.py")}
+
+
+@pytest.mark.parametrize("tier", ["unit", "integration"])
+def test_a_test_file_is_named_after_its_module(tier: str) -> None:
+    """``tests/<tier>/test_<module>.py`` or ``test_<module>_<aspect>.py``: a module's tests
+    are found from its name (``ls tests/*/test_<module>*``)."""
+    modules = _module_names()
+    unnamed = [
+        p.name
+        for p in sorted((ROOT / "tests" / tier).glob("test_*.py"))
+        if not p.stem.removeprefix("test_").startswith(NAMED_BY_CONCERN)
+        and not any(p.stem == f"test_{m}" or p.stem.startswith(f"test_{m}_") for m in modules)
+    ]
+    assert unnamed == []
+
+
+# EventBridge events the one builder (``tests/aws_events.py``) makes: no test module
+# writes its own copy of one. The fuzz generator draws hostile envelopes on purpose;
+# the scenario generators are scripts run on their own (``tests/scenarios/make_*.py``).
+BUILT_EVENTS = {
+    ("aws.ec2", "EC2 Instance State-change Notification"),
+    ("aws.cloudwatch", "CloudWatch Alarm State Change"),
+    ("aws.fsx", "AWS API Call via CloudTrail"),
+}
+OWN_ENVELOPES = ("tests/aws_events.py", "tests/fuzz/test_event_parsing_fuzz.py")
+
+
+def test_events_come_from_the_one_builder() -> None:
+    copies = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        where = str(path.relative_to(ROOT))
+        if where in OWN_ENVELOPES or where.startswith("tests/scenarios/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Dict):
+                continue
+            fields = {
+                k.value: v.value
+                for k, v in zip(node.keys, node.values, strict=True)
+                if isinstance(k, ast.Constant) and isinstance(v, ast.Constant)
+            }
+            if (fields.get("source"), fields.get("detail-type")) in BUILT_EVENTS:
+                copies.append(f"{where}:{node.lineno}")
+    assert copies == []
+
+
+def test_the_runtimes_stores_are_named_by_one_rule() -> None:
+    """A part of the runtime that is a store is named ``<record>_store`` (docs/architecture.md)."""
+    tree = ast.parse((ROOT / "shared/app/runtime.py").read_text())
+    runtime = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Runtime")
+    parts = {
+        node.name: ast.unparse(node.returns)
+        for node in runtime.body
+        if isinstance(node, ast.FunctionDef) and node.returns is not None
+    }
+    stores = {name: kind for name, kind in parts.items() if kind.endswith("Store")}
+    assert len(stores) >= 10
+    assert [name for name in stores if not name.endswith("_store")] == []

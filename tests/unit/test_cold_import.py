@@ -1,5 +1,5 @@
 """Cold start, guarded by structure (never by time): importing a handler builds no
-pydantic model of ours (models are built on first use: ``shared.app.config._Config``) and
+pydantic model of ours (models are built on first use: ``shared.config.base._Config``) and
 does not import what it does not need at load (boto3, the API resolver, the Parquet
 writer). Each handler is imported in a fresh interpreter, as Lambda does."""
 
@@ -88,7 +88,7 @@ def test_the_probe_sees_a_model_built_at_import() -> None:
     """The probe can fail: a model validated at import shows up as built."""
     probe_code = PROBE.replace(
         "importlib.import_module(sys.argv[1])",
-        "importlib.import_module(sys.argv[1]); import shared.app.config as c; c.LedgerConfig()",
+        "importlib.import_module(sys.argv[1]); import shared.config.ledger as c; c.LedgerConfig()",
     )
     out = subprocess.run(
         [sys.executable, "-c", probe_code, "functions.day_boundary.handler"],
@@ -98,4 +98,4 @@ def test_the_probe_sees_a_model_built_at_import() -> None:
         timeout=120,
         check=True,
     )
-    assert "shared.app.config.LedgerConfig" in json.loads(out.stdout)["built"]
+    assert "shared.config.ledger.LedgerConfig" in json.loads(out.stdout)["built"]

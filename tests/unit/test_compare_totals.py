@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from shared.app.config import LedgerConfig
+from shared.config.ledger import LedgerConfig
 from shared.domain.job import JobCost
 from shared.reports.compare import compare_jobs
 

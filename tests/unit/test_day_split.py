@@ -4,12 +4,12 @@ each segment's minimum on the moment it closed: consecutive days add up to the t
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.adapters.job_records import load_job
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.day_split import job_between
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile
 from shared.services.instances import record_state_change
-from shared.services.job_view import load_job
 from tests.support import ACCOUNT, REGION, Ledger, memory_ledger
 
 IID = "i-0aaaaaaaaaaaaaaa1"

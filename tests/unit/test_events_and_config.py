@@ -7,8 +7,8 @@ import pytest
 from aws_lambda_powertools import Logger
 from pydantic import ValidationError
 
-from shared.app.config import LedgerConfig, TrackingConfig
 from shared.app.edge import MalformedEvent, parse_event
+from shared.config.ledger import LedgerConfig, TrackingConfig
 from shared.events.aws import InstanceStateChangeEvent
 
 EVENTS = Path(__file__).parent.parent / "events"

@@ -9,10 +9,11 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from shared.app.config import LedgerConfig
 from shared.app.functions import schedules
-from shared.domain.budgets import Budget, period_bounds
-from shared.domain.finance_day import FinanceCalendar, utc_month_pieces
+from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
+from shared.domain.budgets import period_bounds
+from shared.domain.finance_day import FinanceCalendar, calendar_of, utc_month_pieces
 
 SEOUL = FinanceCalendar("Asia/Seoul")
 NEW_YORK = FinanceCalendar("America/New_York")
@@ -42,7 +43,7 @@ def test_new_york_november_change_makes_a_25_hour_day_and_march_a_23_hour_one() 
 
 def test_utc_is_the_default_and_an_unknown_zone_is_a_clear_error() -> None:
     assert LedgerConfig().finance_timezone == "UTC"
-    assert LedgerConfig().calendar.bounds(date(2026, 11, 1)) == (
+    assert calendar_of(LedgerConfig()).bounds(date(2026, 11, 1)) == (
         at("2026-11-01T00:00:00Z"),
         at("2026-11-02T00:00:00Z"),
     )

@@ -16,7 +16,7 @@ import pytest
 
 from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_snapshot import bundled_snapshot
-from shared.app.config import LedgerConfig, PriceOverrides, SpotPricePoint
+from shared.config.ledger import LedgerConfig, PriceOverrides, SpotPricePoint
 from shared.domain.base import Rate
 from shared.domain.checkpoint import GIB
 from shared.domain.day_split import instance_between, job_between

@@ -21,13 +21,13 @@ import pytest
 
 from shared.adapters.file_system_store import FileSystemStore
 from shared.adapters.fsx import description_of
-from shared.app.config import LedgerConfig
+from shared.adapters.job_records import load_job
+from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
 from shared.domain.day_split import job_between
 from shared.domain.fsx import price_key
 from shared.events.fsx import FsxApiCallEvent, created_facts
 from shared.services.file_systems import FileSystemLedger
-from shared.services.job_view import load_job
 from tests.aws_events import fsx_create_event, fsx_delete_event, fsx_update_event
 from tests.support import Ledger, memory_ledger
 

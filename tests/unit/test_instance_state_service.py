@@ -6,15 +6,15 @@ from decimal import Decimal
 
 import pytest
 
+from costtracker.fakes.twins import RecordingNotifier
 from shared.adapters.instance_store import InstanceStore
 from shared.adapters.pricing_snapshot import bundled_snapshot
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.ebs import Volume
 from shared.domain.instance import InstanceProfile
 from shared.services.instances import record_state_change
 from shared.services.job_view import active_between, all_rollups
 from shared.services.price_backfill import backfill_prices
-from tests.fakes import RecordingNotifier
 from tests.support import (
     ACCOUNT,
     REGION,

@@ -68,3 +68,23 @@ def test_the_page_is_served_to_its_own_address(server: int) -> None:
     assert _request(server, "GET", "/", f"127.0.0.1:{server}")[0] == 200
     assert _request(server, "GET", "/", f"localhost:{server}")[0] == 200
     assert _request(server, "GET", "/", f"rebound.example:{server}")[0] == 403
+
+
+def test_the_demo_context_says_what_the_data_is_only_when_given() -> None:
+    """``/ui/context.json``: the demo's as-of and scenario for the page's banner; a server
+    not given one (any other use of the local API) answers 404, and so the page says
+    nothing."""
+    local = serve("127.0.0.1", 0)
+    thread = threading.Thread(target=local.serve_forever, daemon=True)
+    thread.start()
+    port = int(local.server_address[1])
+    try:
+        assert _request(port, "GET", "/ui/context.json", f"127.0.0.1:{port}")[0] == 404
+        context = {"mode": "demo", "as_of": "2026-11-16T12:00:00Z", "scenario": "x.json"}
+        local.demo_context = context  # type: ignore[attr-defined]
+        status, body = _request(port, "GET", "/ui/context.json", f"127.0.0.1:{port}")
+        assert (status, json.loads(body)) == (200, context)
+        assert _request(port, "GET", "/ui/context.json", f"rebound.example:{port}")[0] == 403
+    finally:
+        local.shutdown()
+        local.server_close()

@@ -15,7 +15,7 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 
-from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
+from costtracker.fakes.scenario_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
 from costtracker.scenario import Scenario
 from shared.adapters.reservations import (
     Ec2CapacityReservations,

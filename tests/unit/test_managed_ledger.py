@@ -16,7 +16,7 @@ from botocore.stub import Stubber
 from shared.adapters.inventory import Ec2Inventory
 from shared.adapters.managed_store import ReservationStore, TrainingStore
 from shared.adapters.sagemaker import TrainingJobNotFound
-from shared.app.config import LedgerConfig, PriceOverrides, ReservationConfig
+from shared.config.ledger import LedgerConfig, PriceOverrides, ReservationConfig
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span
 from shared.domain.managed.models import CapacityReservation, TrainingJobDescription
@@ -247,9 +247,9 @@ def test_describe_instances_capacity_block_lifecycle_becomes_the_profile() -> No
 
 
 def test_the_daily_refresh_closes_an_ended_block_and_keeps_its_figures() -> None:
+    from costtracker.fakes.twins import RecordingNotifier
     from shared.domain import accrual as acc
     from shared.services.reservation_schedule import refresh_reservations
-    from tests.fakes import RecordingNotifier
 
     ledger = block_ledger(Decimal(6000))
     start = datetime(2026, 11, 10, 12, 0, tzinfo=UTC)

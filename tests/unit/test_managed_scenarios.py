@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from costtracker.fakes_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
+from costtracker.fakes.scenario_aws import ScenarioCapacityReservations, ScenarioTrainingJobs
 from costtracker.scenario import Scenario, load_scenario
 from shared.domain.clock import FixedClock
 from shared.domain.managed.models import ReservationUse

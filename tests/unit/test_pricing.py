@@ -11,7 +11,7 @@ from botocore.stub import ANY, Stubber
 from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_live import AwsLivePrices, on_demand_usd_from_price_list
 from shared.adapters.pricing_snapshot import Snapshot, bundled_snapshot
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.base import RateSource
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span

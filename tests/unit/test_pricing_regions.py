@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from shared.adapters.pricing import PriceBook
 from shared.adapters.pricing_live import AwsLivePrices
 from shared.adapters.pricing_snapshot import bundled_snapshot
-from shared.app.config import LedgerConfig, PriceOverrides
+from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.base import Rate, RateSource
 from shared.domain.instance import InstanceProfile
 from shared.domain.lifecycle import Span

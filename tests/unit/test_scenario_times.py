@@ -7,20 +7,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from costtracker.scenario import Scenario
+from tests.aws_events import ec2_state_event
 
 
 def _event(event_id: str, time: str) -> dict[str, object]:
-    return {
-        "version": "0",
-        "id": event_id,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": time,
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": "i-0123456789abcdef0", "state": "running"},
-    }
+    return ec2_state_event(event_id, "i-0123456789abcdef0", "running", time)
 
 
 def test_times_outside_the_years_events_carry_do_not_stretch_the_schedule() -> None:

@@ -6,8 +6,9 @@ from decimal import Decimal
 
 import pytest
 
+from costtracker.fakes.twins import RecordingNotifier
 from shared.adapters.instance_stops import InstanceNow
-from shared.app.config import AutoStopConfig, LedgerConfig, PriceOverrides
+from shared.config.ledger import AutoStopConfig, LedgerConfig, PriceOverrides
 from shared.domain.base import Rate, RateSource
 from shared.domain.idle import AlarmChange, classify, condition_runs, episodes, idle_spans
 from shared.domain.instance import InstanceProfile
@@ -17,7 +18,6 @@ from shared.domain.segments import SegmentCost, price_span
 from shared.services.instances import record_state_change
 from shared.services.stopper import Stopper
 from shared.services.utilization import alarm_of_name, record_alarm_change, sweep_auto_stop
-from tests.fakes import RecordingNotifier
 from tests.support import (
     ACCOUNT,
     REGION,

@@ -218,6 +218,43 @@ function card(label, value, sub, fig) {
     sub ? el("div", { class: "sub", text: sub }) : null);
 }
 
+// The words people read: the API's status `complete` (every instance terminated) is
+// "finished", as in the CLI (costtracker.render.text.STATUS_WORDS); JSON keeps SPEC's.
+const STATUS_WORDS = { running: "running", stopped: "stopped", interrupted: "interrupted",
+  complete: "finished" };
+
+function statusWord(status) {
+  return STATUS_WORDS[status] || String(status);
+}
+
+function statusBadge(job) {
+  // The job's status (is it running?), apart from whether its cost is complete.
+  return el("span", { class: `badge status-${job.status}`, "data-role": "status",
+    title: `status: ${job.status}`, text: statusWord(job.status) });
+}
+
+// "kind:type:region" -> "ec2 price of trn2.48xlarge in us-east-1"
+function missingPrice(key) {
+  const [kind, type, region] = String(key).split(":");
+  return `${kind} price of ${type || "?"}${region ? ` in ${region}` : ""}`;
+}
+
+// A job's total as far as it is known: "at least $X" while some time is unpriced.
+function jobTotal(job) {
+  return job.complete ? usd(job.cost_usd.total) : `at least ${usd(job.cost_usd.total)}`;
+}
+
+function missingText(job) {
+  const keys = job.unpriced || [];
+  return keys.length ? `no ${keys.map(missingPrice).join(", ")} yet` : "some time is unpriced";
+}
+
+function completeness(job) {
+  return job.complete ? el("span", { class: "badge priced", text: "fully priced" })
+    : el("span", { class: "badge warn", "data-role": "incomplete", title: missingText(job),
+      text: `incomplete: ${missingText(job)}` });
+}
+
 function stateBadge(job) {
   // Every live figure is an estimate; "confirmed" would come from the bill (reconcile).
   const confirmed = job && job.estimated === false;
@@ -238,27 +275,65 @@ function shortSource(source) {
   return `${kind.replace("_", " ")} ${day}`;
 }
 
-function provenance(asOf, sources, extra) {
-  const list = [...new Set(sources || [])].sort();
-  return el("p", { class: "muted small", "data-role": "provenance" },
-    stateBadge(null), ` as of ${utc(asOf)}`,
-    list.length ? ` · prices: ${list.map(sourceText).join(", ")}` : "",
-    extra ? ` · ${extra}` : "");
+// A price checked this many days before the data it prices is worth a warning.
+const STALE_PRICE_DAYS = 90;
+
+function staleSources(asOf, list) {
+  if (!asOf) return [];
+  const at = parseTime(asOf);
+  return list.filter((source) => {
+    const day = String(source).split(":")[1];
+    const checked = day ? parseTime(`${day}T00:00:00Z`) : null;
+    return checked && (at - checked) / 86400000 > STALE_PRICE_DAYS;
+  });
 }
 
+// Every view that shows money says where its prices come from and when they were checked,
+// and warns when they were checked long before the data they price.
+function provenance(asOf, sources, extra) {
+  const list = [...new Set(sources || [])].sort();
+  const stale = staleSources(asOf, list);
+  const days = (source) => Math.floor((parseTime(asOf)
+    - parseTime(`${String(source).split(":")[1]}T00:00:00Z`)) / 86400000);
+  return el("div", { class: "provenance" },
+    el("p", { class: "muted small", "data-role": "provenance" },
+      stateBadge(null), ` as of ${utc(asOf)}`,
+      ` · prices: ${list.length ? list.map(sourceText).join(", ") : "none priced in view"}`,
+      extra ? ` · ${extra}` : ""),
+    stale.length ? el("p", { class: "stale", role: "note", "data-role": "stale-prices" },
+      `Prices checked long before this data: ${stale.map((s) => `${sourceText(s)}, ${days(s)} days before`)
+        .join("; ")}. They may have changed since; set price overrides or enable the Price ` +
+      "List API for current ones.") : null);
+}
+
+// Price sources of the jobs active from `first` to `last` (the first 100: said so).
+async function sourcesBetween(first, last) {
+  try {
+    const body = await api("/jobs", { from: first, to: last, limit: 100 });
+    return { sources: body.jobs.flatMap((j) => j.price_sources),
+      note: body.next_token ? "prices of the first 100 jobs" : null };
+  } catch (error) {
+    return { sources: [], note: "price sources not readable" };
+  }
+}
+
+// Tables fit their container on a laptop (text cells wrap, figures do not); on a phone
+// each row is a card of "label value" lines (app.css), so the money stays on screen.
 function table(headers, rows, opts) {
+  const labels = headers.map((h) => (Array.isArray(h) ? h[0] : h));
   const head = el("tr", {}, headers.map((h) => {
     const [label, cls] = Array.isArray(h) ? h : [h, ""];
     return el("th", { class: cls || null, text: label });
   }));
   const body = rows.map((row) => el("tr", { "data-row": row.key || null },
-    row.cells.map((cell) => {
-      if (cell instanceof Node) return el("td", {}, cell);
+    row.cells.map((cell, i) => {
+      const label = labels[i] || null;
+      if (cell instanceof Node) return el("td", { "data-label": label }, cell);
       if (cell && typeof cell === "object" && "v" in cell) {
-        return el("td", { class: cell.cls || null, "data-fig": cell.fig || null },
+        return el("td", { class: cell.cls || null, "data-fig": cell.fig || null, "data-label": label },
           cell.v instanceof Node ? cell.v : String(cell.v));
       }
-      return el("td", { text: cell === null || cell === undefined ? "–" : String(cell) });
+      return el("td", { "data-label": label, text: cell === null || cell === undefined ? "–" : String(cell) });
     })));
   const t = el("table", { "data-table": (opts && opts.name) || null },
     el("thead", {}, head), el("tbody", {}, body));
@@ -298,6 +373,25 @@ function shortUsd(value) {
   return `${sign}$${v.toFixed(v < 10 && v > 0 ? 2 : 0)}`;
 }
 
+// Charts are drawn for the width they get (one SVG unit is one CSS pixel), so their
+// 11 px text stays 11 px on a phone instead of being scaled down; the page redraws them
+// when the window's width changes.
+function chartWidth() {
+  const style = getComputedStyle(MAIN);
+  const inner = MAIN.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  return Math.round(Math.max(300, Math.min(1240, inner || 900)));
+}
+
+// How many of `count` labels of about `labelPx` pixels fit in `span` pixels: every n-th.
+function labelStep(count, span, labelPx) {
+  return Math.max(1, Math.ceil((count * labelPx) / Math.max(span, 1)));
+}
+
+function clip(text, chars) {
+  const value = String(text);
+  return value.length <= chars ? value : `${value.slice(0, Math.max(1, chars - 1))}…`;
+}
+
 function frame(width, height, title) {
   return svg("svg", { class: "chart", viewBox: `0 0 ${width} ${height}`, role: "img",
     "aria-label": title, preserveAspectRatio: "xMidYMid meet" }, svg("title", { text: title }));
@@ -315,19 +409,21 @@ function yAxis(root, x0, x1, yOf, max, label) {
 
 function timeAxis(root, t0, t1, xOf, y) {
   const span = t1 - t0;
-  const ticks = 6;
+  const ticks = Math.max(2, Math.min(6, Math.floor((xOf(t1) - xOf(t0)) / 90)));
   for (let i = 0; i <= ticks; i += 1) {
     const t = new Date(t0.getTime() + (span * i) / ticks);
     const x = xOf(t);
     const text = span > 3 * 86400000 ? t.toISOString().slice(5, 10)
       : t.toISOString().slice(5, 16).replace("T", " ");
-    root.append(svg("text", { x, y: y + 14, "text-anchor": "middle", text }));
+    // the end labels sit inside the chart, not half outside it
+    const anchor = i === 0 ? "start" : i === ticks ? "end" : "middle";
+    root.append(svg("text", { x, y: y + 14, "text-anchor": anchor, text }));
   }
   root.append(svg("text", { x: xOf(t1), y: y + 28, "text-anchor": "end", text: "time (UTC)" }));
 }
 
 function stackedAreaChart({ points, keys, colours, markers, title }) {
-  const W = 900, H = 320, L = 64, R = 14, T = 18, B = 44;
+  const W = chartWidth(), H = W < 600 ? 260 : 320, L = 56, R = 14, T = 18, B = 44;
   const root = frame(W, H, title);
   if (points.length < 2) return root;
   const times = points.map((p) => parseTime(p.at));
@@ -372,14 +468,16 @@ function stackedAreaChart({ points, keys, colours, markers, title }) {
 
 function hbarChart({ rows, title, unit }) {
   // rows: [{label, parts: [{value, colour, name}]}]
-  const W = 900, rowH = 30, L = 230, R = 90, T = 8;
+  const W = chartWidth(), rowH = 30, L = Math.min(230, Math.round(W * 0.34)), R = 80, T = 8;
   const H = T + rows.length * rowH + 10;
+  const chars = Math.floor((L - 10) / 6.5);
   const root = frame(W, H, title);
   const max = niceMax(Math.max(...rows.map((r) => r.parts.reduce((a, p) => a + p.value, 0)), 0));
   const xOf = (v) => L + (v / max) * (W - L - R);
   rows.forEach((row, i) => {
     const y = T + i * rowH;
-    root.append(svg("text", { x: L - 8, y: y + 18, "text-anchor": "end", text: row.label }));
+    root.append(svg("text", { x: L - 8, y: y + 18, "text-anchor": "end", text: clip(row.label, chars) },
+      svg("title", { text: row.label })));
     let at = 0;
     for (const part of row.parts) {
       const w = Math.max(0, xOf(at + part.value) - xOf(at));
@@ -395,7 +493,7 @@ function hbarChart({ rows, title, unit }) {
 
 function stackedBarsChart({ days, series, title }) {
   // days: [{date, available, values: {name: number}}]; series: [{name, colour}]
-  const W = 900, H = 300, L = 64, R = 10, T = 18, B = 40;
+  const W = chartWidth(), H = W < 600 ? 240 : 300, L = 56, R = 10, T = 18, B = 40;
   const root = frame(W, H, title);
   const totals = days.map((d) => series.reduce((a, s) => a + (d.values[s.name] || 0), 0));
   const max = niceMax(Math.max(...totals, 0));
@@ -418,7 +516,7 @@ function stackedBarsChart({ days, series, title }) {
       }
       base += v;
     }
-    if (days.length <= 31 && (days.length <= 16 || i % 2 === 0)) {
+    if (i % labelStep(days.length, W - L - R, 40) === 0) {
       root.append(svg("text", { x: x + w / 2, y: H - B + 14, "text-anchor": "middle",
         text: day.date.slice(5) }));
     }
@@ -464,7 +562,7 @@ VIEWS.now = async function now() {
       rows: running.map((j) => {
         const total = num(j.cost_usd.total);
         const risk = Math.min(num(j.spend_at_risk_usd), total);
-        return { label: j.job_id, total: usd(j.cost_usd.total),
+        return { label: j.job_id, total: jobTotal(j),
           parts: [{ value: total - risk, colour: "#2f6fb3", name: "safe" },
             { value: risk, colour: "#c8423b", name: "at risk", text: usd(j.spend_at_risk_usd) }] };
       }),
@@ -476,12 +574,12 @@ VIEWS.now = async function now() {
         el("a", { href: `#/job/${encodeURIComponent(j.job_id)}`, text: j.job_id }),
         j.tags.team || "–",
         utc(j.started_at),
-        money(j.cost_usd.total, `job:${j.job_id}:total`),
+        { v: jobTotal(j), cls: "num", fig: `job:${j.job_id}:total` },
         { v: `${perUnit(j.burn_rate_usd_per_hour)}/h`, cls: "num", fig: `job:${j.job_id}:burn` },
         money(j.spend_at_risk_usd, `job:${j.job_id}:risk`),
         j.last_checkpoint_at ? `${utc(j.last_checkpoint_at)} (step ${j.last_checkpoint_step ?? "?"})`
           : "none: all since start",
-        stateBadge(j),
+        el("span", {}, stateBadge(j), j.complete ? "" : " ", j.complete ? null : completeness(j)),
         { v: j.price_sources.map(shortSource).join(", "), cls: "small" },
       ] })), { name: "running" }));
   }
@@ -530,13 +628,13 @@ VIEWS.jobs = async function jobs(arg, params) {
   const rows = body.jobs.map((j) => ({ key: j.job_id, cells: [
     el("input", { type: "checkbox", value: j.job_id, "aria-label": `compare ${j.job_id}` }),
     el("a", { href: `#/job/${encodeURIComponent(j.job_id)}`, text: j.job_id }),
-    j.status, j.tags.team || "–", j.tags.project || "–",
-    money(j.cost_usd.total, `job:${j.job_id}:total`),
+    statusBadge(j), j.tags.team || "–", j.tags.project || "–",
+    { v: jobTotal(j), cls: "num", fig: `job:${j.job_id}:total` },
     money(j.cost_usd.instance), money(j.cost_usd.ebs), money(j.cost_usd.checkpoint_storage),
     { v: usdNano(nanoOf(j.cost_usd.wasted_idle) + nanoOf(j.cost_usd.wasted_rerun)), cls: "num" },
     { v: fixed(j.instance_seconds / 3600, 1), cls: "num" },
     utc(j.started_at),
-    j.complete ? stateBadge(j) : el("span", { class: "badge warn", text: "incomplete: unpriced" }),
+    el("span", {}, stateBadge(j), " ", completeness(j)),
   ] }));
   return [
     el("h2", { text: "Jobs" }),
@@ -545,7 +643,7 @@ VIEWS.jobs = async function jobs(arg, params) {
     form,
     rows.length ? table(["", "Job", "Status", "Team", "Project", ["Total", "num"], ["Instance", "num"],
       ["EBS", "num"], ["Ckpt storage", "num"], ["Wasted", "num"], ["Inst-hours", "num"], "Started",
-      "State"], rows, { name: "jobs" }) : el("p", { class: "empty", text: "No job in this range." }),
+      "Figures"], rows, { name: "jobs" }) : el("p", { class: "empty", text: "No job in this range." }),
   ];
 };
 
@@ -571,12 +669,12 @@ VIEWS.job = async function job(arg, params) {
   const c = detail.cost_usd;
   const hours = detail.instance_seconds / 3600;
   const out = [
-    el("h2", {}, `Job ${detail.job_id} `, el("span", { class: "badge", text: detail.status })),
+    el("h2", {}, `Job ${detail.job_id} `, statusBadge(detail), " ", completeness(detail)),
     provenance(detail.as_of, detail.price_sources,
       Object.entries(detail.tags).map(([k, v]) => `${k}=${v}`).join(", ")),
     el("div", { class: "cards" },
-      card("Total", usd(c.total), detail.complete ? "instance + EBS + checkpoint storage"
-        : "incomplete: unpriced time", "job:total"),
+      card("Total", jobTotal(detail), detail.complete ? "instance + EBS + checkpoint storage"
+        : `${missingText(detail)}: the unpriced time is not in the figure`, "job:total"),
       card("Instance", usd(c.instance), `${fixed(hours, 2)} instance-hours`, "job:instance"),
       card("EBS", usd(c.ebs), "volumes, prorated per second", "job:ebs"),
       card("Checkpoint storage", usd(c.checkpoint_storage),
@@ -594,9 +692,12 @@ VIEWS.job = async function job(arg, params) {
       card("Utilization", detail.utilization === null ? "not measured" : pct(Number(detail.utilization)),
         detail.utilization === null ? "no datapoints of the accelerator metric"
           : `measured over ${pct(Number(detail.utilization_measured_share))} of the time`, "job:util"),
-      card("Burn rate", `${perUnit(detail.burn_rate_usd_per_hour)}/h`, "now", "job:burn"),
-      card("Spend at risk", usd(detail.spend_at_risk_usd),
-        detail.last_checkpoint_at ? `since ${utc(detail.last_checkpoint_at)}` : "since the start", "job:risk")),
+      card("Burn rate", `${perUnit(detail.burn_rate_usd_per_hour)}/h`,
+        detail.status === "running" ? "now" : `nothing runs: ${statusWord(detail.status)}`, "job:burn"),
+      // Spend at risk is what a failure now would lose: only a running job has any.
+      detail.status === "running" ? card("Spend at risk", usd(detail.spend_at_risk_usd),
+        detail.last_checkpoint_at ? `since ${utc(detail.last_checkpoint_at)}` : "since the start",
+        "job:risk") : null),
   ];
   const idle = items.filter((i) => i.kind === "idle");
   const interruptions = items.filter((i) => i.kind === "interruption");
@@ -655,9 +756,16 @@ VIEWS.job = async function job(arg, params) {
   const segRows = [];
   for (const inst of detail.instances) {
     for (const seg of inst.segments) {
-      segRows.push({ cells: [inst.instance_id, inst.instance_type, utc(seg.start),
-        seg.end ? utc(seg.end) : "running", { v: fixed(seg.billed_seconds / 3600, 2), cls: "num" },
-        seg.cost_usd === null ? el("span", { class: "badge warn", text: "unpriced" }) : money(seg.cost_usd),
+      // An open segment carries its hours and cost accrued to the as-of moment (rule 9).
+      const open = seg.state === "open";
+      const cost = seg.cost_usd === null
+        ? el("span", { class: "badge warn", text: seg.priced ? "not accrued" : "unpriced" })
+        : { v: open ? `${usd(seg.cost_usd)} so far` : usd(seg.cost_usd), cls: "num",
+          fig: open ? `segment:${inst.instance_id}:open` : null };
+      segRows.push({ key: open ? `open:${inst.instance_id}` : null, cells: [inst.instance_id,
+        inst.instance_type, utc(seg.start), open ? `running (to ${utc(detail.as_of)})` : utc(seg.end),
+        { v: fixed(seg.billed_seconds / 3600, 2), cls: "num", fig: open ? `segment:${inst.instance_id}:hours` : null },
+        cost,
         { v: seg.rates.map((r) => `${exactUsd(r.effective_usd_per_hour)}/h ${sourceText(`${r.source}:${r.checked_on}`)}`).join("; "),
           cls: "wrap small" }] });
     }
@@ -711,7 +819,8 @@ VIEWS.compare = async function compare(arg, params) {
     table(["", ...rows.map((r) => r.job_id)], [
       metric("Accelerators", (r) => r.accelerators.join(", ")),
       metric("Instance types", (r) => r.instance_types.join(", ")),
-      metric("Total", (r) => m(r.total_usd, `cmp:${r.job_id}:total`)),
+      metric("Total", (r) => ({ v: r.complete === false ? `at least ${usd(r.total_usd)}` : usd(r.total_usd),
+        cls: "num", fig: `cmp:${r.job_id}:total` })),
       metric("$ per 1,000 steps", (r) => unit(r.cost_per_1k_steps_usd, `cmp:${r.job_id}:per1k`)),
       metric("$ per 1M tokens", (r) => unit(r.cost_per_million_tokens_usd, `cmp:${r.job_id}:per1m`)),
       metric("Steps (last checkpoint)", (r) => ({ v: r.steps ?? "–", cls: "num" })),
@@ -730,7 +839,8 @@ VIEWS.compare = async function compare(arg, params) {
       metric("Wasted: rerun", (r) => m(r.wasted_rerun_usd, `cmp:${r.job_id}:rerun`)),
       metric("Warm-up (to first checkpoint or busy alarm)", (r) => r.warmup_seconds === null ? "not measured"
         : `${duration(r.warmup_seconds)} (${usd(r.warmup_usd)})`),
-      metric("Priced completely", (r) => (r.complete ? "yes" : "no: unpriced time")),
+      metric("Priced completely", (r) => (r.complete ? "yes"
+        : `no: ${missingText(details.find((d) => d.job_id === r.job_id) || {})}`)),
     ], { name: "compare" }),
   ];
   const bars = (title, key, axisUnit) => {
@@ -798,8 +908,10 @@ VIEWS.spend = async function spend(arg, params) {
   const tagged = available.reduce((acc, d) => acc + sumNano(tagValues(d).map(([, x]) => x)), 0n);
   const untagged = sumNano(available.map((d) => d.untagged_usd));
   const share = total > 0n ? Number((tagged * 10000n) / total) / 100 : null;
-  out.push(provenance(available.length ? available[available.length - 1].date + "T23:59:59Z" : null, [],
-    `daily summaries ${body.from} to ${body.to}; ${available.length} of ${body.days.length} days summarized`));
+  const priced = await sourcesBetween(body.from, body.to);
+  out.push(provenance(available.length ? available[available.length - 1].date + "T23:59:59Z" : null,
+    priced.sources, [`daily summaries ${body.from} to ${body.to}; ${available.length} of ` +
+    `${body.days.length} days summarized`, priced.note].filter(Boolean).join("; ")));
   out.push(el("div", { class: "cards" },
     card("Spend in range", usdNano(total), "summarized days", "spend:total"),
     card(`Carrying a ${groupBy} tag`, share === null ? "–" : `${share.toFixed(1)} %`,
@@ -846,14 +958,6 @@ function budgetCrossing(budget, threshold) {
   return ((budget.forecast || {}).crossings || []).find((c) => c.threshold === threshold) || null;
 }
 
-function crossingWords(crossing) {
-  // The same words as the alerts and the CLI.
-  if (!crossing || crossing.state === "not_projected") return "not projected in the period";
-  if (crossing.state === "crossed") return "already crossed";
-  if (crossing.state === "possible") return `not projected; the range's high end crosses it at ${utc(crossing.high_at)}`;
-  return `projected at ${utc(crossing.at)}`;
-}
-
 function crossingCell(crossing) {
   // The table's short form of the same words (the chart and the alerts give them whole).
   if (!crossing || crossing.state === "not_projected") return "not projected";
@@ -870,7 +974,7 @@ function cutAt(points, t1) {
 }
 
 function budgetChart(budget, history) {
-  const W = 900, H = 260, L = 64, R = 110, T = 16, B = 40;
+  const W = chartWidth(), H = 260, L = 56, R = W < 600 ? 84 : 110, T = 16, B = 40;
   const root = frame(W, H, `Budget ${budget.budget_id}: spend and its forecast against thresholds (USD)`);
   const forecast = budget.forecast || { jobs: [], crossings: [] };
   const amount = num(budget.amount_usd);
@@ -894,7 +998,8 @@ function budgetChart(budget, history) {
     const y = yOf((amount * th) / 100);
     root.append(svg("line", { x1: L, x2: W - R, y1: y, y2: y, stroke: th >= 100 ? "#c8423b" : "#e39b2d",
       "stroke-dasharray": "6 4", "data-mark": `threshold-${th}` }));
-    root.append(svg("text", { x: W - R + 6, y: y + 4, text: `${th} % (${shortUsd((amount * th) / 100)})` }));
+    const label = W < 600 ? `${th}% ${shortUsd((amount * th) / 100)}` : `${th} % (${shortUsd((amount * th) / 100)})`;
+    root.append(svg("text", { x: W - R + 4, y: y + 4, text: label }));
   }
   // Spend so far: the daily summaries' cumulative (where readable), then now.
   const pts = [];
@@ -940,9 +1045,12 @@ function budgetChart(budget, history) {
     const projected = hundred.state === "projected";
     root.append(svg("line", { x1: x, x2: x, y1: T, y2: H - B, stroke: "#c8423b",
       "stroke-dasharray": projected ? null : "2 3", "data-mark": projected ? "crossing" : "high-crossing" }));
-    const left = x > (L + W - R) / 2;  // the label stays inside the chart
+    // the label on the side of the line with room for it (shorter on a narrow chart)
+    const moment = W < 600 ? utc(when).slice(5) : utc(when);
+    const text = projected ? `100 % projected at ${moment}` : `100 % not projected; high end at ${moment}`;
+    const left = x - 4 - text.length * 6.8 >= 0 || x + 4 + text.length * 6.8 > W;
     root.append(svg("text", { x: left ? x - 4 : x + 4, y: T + 10, "text-anchor": left ? "end" : "start",
-      fill: "#c8423b", text: `100 % ${crossingWords(hundred)}` }));
+      fill: "#c8423b", text }));
   }
   timeAxis(root, start, t1, xOf, H - B);
   return root;
@@ -996,7 +1104,13 @@ VIEWS.budgets = async function budgets() {
   }
   const day = addDays(await today(), -1);
   const asOf = (await api("/jobs", { limit: 1 })).jobs.map((j) => j.as_of)[0] || null;
-  out.push(provenance(asOf, [], "spend as the ledger knows it now; one forecast: each running job at its current burn to its declared or assumed end, with an 80 % range"));
+  // The price sources of the jobs the budgets' periods hold (the API reads at most 92 days).
+  const last = addDays(day, 1);
+  const starts = body.budgets.map((b) => (b.period_start || "").slice(0, 10)).filter(Boolean).sort();
+  const first = starts.length && starts[0] > addDays(last, -91) ? starts[0] : addDays(last, -91);
+  const priced = await sourcesBetween(first, last);
+  out.push(provenance(asOf, priced.sources, ["spend as the ledger knows it now; one forecast: each running job at its current burn to its declared or assumed end, with an 80 % range",
+    priced.note].filter(Boolean).join("; ")));
   out.push(table(["Budget", "Scope", "Period", ["Spend", "num"], ["Amount", "num"], ["%", "num"],
     ["Burn $/h", "num"], ["Forecast (range)", "num"], "100 %", "Source"],
   body.budgets.map((b) => {
@@ -1032,7 +1146,7 @@ function scopeText(scope) {
 }
 
 function waterfallChart(change) {
-  const W = 900, H = 300, L = 64, R = 10, T = 18, B = 46;
+  const W = chartWidth(), H = W < 600 ? 240 : 300, L = 56, R = 10, T = 18, B = 46;
   const root = frame(W, H, "Change in spend: period 0 to period 1, by cause (USD)");
   const before = num(change.before.total_usd);
   const steps = [
@@ -1085,7 +1199,8 @@ VIEWS.change = async function change(arg, params) {
   field("Period 1 from", "from1", from1), field("to", "to1", to1),
   field("Team", "team", scope.team, "text"), field("Project", "project", scope.project, "text"),
   field("Job", "job_id", scope.job_id, "text"), el("button", { type: "submit", text: "Explain" }));
-  const body = await api("/change", { from0, to0, from1, to1, ...scope });
+  const [body, priced] = await Promise.all([api("/change", { from0, to0, from1, to1, ...scope }),
+    sourcesBetween(from0, to1)]);
   const c = body.change;
   const b0 = body.before, b1 = body.after;
   const rose = nanoOf(c.total_usd) >= 0n;
@@ -1101,7 +1216,7 @@ VIEWS.change = async function change(arg, params) {
   const rate = (v) => (v === null ? "–" : `${perUnit(v)}/h`);
   return [
     el("h2", { text: "Why did it change" }), form,
-    provenance(body.as_of, [], `scope: ${[scope.team && `team ${scope.team}`, scope.project && `project ${scope.project}`,
+    provenance(body.as_of, priced.sources, `scope: ${[scope.team && `team ${scope.team}`, scope.project && `project ${scope.project}`,
       scope.job_id && `job ${scope.job_id}`].filter(Boolean).join(", ") || "everything you can see"}`),
     verdict,
     el("div", { class: "cards" },
@@ -1128,6 +1243,27 @@ VIEWS.change = async function change(arg, params) {
     el("ul", { class: "notes" }, body.notes.map((n) => el("li", { text: n }))),
   ];
 };
+
+// ---------------------------------------------------------------- context
+
+// The demo says what its data is: a scenario replayed to its end, not the live ledger.
+// /ui/context.json exists only beside `costtracker demo` (a 404 elsewhere: nothing shown).
+async function showContext() {
+  const box = document.getElementById("context");
+  if (!box) return;
+  try {
+    const response = await fetch("/ui/context.json", { headers: { Accept: "application/json" } });
+    if (!response.ok) return;
+    const context = await response.json();
+    if (context.mode !== "demo") return;
+    box.replaceChildren(el("strong", { text: `Demo data as of ${utc(context.as_of)}` }),
+      `: the end of ${context.scenario}, replayed on the embedded emulator. Every view answers ` +
+      "as of that moment, not the wall clock.");
+    box.hidden = false;
+  } catch (error) {
+    // no context: a deployed API's dashboard
+  }
+}
 
 // ---------------------------------------------------------------- router
 
@@ -1159,4 +1295,15 @@ async function render() {
 }
 
 window.addEventListener("hashchange", render);
+let drawnWidth = window.innerWidth;
+let resizeTimer = null;
+window.addEventListener("resize", () => {
+  clearTimeout(resizeTimer);
+  resizeTimer = setTimeout(() => {
+    if (Math.abs(window.innerWidth - drawnWidth) < 40) return;
+    drawnWidth = window.innerWidth;
+    render(); // charts are drawn for the width
+  }, 250);
+});
+showContext();
 render();

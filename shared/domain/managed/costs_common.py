@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from shared.domain.clocks import month_start, next_month_start
+from shared.domain.clock import month_start, next_month_start
 
 HOUR = Decimal(3600)
 DEFAULT_JOB_TAG_KEYS: tuple[str, ...] = ("training-job",)
@@ -15,7 +15,7 @@ DEFAULT_JOB_TAG_KEYS: tuple[str, ...] = ("training-job",)
 
 def whole_seconds(start: datetime, end: datetime) -> int:
     """Elapsed seconds, a started second counting whole; 0 if ``end`` is not after ``start``.
-    (The span's length rounded up: ``shared.domain.clocks.whole_seconds`` rounds each end
+    (The span's length rounded up: ``shared.domain.clock.whole_seconds`` rounds each end
     up instead, as the EC2 ledger does.)"""
     delta = end - start
     if delta <= timedelta(0):

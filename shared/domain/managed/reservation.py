@@ -18,7 +18,7 @@ from pydantic import Field
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen, Rate
-from shared.domain.clocks import SECONDS_PER_HOUR, seconds_clock, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, seconds_clock, whole_seconds
 from shared.domain.managed.models import CapacityReservation, ReservationUse
 from shared.domain.segments import unpriced_component
 

@@ -23,7 +23,7 @@ from pydantic import Field
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.base import Frozen, Rate
-from shared.domain.clocks import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, seconds_clock
+from shared.domain.clock import MONTH_UNITS, SECONDS_PER_HOUR, month_clock, seconds_clock
 from shared.domain.managed.models import TERMINAL_TRAINING_STATUSES, TrainingJobDescription
 from shared.domain.segments import unpriced_component
 

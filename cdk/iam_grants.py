@@ -1,0 +1,185 @@
+"""A function's grants (``shared.app.function_grants.Grants``, data) as IAM statements on its
+role, least privilege; each scoped grant acknowledges its cdk-nag finding."""
+
+from __future__ import annotations
+
+from aws_cdk import ArnFormat, Stack
+from aws_cdk import aws_iam as iam
+
+from cdk.constructs.alert_topics import AlertTopics
+from cdk.constructs.lambda_factory import LedgerFunction
+from cdk.constructs.ledger_table import LedgerTable
+from cdk.constructs.reports_bucket import ReportsBucket
+from cdk.nag import acknowledge
+from cdk.stack_settings import StackSettings
+from shared.app.function_grants import Grants, Topic
+from shared.config.ledger import LedgerConfig
+
+UNSCOPED_REASON = (
+    "{actions}: read-only EC2 Describe* and Price List GetProducts actions do not "
+    "support resource-level permissions; AWS requires Resource '*' for them "
+    "(fsx:DescribeFileSystems lists every file system of the account)."
+)
+
+
+class FunctionGrants:
+    """Grants functions what the catalog says, on the stack's shared resources."""
+
+    def __init__(
+        self,
+        stack: Stack,
+        *,
+        ledger: LedgerTable,
+        reports: ReportsBucket,
+        topics: AlertTopics,
+        settings: StackSettings,
+    ) -> None:
+        self.stack = stack
+        self.ledger = ledger
+        self.reports = reports
+        self.topics = topics
+        self.settings = settings
+
+    def grant(self, function: LedgerFunction, grants: Grants) -> None:
+        role = function.role
+        if grants.reports_write:
+            self.reports.grant_write(role)
+        if grants.ledger == "read_write":
+            self.ledger.grant_read_write_data(role)
+        else:
+            self.ledger.grant_read_data(role)
+        if grants.ledger_put_keys:
+            self.ledger.grant_writes(
+                role, leading_keys=grants.ledger_put_keys, actions=("dynamodb:PutItem",)
+            )
+        if grants.manages_recipients:
+            self.topics.grant_manage_recipients(role)
+        if grants.alarm_actions:
+            self._grant_alarm_actions(role, grants.alarm_actions)
+        if grants.training_reads:
+            self._grant_training_reads(role, grants.training_reads)
+        if grants.stops_instances:
+            self._grant_stop_instances(role)
+        if grants.assumes_member_role:
+            self._grant_member_role(role)
+        if Topic.TEAM in grants.publishes:
+            self.topics.grant_team_publish(role)
+        if Topic.FINANCE in grants.publishes:
+            self.topics.grant_publish(self.topics.finance, role)
+        if grants.unscoped_reads:
+            actions = grants.unscoped_reads
+            function.grant_unscoped(actions, UNSCOPED_REASON.format(actions=", ".join(actions)))
+        if Topic.ADMIN in grants.publishes:
+            self.topics.grant_publish(self.topics.admin, role)
+        if grants.data_exports_read:
+            _grant_data_exports_read(role, self.settings.ledger)
+
+    def _grant_alarm_actions(self, role: iam.IRole, actions: tuple[str, ...]) -> None:
+        """CloudWatch actions on this product's own alarms, by their name prefix."""
+        prefix = self.settings.ledger.utilization.alarm_prefix
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=list(actions),
+                resources=[
+                    self.stack.format_arn(
+                        service="cloudwatch",
+                        resource="alarm",
+                        resource_name=f"{prefix}*",
+                        arn_format=ArnFormat.COLON_RESOURCE_NAME,
+                    )
+                ],
+            )
+        )
+        acknowledge(
+            role,
+            "IAM5",
+            "Limited to this product's own alarms, by their name prefix "
+            "(one pair of alarms per running accelerator instance).",
+            finding=f"Resource::arn:<AWS::Partition>:cloudwatch:{self.settings.region}:"
+            f"{self.settings.account}:alarm:{prefix}*",
+        )
+
+    def _grant_training_reads(self, role: iam.IRole, actions: tuple[str, ...]) -> None:
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=list(actions),
+                resources=[
+                    self.stack.format_arn(
+                        service="sagemaker", resource="training-job", resource_name="*"
+                    )
+                ],
+            )
+        )
+        acknowledge(
+            role,
+            "IAM5",
+            "DescribeTrainingJob / ListTags on this account's training jobs: the "
+            "ended job's billed seconds (any job the tracker sees an event of).",
+            finding=f"Resource::arn:<AWS::Partition>:sagemaker:{self.settings.region}:"
+            f"{self.settings.account}:training-job/*",
+        )
+
+    def _grant_stop_instances(self, role: iam.IRole) -> None:
+        """Stop only instances that opted in to auto-stop (an IAM tag condition); the
+        catalog grants it only while auto-stop is on (dry run too: it stops nothing)."""
+        tag_key = self.settings.ledger.auto_stop.tag_key
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["ec2:StopInstances"],
+                resources=[
+                    self.stack.format_arn(service="ec2", resource="instance", resource_name="*")
+                ],
+                conditions={"StringEquals": {f"aws:ResourceTag/{tag_key}": "true"}},
+            )
+        )
+        acknowledge(
+            role,
+            "IAM5",
+            "ec2:StopInstances on instances only where the auto-stop opt-in tag "
+            f"{tag_key}=true is set (IAM tag condition).",
+            finding=f"Resource::arn:<AWS::Partition>:ec2:{self.settings.region}:"
+            f"{self.settings.account}:instance/*",
+        )
+
+    def _grant_member_role(self, role: iam.IRole) -> None:
+        """Assume the member stack's read-only role, in the organisation's accounts only."""
+        accounts = self.settings.ledger.accounts
+        name = accounts.member_role_name
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=["sts:AssumeRole"],
+                resources=[f"arn:{self.stack.partition}:iam::*:role/{name}"],
+                conditions={"StringEquals": {"aws:ResourceOrgID": accounts.organization_id}},
+            )
+        )
+        acknowledge(
+            role,
+            "IAM5",
+            f"sts:AssumeRole on the member stack's read-only role {name} in any account of "
+            "the organisation (aws:ResourceOrgID); the member accounts are not known at synth.",
+            finding=f"Resource::arn:<AWS::Partition>:iam::*:role/{name}",
+        )
+
+
+def _grant_data_exports_read(role: iam.IRole, config: LedgerConfig) -> None:
+    """The reconcile function reads the configured Data Exports (CUR 2.0) objects: list
+    the export's prefix and get its objects, nothing else of the bucket."""
+    bucket, prefix = config.reconcile.data_exports_bucket, config.reconcile.data_exports_prefix
+    if not bucket:
+        return
+    role.add_to_principal_policy(
+        iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[f"arn:aws:s3:::{bucket}"],
+            conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        )
+    )
+    objects = f"arn:aws:s3:::{bucket}/{prefix}*"
+    role.add_to_principal_policy(iam.PolicyStatement(actions=["s3:GetObject"], resources=[objects]))
+    acknowledge(
+        role,
+        "IAM5",
+        "s3:GetObject on the configured AWS Data Exports prefix only (ledger.reconcile."
+        "data_exports_prefix): AWS names the export's files per bill period and run.",
+        finding=f"Resource::{objects}",
+    )
