@@ -45,7 +45,7 @@ State = Literal["crossed", "projected", "possible", "not_projected"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class DurationPrior(_Frozen):

@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 from shared.adapters.budget_store import BudgetStore
@@ -158,10 +159,12 @@ def in_scope(
     return all(merged.get(k) == v for k, v in (scope.tag or {}).items())
 
 
-# The assumed length of a job without a declared end, chosen by the backtest
-# (bench/forecast_backtest.py, docs/forecast.md): as long again, at the median, as it is
-# known to have run.
-DURATION_PRIOR = DurationPrior(shape="pareto", alpha=1.0, min_hours=1.0)
+@cache
+def duration_prior() -> DurationPrior:
+    """The assumed length of a job without a declared end, chosen by the backtest
+    (bench/forecast_backtest.py, docs/forecast.md): as long again, at the median, as it
+    is known to have run (built on first use: nothing is built at import)."""
+    return DurationPrior(shape="pareto", alpha=1.0, min_hours=1.0)
 
 
 def budget_status(
@@ -203,7 +206,7 @@ def budget_status(
         budget.amount_usd,
         budget.thresholds if 100 in budget.thresholds else (*budget.thresholds, 100),
         (start, end),
-        DURATION_PRIOR,
+        duration_prior(),
         now,
     )
     return BudgetStatus(

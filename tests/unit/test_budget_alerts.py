@@ -9,7 +9,7 @@ from decimal import Decimal
 
 from hypothesis import given, settings
 
-from shared.domain.budgets import Budget, BudgetScope
+from shared.config.budgets import Budget, BudgetScope
 from shared.domain.forecast import BudgetForecast
 from shared.reports.formatting import iso
 from shared.services.budget_alerts import forecast_alert

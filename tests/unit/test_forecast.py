@@ -18,11 +18,11 @@ from shared.domain.forecast import (
     budget_forecast,
     project_job,
 )
-from shared.services.budgets import DURATION_PRIOR
+from shared.services.budgets import duration_prior
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 PRIOR = DurationPrior(median_hours=24, sigma=1.0)  # a log-normal candidate
-PRODUCT = DURATION_PRIOR  # the one the budgets use
+PRODUCT = duration_prior()  # the one the budgets use
 
 
 def linear(rates: dict[str, Decimal], starts: dict[str, datetime], stopped: dict[str, datetime]):  # type: ignore[no-untyped-def]
