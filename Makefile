@@ -85,13 +85,17 @@ bench: setup
 
 check: lint test synth
 
-# Opt-in (not in CI): the FinOps Foundation's validator on the example's daily Parquet files.
+# Opt-in (not in CI): the FinOps Foundation's validator on the examples' daily Parquet files
+# (seoul-fsx-month-end: Seoul finance days with FSx rows, split at the UTC month end).
 # Needs ../shared/tools/focus-validator.sh (first run builds a Debian chroot, ~2.5 min, root).
 FOCUS_VALIDATOR ?= ../shared/tools/focus-validator.sh
+FOCUS_EXAMPLES ?= llama-lora-vs-p5 seoul-fsx-month-end
 focus-validate: setup
 	rm -rf .focus-check
-	$(BIN)/costtracker replay costtracker/examples/llama-lora-vs-p5.json --json --focus-dir .focus-check > /dev/null
-	set -e; for f in .focus-check/focus/*/*/*/focus-1.2.parquet; do \
+	set -e; for x in $(FOCUS_EXAMPLES); do \
+	  $(BIN)/costtracker replay costtracker/examples/$$x.json --json --focus-dir .focus-check/$$x > /dev/null; \
+	done
+	set -e; for f in .focus-check/*/focus/*/*/*/focus-1.2.parquet; do \
 	  for try in 1 2 3; do \
 	    rc=0; out=$$($(FOCUS_VALIDATOR) $$f) || rc=$$?; \
 	    [ $$rc -eq 2 ] || break; \

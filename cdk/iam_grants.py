@@ -7,6 +7,7 @@ from aws_cdk import ArnFormat, Stack
 from aws_cdk import aws_iam as iam
 
 from cdk.constructs.alert_topics import AlertTopics
+from cdk.constructs.budget_actions import BudgetActionPermissions
 from cdk.constructs.lambda_factory import LedgerFunction
 from cdk.constructs.ledger_table import LedgerTable
 from cdk.constructs.reports_bucket import ReportsBucket
@@ -39,6 +40,9 @@ class FunctionGrants:
         self.reports = reports
         self.topics = topics
         self.settings = settings
+        self.actions = BudgetActionPermissions(
+            stack, settings.ledger.auto_stop.tag_key, settings.region, settings.account
+        )
 
     def grant(self, function: LedgerFunction, grants: Grants) -> None:
         role = function.role
@@ -60,6 +64,10 @@ class FunctionGrants:
             self._grant_training_reads(role, grants.training_reads)
         if grants.stops_instances:
             self._grant_stop_instances(role)
+        if grants.stops_training_jobs:
+            self.actions.grant_training_stops(role)
+        if grants.manages_deny_policies or grants.detaches_deny_policies:
+            self.actions.grant_deny_policies(role, manage=grants.manages_deny_policies)
         if grants.assumes_member_role:
             self._grant_member_role(role)
         if Topic.TEAM in grants.publishes:

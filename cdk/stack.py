@@ -14,6 +14,7 @@ from constructs import Construct
 
 from cdk.constructs.access_policies import ApiAccessPolicies
 from cdk.constructs.alert_topics import AlertTopics
+from cdk.constructs.budget_actions import CrossingTimerQueue
 from cdk.constructs.checkpoint_buckets import CheckpointBuckets
 from cdk.constructs.dashboard import TrackerDashboard
 from cdk.constructs.dlq_alarms import DeadLetterAlarms
@@ -27,6 +28,7 @@ from cdk.constructs.schedules import Schedules
 from cdk.iam_grants import FunctionGrants
 from cdk.stack_settings import StackSettings
 from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, schedules
+from shared.app.triggers import Queue
 
 
 class CostTrackerStack(Stack):
@@ -46,6 +48,7 @@ class CostTrackerStack(Stack):
             admin_emails=settings.admin_emails,
             budgets=settings.ledger.budgets,
         )
+        timers = CrossingTimerQueue(self, "CrossingTimers")
         # The value of every environment variable a function of the catalog names.
         environment = {
             "TABLE_NAME": table.table_name,
@@ -58,6 +61,7 @@ class CostTrackerStack(Stack):
             ),
             "LEDGER_CONFIG": settings.ledger.model_dump_json(),
             "REPORT_BUCKET": reports.bucket.bucket_name,
+            "CROSSING_TIMER_QUEUE_URL": timers.queue.queue_url,
         }
         factory = LambdaFactory(
             self,
@@ -83,6 +87,9 @@ class CostTrackerStack(Stack):
                 extra_environment={name: environment[name] for name in spec.environment} or None,
             )
             grants.grant(made[spec.name], spec.grants_for(settings.ledger))
+        for spec in FUNCTIONS:  # each queue-triggered function and the one that sends to it
+            if isinstance(spec.trigger, Queue):
+                timers.connect(made[spec.trigger.sender], made[spec.name])
         job_cost_api = made.pop("job_cost_api")
         asynchronous = made
 
@@ -106,15 +113,14 @@ class CostTrackerStack(Stack):
             OrganizationBusPolicy(
                 self, "OrganizationBus", organization_id=settings.ledger.accounts.organization_id
             )
+        dead_letter_queues = {
+            name: fn.dead_letter_queue
+            for name, fn in asynchronous.items()
+            if fn.dead_letter_queue is not None
+        }
+        dead_letter_queues["budget_timer"] = timers.dead_letters  # its queue's redrive
         dead_letters = DeadLetterAlarms(
-            self,
-            "DeadLetterAlarms",
-            queues={
-                name: fn.dead_letter_queue
-                for name, fn in asynchronous.items()
-                if fn.dead_letter_queue is not None
-            },
-            topic=topics.admin,
+            self, "DeadLetterAlarms", queues=dead_letter_queues, topic=topics.admin
         )
 
         TrackerDashboard(
@@ -124,11 +130,7 @@ class CostTrackerStack(Stack):
                 **{name: fn.function for name, fn in asynchronous.items()},
                 "job_cost_api": job_cost_api.function,
             },
-            queues={
-                name: fn.dead_letter_queue
-                for name, fn in asynchronous.items()
-                if fn.dead_letter_queue is not None
-            },
+            queues=dead_letter_queues,
             alarms=list(dead_letters.alarms.values()),
         )
 

@@ -23,15 +23,28 @@ from unittest import mock
 
 from costtracker.emulator import Emulator, function_environment, running_emulator
 from costtracker.progress import Progress
+from costtracker.replay_calls import (
+    ReplayTimers,
+    collect_actions,
+    on_instance_stop,
+    on_training_stop,
+)
 from costtracker.routing import Replayer
 from costtracker.scenario import Scenario
 from costtracker.scenario_metrics import seed_metrics
+from shared.adapters.action_store import ActionStore
 from shared.adapters.job_records import load_job
 from shared.adapters.report_store import DirectoryReportStore
 from shared.adapters.table import MemoryTable
 from shared.app import runtime
+from shared.config.access import AccessConfig
 from shared.config.budgets import Budget
-from shared.config.ledger import CheckpointConfig, LedgerConfig, UtilizationConfig
+from shared.config.ledger import (
+    BudgetActionsConfig,
+    CheckpointConfig,
+    LedgerConfig,
+    UtilizationConfig,
+)
 from shared.domain.finance_day import calendar_of
 from shared.reports.views import iso, job_summary
 from shared.services.alerts import stop_watching
@@ -51,6 +64,7 @@ ALERT_KINDS = (
     "resolved",
     "missing_price",
     "reservation_underused",
+    "action",
 )
 
 # Where the ledger's table lives locally: "local", the in-memory table the contract suite
@@ -88,6 +102,17 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
         update["discounts"] = scenario.discounts
     if scenario.finance_timezone is not None:
         update["finance_timezone"] = scenario.finance_timezone
+    if any(b.get("actions") for b in scenario.budgets):
+        # A replay acts on nothing real: budget actions are on (each is still a dry run
+        # unless it says "dry_run": false); the scenario may name deny principals.
+        extra = (scenario.model_extra or {}).get("budget_actions") or {}
+        update["budget_actions"] = BudgetActionsConfig.model_validate({"enabled": True, **extra})
+    if scenario.api_calls:
+        from costtracker.replay_calls import access_rules
+
+        access = config.access.model_dump()
+        access["rules"] = [*access_rules(scenario), *access["rules"]]
+        update["access"] = AccessConfig.model_validate(access)
     fees = {
         r.reservation_id: r.upfront_fee_usd
         for r in scenario.capacity_reservations
@@ -159,6 +184,8 @@ def report(
         "alerts": alerts["alerts"],
         "warnings": replayer.warnings,
         "daily_summaries": summaries,
+        "actions": collect_actions(ActionStore(deps.table)),
+        "api_calls": replayer.api_answers,
         "resolved_alerts": alerts["resolved"],
         "anomaly_alerts": alerts["anomalies"],
         "messages": alerts["messages"],
@@ -295,14 +322,22 @@ def replay_session(
                 ScenarioInstances,
                 ScenarioInstanceStops,
                 ScenarioTrainingJobs,
+                ScenarioTrainingJobStops,
             )
 
+            training_jobs = ScenarioTrainingJobs(scenario, replayer.clock)
+            instance_stops = ScenarioInstanceStops(scenario)
+            instance_stops.on_stop = on_instance_stop(replayer)
+            training_stops = ScenarioTrainingJobStops(scenario, training_jobs)
+            training_stops.on_stop = on_training_stop(replayer, training_jobs)
             sources = runtime.Sources(
-                training_jobs=ScenarioTrainingJobs(scenario, replayer.clock),
+                training_jobs=training_jobs,
                 reservations=ScenarioCapacityReservations(scenario, replayer.clock),
                 file_systems=ScenarioFileSystems(scenario, replayer.clock),
                 inventory=ScenarioInstances(scenario),
-                instance_stops=ScenarioInstanceStops(scenario),
+                instance_stops=instance_stops,
+                training_stops=training_stops,
+                crossing_timers=ReplayTimers(replayer),
             )
             try:
                 with runtime.override(replayer.clock, sources, table=table):

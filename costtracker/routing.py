@@ -8,7 +8,9 @@ the latest event time delivered so far and never runs backwards.
 
 from __future__ import annotations
 
+import heapq
 import importlib
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -56,6 +58,13 @@ class Replayer:
         self.skipped_runs: dict[str, int] = {}
         self.skip_quiet = skip_quiet
         self._handlers: dict[str, Handler] = {}
+        # Work due at a simulated moment that no schedule or scenario event carries: the
+        # crossing timers' messages, a stop's own state changes, the scenario's API calls.
+        self._deferred: list[tuple[datetime, int, str, Any]] = []
+        self._deferred_count = 0
+        self.api_answers: list[dict[str, Any]] = []
+        for call in scenario.api_calls:
+            self.defer(utc(call.at), "api", call)
         watch_recorded()  # the outbox's new alerts, to wake the re-send path
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
@@ -88,6 +97,34 @@ class Replayer:
         )
         return None
 
+    def defer(self, due: datetime, kind: str, payload: Any) -> None:
+        """Run ``payload`` (a timer's message, an event, an API call) at ``due``."""
+        self._deferred_count += 1
+        heapq.heappush(self._deferred, (due, self._deferred_count, kind, payload))
+
+    def _run_deferred(self, to: datetime) -> None:
+        """Everything deferred up to ``to`` (each at its own moment), in time order."""
+        while self._deferred and self._deferred[0][0] <= to:
+            due, _, kind, payload = heapq.heappop(self._deferred)
+            self.clock.advance_to(max(due, self.clock.now()))
+            for function in [f for f in self.quiet_until if f not in self._quiet_regardless]:
+                del self.quiet_until[function]
+            take_recorded()
+            if kind == "event":
+                self._route(payload)
+            elif kind == "timer":
+                self.invoke("budget_timer", timer_event(payload, self.clock.now()))
+            else:
+                from costtracker.replay_calls import call_api
+
+                self.api_answers.append(call_api(self, payload))
+            if self._outbox_waits():
+                self.quiet_until.pop("budget_tick", None)
+                self._quiet_regardless.discard("budget_tick")
+
+    def _next_deferred(self) -> datetime | None:
+        return self._deferred[0][0] if self._deferred else None
+
     def advance(self, to: datetime) -> None:
         """Run every schedule due in (now, to], in time order, then set the clock to ``to``.
 
@@ -96,12 +133,17 @@ class Replayer:
         that happen, not the length of simulated time."""
         now = self.clock.now()
         if to <= now:
+            self._run_deferred(now)
             return
         pending = {s.function: (s, s.next_after(now)) for s in self.schedules}
         while pending:
             function, (schedule, at) = min(
                 pending.items(), key=lambda kv: (kv[1][1], kv[1][0].function)
             )
+            deferred = self._next_deferred()
+            if deferred is not None and deferred < at and deferred <= to:
+                self._run_deferred(deferred)  # a schedule due at the same moment runs first
+                continue
             if at > to:
                 break
             quiet = self.quiet_until.get(function)
@@ -125,6 +167,7 @@ class Replayer:
                 self.quiet_until.pop("budget_tick", None)
                 self._quiet_regardless.discard("budget_tick")
                 pending["budget_tick"] = (tick, tick.next_after(at))
+        self._run_deferred(to)
         self.clock.advance_to(to)
 
     def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
@@ -165,6 +208,10 @@ class Replayer:
             return
         if at is not None:
             self.advance(at)
+        self._route(event)
+
+    def _route(self, event: dict[str, Any]) -> None:
+        """Deliver one event, at the clock's now, to every function whose rule matches."""
         routed = [name for name, pattern in self.rules.items() if matches(pattern, event)]
         if not routed:
             self.unrouted.append(str(event.get("id")))
@@ -208,6 +255,19 @@ class Replayer:
                 progress.advance()
         if self.scenario.until is not None:
             self.advance(utc(self.scenario.until))
+
+
+def timer_event(body: dict[str, Any], now: datetime) -> dict[str, Any]:
+    """The SQS event Lambda hands the timer function for one delayed message."""
+    return {
+        "Records": [
+            {
+                "messageId": f"timer-{body['budget_id']}-{body['threshold']}-{iso(now)}",
+                "body": json.dumps(body, sort_keys=True),
+                "eventSource": "aws:sqs",
+            }
+        ]
+    }
 
 
 def _event_time(event: Any) -> datetime | None:

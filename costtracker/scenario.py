@@ -69,6 +69,10 @@ class TrainingJobSpec(_Model):
     warm_pool_seconds: int = Field(default=0, ge=0)
     spot: bool = False
     tags: dict[str, str] = Field(default_factory=dict)
+    # Its CheckpointConfig.S3Uri (where it writes checkpoints), if any.
+    checkpoint_uri: str = Field(
+        default="", pattern=r"^(s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/.*)?)?$"
+    )
 
     @model_validator(mode="after")
     def _billable(self) -> TrainingJobSpec:
@@ -175,6 +179,16 @@ class FileSystemSpec(_Model):
         return self
 
 
+class ApiCallSpec(_Model):
+    """A call through the API handler at ``at``, as finance, an admin or a team member."""
+
+    at: AwareDatetime
+    as_: str = Field(alias="as", pattern=r"^(finance|admin|team:[A-Za-z0-9._-]{1,64})$")
+    method: Literal["GET", "PUT", "POST", "DELETE"]
+    path: str = Field(pattern=r"^/[\x21-\x7e]{0,1023}$")
+    body: dict[str, Any] | None = None
+
+
 class Scenario(_Model):
     region: str = "us-east-1"
     account: str = "123456789012"
@@ -193,6 +207,8 @@ class Scenario(_Model):
     file_systems: list[FileSystemSpec] = Field(default_factory=list)
     # The finance day's IANA time zone (SPEC rule 12); absent: the configured one (UTC).
     finance_timezone: str | None = None
+    # Calls made through the API handler at a simulated time (e.g. releasing an action).
+    api_calls: list[ApiCallSpec] = Field(default_factory=list, max_length=1000)
 
     @field_validator("finance_timezone")
     @classmethod

@@ -96,6 +96,23 @@ def alarm_state_event(
     }
 
 
+def fsx_record_delivered(record: dict[str, Any], event_id: str) -> dict[str, Any]:
+    """A CloudTrail record of FSx (such as the real one in
+    ``tests/events/fsx-tag-resource-cloudtrail-record.json``) in the envelope EventBridge
+    gives it: account, region and time are the record's own."""
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": "AWS API Call via CloudTrail",
+        "source": "aws.fsx",
+        "account": record["recipientAccountId"],
+        "time": record["eventTime"],
+        "region": record["awsRegion"],
+        "resources": [],
+        "detail": record,
+    }
+
+
 def fsx_call_event(
     event_id: str,
     name: str,

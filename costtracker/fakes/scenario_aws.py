@@ -13,9 +13,10 @@ events, as AWS would at the simulated time. Local-only code: no function bundle 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -24,6 +25,7 @@ from shared.adapters.instance_stops import InstanceNow
 from shared.adapters.inventory import InstanceNotFound
 from shared.adapters.reservations import ReservationNotFound
 from shared.adapters.sagemaker import TrainingJobNotFound
+from shared.adapters.training_job_stops import TrainingJobNow
 from shared.domain.clock import Clock
 from shared.domain.ebs import Volume
 from shared.domain.fsx import FileSystemDescription, FileSystemFacts
@@ -51,14 +53,22 @@ class ScenarioTrainingJobs:
         self._clock = clock
         self._specs: dict[str, TrainingJobSpec] = {j.name: j for j in scenario.training_jobs}
         self._events: dict[str, list[TrainingJobStateChangeEvent]] = {}
+        # Jobs the tracker stopped: Stopped at this moment, billed up to it.
+        self.stopped_at: dict[str, datetime] = {}
+        self.raw: dict[str, list[dict[str, Any]]] = {}
         for raw in scenario.events:
-            if not (isinstance(raw, dict) and raw.get("source") == "aws.sagemaker"):
-                continue
-            try:
-                event = TrainingJobStateChangeEvent.model_validate(raw)
-            except ValidationError:
-                continue  # the handler reports a malformed event; the fake just skips it
-            self._events.setdefault(event.detail.training_job_name, []).append(event)
+            self.add(raw)
+
+    def add(self, raw: Any) -> None:
+        """One SageMaker event of the scenario (or one the replay delivers for a stop)."""
+        if not (isinstance(raw, dict) and raw.get("source") == "aws.sagemaker"):
+            return
+        try:
+            event = TrainingJobStateChangeEvent.model_validate(raw)
+        except ValidationError:
+            return  # the handler reports a malformed event; the fake just skips it
+        self._events.setdefault(event.detail.training_job_name, []).append(event)
+        self.raw.setdefault(event.detail.training_job_name, []).append(raw)
 
     def describe(
         self, name: str, *, event_tags: Mapping[str, str] | None = None
@@ -85,6 +95,14 @@ class ScenarioTrainingJobs:
                     training_seconds=spec.training_seconds,
                     warm_pool_retained_billable_seconds=spec.warm_pool_seconds,
                 )
+                stopped = self.stopped_at.get(name)
+                if stopped is not None and described.training_start is not None:
+                    # Stopped by the tracker: SageMaker bills up to the stop.
+                    ran = max(0, int((stopped - described.training_start).total_seconds()))
+                    update.update(
+                        billable_seconds=min(ran, spec.billed_seconds),
+                        training_seconds=min(ran, spec.training_seconds),
+                    )
         return TrainingJobDescription.model_validate({**described.model_dump(), **update})
 
 
@@ -286,14 +304,19 @@ class ScenarioInstances:
         )
 
 
+StopListener = Callable[[str, str, str], None]  # (id, region, account)
+
+
 class ScenarioInstanceStops:
     """``InstanceStops`` for the scenario's instances: what DescribeInstances says of one
     just before a stop (running until stopped, the scenario's tags), and the stops asked
-    for, in order (the replay's instances live in the scenario, not in moto's EC2)."""
+    for, in order (the replay's instances live in the scenario, not in moto's EC2); the
+    replay listens (``on_stop``) to deliver the stop's own state changes."""
 
     def __init__(self, scenario: Scenario) -> None:
         self._tags = {s.instance_id: dict(s.tags) for s in scenario.instances}
         self.stopped: list[str] = []
+        self.on_stop: StopListener | None = None
 
     def current(self, instance_id: str, region: str, account: str = "") -> InstanceNow | None:
         if instance_id not in self._tags:
@@ -305,3 +328,32 @@ class ScenarioInstanceStops:
         if instance_id not in self._tags:
             raise InstanceNotFound(instance_id)
         self.stopped.append(instance_id)
+        if self.on_stop is not None:
+            self.on_stop(instance_id, region, account)
+
+
+class ScenarioTrainingJobStops:
+    """``TrainingJobStops`` for the scenario's training jobs: status from its events (and
+    the replay's), tags and ``CheckpointConfig.S3Uri`` from its ``training_jobs`` entry."""
+
+    def __init__(self, scenario: Scenario, jobs: ScenarioTrainingJobs) -> None:
+        self._specs = {j.name: j for j in scenario.training_jobs}
+        self._jobs = jobs
+        self.stopped: list[str] = []
+        self.on_stop: StopListener | None = None
+
+    def current(self, name: str, region: str, account: str = "") -> TrainingJobNow | None:
+        try:
+            described = self._jobs.describe(name)
+        except TrainingJobNotFound:
+            return None
+        spec = self._specs.get(name)
+        uri = spec.checkpoint_uri if spec is not None else ""
+        return TrainingJobNow(status=described.status, tags=described.tags, checkpoint_uri=uri)
+
+    def stop(self, name: str, region: str, account: str = "") -> None:
+        if self.current(name, region, account) is None:
+            raise TrainingJobNotFound(name, region)
+        self.stopped.append(name)
+        if self.on_stop is not None:
+            self.on_stop(name, region, account)

@@ -7,6 +7,7 @@ import time
 from datetime import UTC, datetime
 
 from shared.adapters.telemetry import count, seconds
+from shared.app.action_runtime import action_deps
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.functions import BY_NAME
 from shared.app.runtime import Runtime
@@ -30,6 +31,7 @@ def handler(event: ScheduledEvent, rt: Runtime) -> Answer:
         rt.notifier,
         now,
         lambda: TIMEOUT_SECONDS - (time.monotonic() - started),
+        action_deps(rt),
     )
     if tick.alerts:
         logger.info("budget alerts", extra={"alerts": tick.alerts})

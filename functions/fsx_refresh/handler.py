@@ -1,5 +1,7 @@
 """Daily: DescribeFileSystems in each live file system's own account and region (and the
-tracker's), for the changes and deletions no CloudTrail event told of (wiring only)."""
+tracker's), for the changes and deletions no CloudTrail event told of (wiring only).
+Each (account, region) is a unit of its own (``FileSystemLedger.refresh_place``); this
+one invocation runs them in turn."""
 
 from __future__ import annotations
 

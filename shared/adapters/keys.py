@@ -21,6 +21,9 @@
 | daily summary | SUMMARY#<date> | SUMMARY |
 | reconciliation | RECONCILIATION#<date> | RECONCILIATION |
 | unmatched checkpoint object | UNMATCHED | <bucket>/<key> |
+| budget action (head) | ACTIONS | <action_id> |
+| what a budget action acts on | ACTION#<action_id> | T#<kind>#<account>#<id> |
+| planned timer (a crossing, a grace's end) | TIMERS | <budget>#<period>#<what>#<moment> |
 | measured utilization of one instance-hour | UTIL#<account>#<instance> | H#<hour> |
 | an instance's measured utilization so far | JOB#<job> | U#<account>#<instance> |
 
@@ -99,3 +102,15 @@ def reservation_key(account: str, reservation_id: str) -> tuple[str, str]:
 
 def file_system_key(account: str, file_system_id: str) -> tuple[str, str]:
     return (f"FSX#{account}#{part(file_system_id)}", "HEAD")
+
+
+def action_key(action_id: str) -> tuple[str, str]:
+    return ("ACTIONS", part(action_id))
+
+
+def action_target_key(action_id: str, kind: str, account: str, target_id: str) -> tuple[str, str]:
+    return (f"ACTION#{part(action_id)}", f"T#{kind}#{account}#{part(target_id)}")
+
+
+def timer_key(budget_id: str, period_key: str, what: str, moment: datetime) -> tuple[str, str]:
+    return ("TIMERS", f"{part(budget_id)}#{period_key}#{part(what)}#{iso(moment)}")

@@ -26,6 +26,11 @@ class TrainingStore:
             self._heads[key] = training_of(item)
         return self._heads[key]
 
+    def heads_of(self, job_id: str) -> list[TrainingHead]:
+        """The job's training jobs (one Query of its partition's training heads)."""
+        items = self.table.query(keys.job_pk(job_id), begins_with="H#T#")
+        return [training_of(item) for item in items]
+
     def put(self, head: TrainingHead, expected_version: int | None) -> Put:
         stored = head.model_copy(update={"version": (expected_version or 0) + 1})
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)

@@ -226,7 +226,8 @@ class PriceBook:
     def fsx_rate(self, region: str, key: str) -> Rate | None:
         """$/GB-month of FSx for Lustre storage by price key (``PERSISTENT_2_125``): an
         override, a cached price, else the snapshot's FSx section (its own source and
-        date); no Price List lookup yet. None: unpriced, never 0."""
+        date, per region); no Price List lookup (its FSx attribute names are not confirmed
+        from a real record, docs/fsx.md). None: unpriced, never 0."""
         override = self._prices(region).fsx_gb_month.get(key)
         if override is not None:
             return self._override(override, region)
@@ -236,7 +237,7 @@ class PriceBook:
         usd = snapshot_value(self._snapshot, region, "fsx_gb_month", key)
         if usd is None:
             return None
-        source, checked_on = self._snapshot.provenance("fsx_gb_month")
+        source, checked_on = self._snapshot.provenance("fsx_gb_month", region)
         return self._rate(usd, RateSource.SNAPSHOT, region, checked_on, source)
 
     def s3_rate(self, region: str) -> Rate | None:

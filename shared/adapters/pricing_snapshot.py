@@ -20,9 +20,11 @@ class Snapshot:
         # Sections checked apart from the rest (their own source and date).
         self._sections: dict[str, dict[str, str]] = document.get("sections", {})
 
-    def provenance(self, section: str) -> tuple[str, date]:
-        """(source, checked on) of a section's prices: its own where it has one."""
-        own = self._sections.get(section)
+    def provenance(self, section: str, region: str | None = None) -> tuple[str, date]:
+        """(source, checked on) of a section's prices: a region's own for that section
+        (``<section>:<region>``), else the section's own, else the snapshot's."""
+        own = self._sections.get(f"{section}:{region}") if region else None
+        own = own or self._sections.get(section)
         if own is None:
             return self.source, self.checked_on
         return own["source"], date.fromisoformat(own["checked_on"])

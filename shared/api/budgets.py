@@ -14,14 +14,24 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from shared.api.access import Caller
 from shared.api.caller import access, new_router, runtime_of
 from shared.api.errors import ApiProblem, bad_input, from_validation_errors, not_found
-from shared.api.models.budgets import BudgetDeleted, BudgetHistory, Budgets, BudgetSet, BudgetState
+from shared.api.models.budgets import (
+    ActionReleased,
+    BudgetDeleted,
+    BudgetHistory,
+    Budgets,
+    BudgetSet,
+    BudgetState,
+)
+from shared.config.budget_actions import BudgetAction
 from shared.config.budgets import BUDGET_ID, Budget, BudgetScope
+from shared.reports.formatting import iso
 
 if TYPE_CHECKING:
     from shared.services.budgets import JobCache
 
 router = new_router()
 BudgetId = Annotated[str, Path(pattern=BUDGET_ID)]
+ActionId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,255}$")]
 
 
 class BudgetBody(BaseModel):
@@ -35,6 +45,7 @@ class BudgetBody(BaseModel):
     thresholds: list[int] = Field(default=[50, 80, 100], min_length=1, max_length=20)
     recipients: list[str] = Field(default_factory=list, max_length=20)
     since: date | None = None
+    actions: list[BudgetAction] = Field(default_factory=list, max_length=10)
 
 
 def _state(
@@ -143,6 +154,60 @@ def budget_history(budget_id: BudgetId) -> BudgetHistory:
     if not changes and budget_id not in _sources():
         raise not_found("budget_id", f"no budget {budget_id!r}")
     return BudgetHistory.model_validate({"budget_id": budget_id, "changes": changes})
+
+
+@router.post("/budgets/<budget_id>/actions/<action_id>/release")
+def release_budget_action(budget_id: BudgetId, action_id: ActionId) -> ActionReleased:
+    """Release a budget action (finance and admins): cancel a waiting stop, detach a
+    deny, and suppress the action for the rest of its period. It never starts anything;
+    releasing again answers the same."""
+    from shared.adapters.outbox import OutboxStore
+    from shared.app.action_runtime import action_deps
+    from shared.domain.finance_day import calendar_of
+    from shared.services.action_release import ReleaseConflict, UnknownAction, release_action
+    from shared.services.alerts import AlertPoster
+    from shared.services.budgets import effective_budgets
+
+    rt = runtime_of(router)
+    caller = access(router).finance_or_admin("releasing a budget action")
+    config = rt.settings.config
+    budget = next(
+        (b for b in effective_budgets(rt.budget_store, config) if b.budget_id == budget_id), None
+    )
+    if budget is None:
+        raise not_found("budget_id", f"no budget {budget_id!r}")
+    try:
+        released = release_action(
+            budget,
+            action_id,
+            caller.arn,
+            rt.clock.now(),
+            calendar_of(config),
+            action_deps(rt),
+            AlertPoster(OutboxStore(rt.table)),
+        )
+    except UnknownAction as exc:
+        raise not_found(
+            "action_id", f"budget {budget_id!r} has no action {action_id!r} (see its alerts)"
+        ) from exc
+    except ReleaseConflict as exc:
+        raise ApiProblem(409, f"action {action_id!r} changed meanwhile; try again") from exc
+    record = released.record
+    return ActionReleased.model_validate(
+        {
+            "action_id": record.action_id,
+            "budget_id": record.budget_id,
+            "kind": record.kind,
+            "state": record.state,
+            "fired_at": iso(record.fired_at),
+            "acted_at": iso(record.acted_at),
+            "dry_run": record.dry_run,
+            "released_by": record.released_by,
+            "released_at": iso(record.released_at),
+            "cancelled": released.cancelled,
+            "detached": released.detached,
+        }
+    )
 
 
 def _refuse_context_budget(budget_id: str, verb: str) -> None:

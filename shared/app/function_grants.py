@@ -27,8 +27,8 @@ FSX_READ_ACTIONS = ("fsx:DescribeFileSystems",)
 # ce:GetCostAndUsage likewise only accepts Resource "*".
 COST_EXPLORER_READ_ACTIONS = ("ce:GetCostAndUsage",)
 # Partition keys the API writes: budgets, their history, the recipients' subscriptions it
-# made, cached prices.
-API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "RECIPIENTS", "PRICE#*")
+# made, cached prices, released budget actions and the alerts announcing a release.
+API_WRITE_KEYS = ("BUDGETS", "BUDGETS_HISTORY#*", "RECIPIENTS", "PRICE#*", "ACTIONS", "OUTBOX")
 DESCRIBE_AND_PRICE = INSTANCE_READ_ACTIONS + PRICE_READ_ACTIONS + RESERVATION_READ_ACTIONS
 
 
@@ -46,6 +46,7 @@ class Feature(StrEnum):
     AUTO_STOP = "auto_stop"
     RECONCILE = "reconcile"
     ORGANIZATION = "organization"
+    BUDGET_ACTIONS = "budget_actions"
 
 
 def feature_on(feature: Feature, config: LedgerConfig) -> bool:
@@ -53,6 +54,8 @@ def feature_on(feature: Feature, config: LedgerConfig) -> bool:
         return config.auto_stop.enabled
     if feature is Feature.RECONCILE:
         return config.reconcile.enabled
+    if feature is Feature.BUDGET_ACTIONS:
+        return config.budget_actions.enabled
     return bool(config.accounts.organization_id)
 
 
@@ -77,6 +80,12 @@ class Grants:
     training_reads: tuple[str, ...] = ()
     # ec2:StopInstances, only on instances tagged for auto-stop (an IAM tag condition).
     stops_instances: bool = False
+    # sagemaker:StopTrainingJob, only on training jobs tagged for auto-stop.
+    stops_training_jobs: bool = False
+    # iam:CreatePolicy on policy/costtracker/* and attach / detach of those policies only.
+    manages_deny_policies: bool = False
+    # iam:Detach*Policy of those policies only (the API's release of a deny).
+    detaches_deny_policies: bool = False
     # The configured Data Exports (CUR 2.0) prefix: list it, get its objects.
     data_exports_read: bool = False
     # sts:AssumeRole on the member stack's read-only role in the organisation's accounts.
@@ -94,6 +103,21 @@ class Grants:
             alarm_actions=self.alarm_actions + other.alarm_actions,
             training_reads=self.training_reads + other.training_reads,
             stops_instances=self.stops_instances or other.stops_instances,
+            stops_training_jobs=self.stops_training_jobs or other.stops_training_jobs,
+            manages_deny_policies=self.manages_deny_policies or other.manages_deny_policies,
+            detaches_deny_policies=self.detaches_deny_policies or other.detaches_deny_policies,
             data_exports_read=self.data_exports_read or other.data_exports_read,
             assumes_member_role=self.assumes_member_role or other.assumes_member_role,
         )
+
+
+# What budget actions may do, granted only while ``ledger.budget_actions.enabled``: stop
+# opted-in instances and training jobs (re-read first), manage the tracker's own deny
+# policies.
+BUDGET_ACTION_GRANTS = Grants(
+    stops_instances=True,
+    stops_training_jobs=True,
+    manages_deny_policies=True,
+    unscoped_reads=("ec2:DescribeInstances",),
+    training_reads=TRAINING_READ_ACTIONS,
+)

@@ -1,12 +1,8 @@
-"""Every function of the app, described once: its handler, what triggers it (an
-EventBridge pattern, a schedule, or the API), its timeout and memory, what it may do
-(grants, as data: ``shared.app.function_grants``), and the environment it needs beyond the
-common one.
-
-Read by the CDK stack (``cdk/stack.py`` makes and grants each function from it), by
-the local replay's router (``costtracker/routing.py``: which function gets which event,
-which schedules run) and by the tests. No CDK import here: grants are named, and
-``cdk/iam_grants.py`` turns them into IAM statements.
+"""Every function of the app, described once: its handler, trigger (an EventBridge
+pattern, a schedule, a queue, or the API), timeout and memory, grants (as data:
+``shared.app.function_grants``), and the environment it needs beyond the common one. Read
+by the CDK stack (``cdk/stack.py``), the replay's router (``costtracker/routing.py``) and
+the tests. No CDK import here: ``cdk/iam_grants.py`` turns grants into IAM statements.
 """
 
 from __future__ import annotations
@@ -18,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from shared.app.function_grants import (
     API_WRITE_KEYS,
+    BUDGET_ACTION_GRANTS,
     COST_EXPLORER_READ_ACTIONS,
     DESCRIBE_AND_PRICE,
     FSX_READ_ACTIONS,
@@ -31,7 +28,7 @@ from shared.app.function_grants import (
     Topic,
     feature_on,
 )
-from shared.app.triggers import EventRule, Every, Schedule
+from shared.app.triggers import EventRule, Every, Queue, Schedule
 
 if TYPE_CHECKING:
     from shared.config.ledger import LedgerConfig
@@ -55,7 +52,7 @@ class Function:
     description: str
     timeout_seconds: int
     # None: invoked synchronously (the API), with no dead-letter queue or retries.
-    trigger: EventRule | Every | None
+    trigger: EventRule | Every | Queue | None
     # What it may do; every grant is a reviewed decision, never a default.
     grants: Grants
     # Grants that exist only while a feature is on.
@@ -70,8 +67,8 @@ class Function:
 
     @property
     def asynchronous(self) -> bool:
-        """Event- and schedule-driven: a dead-letter queue and two retries."""
-        return self.trigger is not None
+        """Event- and schedule-driven: a DLQ and two retries (a queue's consumer: its queue's)."""
+        return isinstance(self.trigger, EventRule | Every)
 
     @property
     def event_path(self) -> bool:
@@ -88,15 +85,17 @@ class Function:
 
 
 _MEMBER_ROLE = ((Feature.ORGANIZATION, Grants(assumes_member_role=True)),)
-# The stopper reads an instance's tags again just before it stops it (DescribeInstances).
+# The stopper reads an instance's tags again just before it stops it.
 _AUTO_STOP = (
     (Feature.AUTO_STOP, Grants(stops_instances=True, unscoped_reads=("ec2:DescribeInstances",))),
 )
+# Budget actions (stops through the stopper, launch denial) exist only while enabled.
+_BUDGET_ACTIONS = ((Feature.BUDGET_ACTIONS, BUDGET_ACTION_GRANTS),)
 _EC2_STATE = {"source": ["aws.ec2"], "detail-type": ["EC2 Instance State-change Notification"]}
 HOUR, DAY = timedelta(hours=1), timedelta(days=1)
+_TIMERS = "CROSSING_TIMER_QUEUE_URL"
 
-# Event functions first, in the order a replay delivers an event to the functions it
-# matches; then the scheduled ones and the API.
+# Event functions first, in a replay's delivery order; then the scheduled ones, the API.
 FUNCTIONS: tuple[Function, ...] = (
     Function(
         "instance_state",
@@ -245,6 +244,17 @@ FUNCTIONS: tuple[Function, ...] = (
         # The re-send path delivers every pending alert, whatever its audience, and the
         # admins' delivery_failed alerts.
         Grants(publishes=(Topic.FINANCE, Topic.TEAM, Topic.ADMIN)),
+        _BUDGET_ACTIONS + _MEMBER_ROLE,
+        environment=(_TIMERS,),
+    ),
+    Function(
+        "budget_timer",
+        "one budget evaluated at its predicted crossing (alerts within seconds)",
+        55,
+        Queue("crossing timers (SQS, delayed to the second)", "budget_tick", _TIMERS),
+        Grants(publishes=(Topic.FINANCE, Topic.TEAM, Topic.ADMIN)),
+        _BUDGET_ACTIONS + _MEMBER_ROLE,
+        environment=(_TIMERS,),
     ),
     Function(
         "alarm_sweep",
@@ -331,14 +341,15 @@ FUNCTIONS: tuple[Function, ...] = (
         "job cost REST API",
         29,
         None,
-        # Budgets with their history, the price cache (GET /prices caches what it looks
-        # up), budget recipients' subscriptions, and Price List calls of its own.
+        # Budgets, their history and actions' releases, the price cache, budget
+        # recipients' subscriptions, Price List calls of its own; it detaches a released deny.
         Grants(
             ledger="read",
             ledger_put_keys=API_WRITE_KEYS,
             manages_recipients=True,
             unscoped_reads=PRICE_READ_ACTIONS,
         ),
+        ((Feature.BUDGET_ACTIONS, Grants(detaches_deny_policies=True)),),
     ),
 )
 BY_NAME: Mapping[str, Function] = {function.name: function for function in FUNCTIONS}

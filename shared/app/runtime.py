@@ -222,14 +222,14 @@ class Runtime:
 
     @cached_property
     def stopper(self) -> Stopper:
-        """Stops instances one at a time, re-reading their tags first (the IAM policy
-        allows only opted-in instances)."""
+        """Stops instances and training jobs one by one, re-reading their tags first."""
         from shared.adapters.instance_stops import Ec2InstanceStops
+        from shared.adapters.training_job_stops import SageMakerTrainingJobStops
         from shared.services.stopper import Stopper
 
-        tag_key = self.settings.config.auto_stop.tag_key
         stops = self.sources.instance_stops or Ec2InstanceStops(self.client("ec2"))
-        return Stopper(stops, tag_key)
+        training = self.sources.training_stops or SageMakerTrainingJobStops(self.accounts)
+        return Stopper(stops, self.settings.config.auto_stop.tag_key, training)
 
     def training_jobs(self) -> TrainingJobs:
         """``TrainingJobs`` (DescribeTrainingJob)."""

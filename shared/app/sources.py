@@ -11,7 +11,8 @@ if TYPE_CHECKING:
     from shared.adapters.inventory import Inventory
     from shared.adapters.reservations import CapacityReservations
     from shared.adapters.sagemaker import TrainingJobs
-    from shared.services.stopper import InstanceStops
+    from shared.services.action_deps import CrossingTimers, LaunchDenial
+    from shared.services.stopper import InstanceStops, TrainingJobStops
 
 
 @dataclass(frozen=True)
@@ -26,3 +27,7 @@ class Sources:
     file_systems: FileSystems | None = None
     inventory: Inventory | None = None
     instance_stops: InstanceStops | None = None
+    training_stops: TrainingJobStops | None = None
+    # What a deny_launch attaches and detaches (IAM), and the crossing timers' queue.
+    launch_denial: LaunchDenial | None = None
+    crossing_timers: CrossingTimers | None = None

@@ -20,6 +20,16 @@ class EventRule:
 
 
 @dataclass(frozen=True)
+class Queue:
+    """An SQS queue the function consumes (messages delayed to the second: the crossing
+    timers); the stack makes the queue and gives its URL to ``sender``."""
+
+    description: str
+    sender: str
+    environment: str
+
+
+@dataclass(frozen=True)
 class Every:
     """A schedule: every ``every``, at ``offset`` past each multiple of it (UTC)."""
 

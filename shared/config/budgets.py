@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from shared.config.budget_actions import BudgetAction
+
 BUDGET_ID = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 
 
@@ -55,6 +57,8 @@ class Budget(BaseModel):
     recipients: tuple[str, ...] = ()
     # A total budget counts spend from this day on (default: everything the ledger has).
     since: date | None = None
+    # What happens at a threshold beyond the alert (dry run unless said otherwise).
+    actions: tuple[BudgetAction, ...] = Field(default=(), max_length=10)
 
     @field_validator("thresholds")
     @classmethod
@@ -65,6 +69,13 @@ class Budget(BaseModel):
             if not 1 <= t <= 1000:
                 raise ValueError(f"a threshold is a percentage from 1 to 1000, got {t}")
         return tuple(sorted(set(thresholds)))
+
+    @model_validator(mode="after")
+    def _deny_needs_tags(self) -> Budget:
+        """A deny is on the scope's tags: an account-wide budget has none to deny on."""
+        if self.scope.account and any(a.do == "deny_launch" for a in self.actions):
+            raise ValueError("actions: deny_launch needs a tag or job scope, not the account")
+        return self
 
     @field_validator("recipients")
     @classmethod

@@ -175,6 +175,26 @@ class AutoStopConfig(_Config):
     no_checkpoints_tag_key: str = "costtracker:no-checkpoints"
 
 
+class BudgetActionsConfig(_Config):
+    """Budgets that act (stops, launch denial). Off: budgets' actions are announced as a
+    dry run whatever they say, and the stack grants no stop or IAM permission for them."""
+
+    enabled: bool = False
+    # IAM principals (role, user or group ARNs) a deny_launch policy is attached to.
+    deny_principals: tuple[str, ...] = ()
+    # The tracker runs in the management account or an Organizations delegated
+    # administrator: deny_launch may be an SCP on the scope's member accounts.
+    organization_admin: bool = False
+
+    @field_validator("deny_principals")
+    @classmethod
+    def _principals(cls, arns: tuple[str, ...]) -> tuple[str, ...]:
+        for arn in arns:
+            if not re.fullmatch(r"arn:aws[\w-]*:iam::\d{12}:(role|user|group)/[\w+=,.@/-]+", arn):
+                raise ValueError(f"not an IAM role, user or group ARN: {arn!r}")
+        return arns
+
+
 class BudgetingConfig(_Config):
     """How budgets forecast and spot anomalies."""
 
@@ -265,6 +285,7 @@ class LedgerConfig(_Config):
     measurement: MeasurementConfig = Field(default_factory=MeasurementConfig)
     auto_stop: AutoStopConfig = Field(default_factory=AutoStopConfig)
     budgeting: BudgetingConfig = Field(default_factory=BudgetingConfig)
+    budget_actions: BudgetActionsConfig = Field(default_factory=BudgetActionsConfig)
     summary: SummaryConfig = Field(default_factory=SummaryConfig)
     reconcile: ReconcileConfig = Field(default_factory=ReconcileConfig)
     access: AccessConfig = Field(default_factory=AccessConfig)

@@ -13,6 +13,7 @@ from shared.adapters.budget_store import BudgetStore
 from shared.adapters.notify import Notifier
 from shared.adapters.outbox import OutboxStore
 from shared.config.ledger import LedgerConfig
+from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster, Delivery
 from shared.services.budget_anomalies import check_anomalies
 from shared.services.budgets import evaluate_budgets
@@ -36,11 +37,14 @@ def run_tick(
     notifier: Notifier,
     now: datetime,
     seconds_left: Callable[[], float],
+    acts: ActionDeps | None = None,
+    only: str | None = None,
 ) -> Tick:
-    """``seconds_left`` is the run's remaining time (the re-send path's budget)."""
-    evaluation = evaluate_budgets(deps, store, config, now)
+    """``seconds_left`` is the run's remaining time (the re-send path's budget); ``only``
+    evaluates one budget (a crossing timer's), and skips the daily anomaly check."""
+    evaluation = evaluate_budgets(deps, store, config, now, acts, only)
     alerts = list(evaluation.sent)
-    if now.hour == 0 and now.minute == 0:
+    if only is None and now.hour == 0 and now.minute == 0 and now.second == 0:
         alerts += check_anomalies(deps, store, config, now)
     delivery = AlertPoster(OutboxStore(deps.table), notifier).deliver_pending(now, seconds_left)
     quiet, regardless = evaluation.quiet_until, evaluation.quiet_regardless_of_events

@@ -28,8 +28,11 @@ from shared.domain.day_split import job_between
 from shared.domain.finance_day import calendar_of
 from shared.domain.forecast import BudgetForecast, DurationPrior, JobFacts, budget_forecast
 from shared.domain.job import rollup_tags
+from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster
+from shared.services.budget_actions import run_actions, waiting_actions
 from shared.services.budget_alerts import budget_alert, forecast_alert, forecast_id
+from shared.services.crossing_timers import plan_timers
 from shared.services.deps import LedgerDeps
 from shared.services.forecasts import job_facts, sent_forecasts
 from shared.services.job_view import all_rollups
@@ -256,7 +259,12 @@ def _next_change(status: BudgetStatus, now: datetime) -> datetime:
 
 
 def evaluate_budgets(
-    deps: LedgerDeps, store: BudgetStore, config: LedgerConfig, now: datetime
+    deps: LedgerDeps,
+    store: BudgetStore,
+    config: LedgerConfig,
+    now: datetime,
+    acts: ActionDeps | None = None,
+    only: str | None = None,
 ) -> Evaluation:
     """Record an alert for every threshold crossed and every forecast over budget, once
     each, in the outbox; no SNS call (the re-send path sends them). Each budget is
@@ -266,13 +274,13 @@ def evaluate_budgets(
     cache = JobCache(deps)
     next_midnight = calendar_of(config).next_day_start(now)  # the finance day's end
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
-    budgets = effective_budgets(store, config)
+    budgets = [b for b in effective_budgets(store, config) if only in (None, b.budget_id)]
     if not budgets:
         return Evaluation([], next_midnight, quiet_regardless_of_events=True)
     failed: list[str] = []
     for budget in budgets:
         try:
-            alerted, next_change = _evaluate(deps, config, budget, now, cache, poster)
+            alerted, next_change = _evaluate(deps, config, budget, now, cache, poster, acts)
         except Exception:
             logger.exception("budget not evaluated", extra={"budget_id": budget.budget_id})
             failed.append(budget.budget_id)
@@ -290,8 +298,9 @@ def _evaluate(
     now: datetime,
     cache: JobCache,
     poster: AlertPoster,
+    acts: ActionDeps | None = None,
 ) -> tuple[list[str], datetime]:
-    """One budget: the alerts it recorded and when it may next change."""
+    """One budget: the alerts it recorded (and its actions), and when it may next change."""
     sent = []
     status = budget_status(deps, config, budget, now, cache)
     for threshold in budget.thresholds:
@@ -304,4 +313,11 @@ def _evaluate(
     to_post = forecast_alert(status, now, forecasts) if over else None
     if to_post is not None and poster.record(to_post, now) != "known":
         sent.append(f"{budget.budget_id}:forecast")
-    return sent, _next_change(status, now)
+    next_change = _next_change(status, now)
+    if acts is not None:
+        if budget.actions:
+            sent += [f"action:{a}" for a in run_actions(deps, status, now, poster, acts)]
+            if waiting_actions(status, acts):  # a checkpoint may complete: each tick
+                next_change = min(next_change, now + timedelta(minutes=1))
+        next_change = min(next_change, plan_timers(deps, status, now, acts))
+    return sent, next_change

@@ -56,6 +56,16 @@ class FileSystemOutcome:
         return {"result": self.result, "file_system_id": self.file_system_id, "job": self.job_id}
 
 
+@dataclass(frozen=True)
+class PlaceRefresh:
+    """What one (account, region) unit of the daily refresh did."""
+
+    account: str
+    region: str
+    applied: int = 0
+    failed: bool = False
+
+
 class FileSystemLedger:
     """File system heads and their share of the job rollups."""
 
@@ -176,29 +186,45 @@ class FileSystemLedger:
         return self._write(account, fs_id, source, build, at)
 
     # -- the refresh ----------------------------------------------------------------------------
+    def places_to_refresh(self, places: Iterable[tuple[str, str]] = ()) -> list[tuple[str, str]]:
+        """The (account, region) units of a refresh: each that holds a live file system, and
+        ``places`` (the tracker's own). Each unit is refreshed on its own
+        (``refresh_place``), so a fan-out can give one unit to each worker."""
+        live = {(h.account, h.region) for h in self.store.live()}
+        return sorted(live | set(places))
+
+    def refresh_place(
+        self, source: FileSystems, account: str, region: str, now: datetime
+    ) -> PlaceRefresh:
+        """DescribeFileSystems in one account and region, through that account's client:
+        new tagged file systems are learnt, changes and deletions no event told of applied.
+        Only that place's file systems are touched: a file system missing from another
+        place's answer is never taken as gone."""
+        try:
+            described = source.describe(account, region)
+        except Exception as exc:  # a role that cannot be assumed, a region that is off
+            logger.warning(
+                "file systems could not be described: skipped until the next refresh",
+                extra={"account": account, "region": region, "error": str(exc)},
+            )
+            return PlaceRefresh(account, region, failed=True)
+        live = [h for h in self.store.live() if (h.account, h.region) == (account, region)]
+        return PlaceRefresh(
+            account, region, applied=self._apply_described(account, region, described, live, now)
+        )
+
     def refresh(
         self, source: FileSystems, now: datetime, places: Iterable[tuple[str, str]] = ()
     ) -> dict[str, object]:
-        """DescribeFileSystems in each account and region that has a live file system, and
-        in ``places`` (the tracker's own): new tagged file systems are learnt, changes and
-        deletions no event told of are applied. One place that fails is reported and never
-        stops the others."""
-        live = self.store.live()
-        wanted = {(h.account, h.region) for h in live} | set(places)
-        failed: list[str] = []
-        applied = 0
-        for account, region in sorted(wanted):
-            try:
-                described = source.describe(account, region)
-            except Exception as exc:  # a role that cannot be assumed, a region that is off
-                logger.warning(
-                    "file systems could not be described: skipped until the next refresh",
-                    extra={"account": account, "region": region, "error": str(exc)},
-                )
-                failed.append(f"{account}/{region}")
-                continue
-            applied += self._apply_described(account, region, described, live, now)
-        return {"places": len(wanted), "failed": failed, "applied": applied}
+        """Every unit of ``places_to_refresh`` in turn. One place that fails is reported
+        and never stops the others."""
+        wanted = self.places_to_refresh(places)
+        done = [self.refresh_place(source, account, region, now) for account, region in wanted]
+        return {
+            "places": len(wanted),
+            "failed": [f"{d.account}/{d.region}" for d in done if d.failed],
+            "applied": sum(d.applied for d in done),
+        }
 
     def _apply_described(
         self,

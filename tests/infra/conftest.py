@@ -68,6 +68,8 @@ FEATURED_CONTEXT = {
     "ledger.reconcile.data_exports_bucket": "cur-exports",
     "ledger.reconcile.data_exports_prefix": "cur2/costtracker",
     "ledger.accounts.organization_id": "o-abcdef1234",
+    "ledger.budget_actions.enabled": "true",
+    "ledger.budget_actions.deny_principals": '["arn:aws:iam::123456789012:role/ml-nlp"]',
     "api_throttling": '{"rate_limit": 7, "burst_limit": 11}',
     "event_reserved_concurrency": "3",
     "api_reserved_concurrency": "4",

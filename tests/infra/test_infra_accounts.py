@@ -24,6 +24,8 @@ DESCRIBERS = {
 METRIC_READERS = {
     f.name for f in FUNCTIONS if "cloudwatch:GetMetricData" in f.grants.unscoped_reads
 }
+# Budget actions stop an instance or a training job in its own account.
+BUDGET_ACTORS = {"budget_tick", "budget_timer"}
 
 
 def test_describers_assume_exactly_the_member_role_in_the_organisation(
@@ -38,7 +40,7 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
         "fsx_refresh",  # DescribeFileSystems in each file system's own account
     } == DESCRIBERS
     assert {"metric_read", "daily_summary"} == METRIC_READERS
-    for name in DESCRIBERS | METRIC_READERS:
+    for name in DESCRIBERS | METRIC_READERS | BUDGET_ACTORS:
         (statement,) = [
             s for s in role_statements(featured, name) if "sts:AssumeRole" in json.dumps(s)
         ]
@@ -50,7 +52,7 @@ def test_describers_assume_exactly_the_member_role_in_the_organisation(
             ]
         }, name
         assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
-    for name in {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS:
+    for name in {f.name for f in FUNCTIONS} - DESCRIBERS - METRIC_READERS - BUDGET_ACTORS:
         assert "sts:AssumeRole" not in actions_of(role_statements(featured, name)), name
 
 

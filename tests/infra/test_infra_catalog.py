@@ -13,7 +13,7 @@ from test_infra_stack import _as_list, actions_of, function_id, role_statements
 
 from shared.app.function_grants import Grants, Topic
 from shared.app.functions import COMMON_ENVIRONMENT, FUNCTIONS, Function, event_rules, schedules
-from shared.app.triggers import EventRule, Every
+from shared.app.triggers import EventRule, Every, Queue
 
 # What each grant comes to in IAM actions (some are added by CDK's own grant methods).
 LOGS_AND_TRACES = {
@@ -41,6 +41,24 @@ REPORT_WRITES = {
 PUBLISH = {"sns:Publish", "kms:Decrypt", "kms:GenerateDataKey*"}
 RECIPIENTS = {"sns:Subscribe", "sns:Unsubscribe", "sns:ListSubscriptionsByTopic"}
 FACTORY_ENVIRONMENT = {"POWERTOOLS_SERVICE_NAME", "PYDANTIC_DISABLE_PLUGINS"}
+QUEUE_SENDS = {"sqs:SendMessage", "sqs:GetQueueAttributes", "sqs:GetQueueUrl"}
+QUEUE_CONSUMES = {
+    "sqs:ReceiveMessage",
+    "sqs:ChangeMessageVisibility",
+    "sqs:GetQueueUrl",
+    "sqs:DeleteMessage",
+    "sqs:GetQueueAttributes",
+}
+POLICY_ATTACHES = {"iam:AttachRolePolicy", "iam:AttachUserPolicy", "iam:AttachGroupPolicy"}
+POLICY_DETACHES = {"iam:DetachRolePolicy", "iam:DetachUserPolicy", "iam:DetachGroupPolicy"}
+POLICY_MANAGES = {"iam:CreatePolicy", "iam:GetPolicy", "iam:DeletePolicy"}
+QUEUE_SENDERS = {f.trigger.sender for f in FUNCTIONS if isinstance(f.trigger, Queue)}
+
+
+def attach_detach(grants: Grants) -> set[str]:
+    """Resource "*" IAM actions bounded by the iam:PolicyARN condition (the tracker's path)."""
+    found = POLICY_DETACHES if grants.detaches_deny_policies else set()
+    return found | (POLICY_ATTACHES | POLICY_DETACHES if grants.manages_deny_policies else set())
 
 
 def expected_actions(function: Function, grants: Grants, synthesized: Synthesized) -> set[str]:
@@ -62,6 +80,13 @@ def expected_actions(function: Function, grants: Grants, synthesized: Synthesize
         actions.add("ec2:StopInstances")
     if grants.assumes_member_role:
         actions.add("sts:AssumeRole")
+    if grants.stops_training_jobs:
+        actions.add("sagemaker:StopTrainingJob")
+    actions |= attach_detach(grants) | (POLICY_MANAGES if grants.manages_deny_policies else set())
+    if function.name in QUEUE_SENDERS:
+        actions |= QUEUE_SENDS
+    if isinstance(function.trigger, Queue):
+        actions |= QUEUE_CONSUMES
     if grants.data_exports_read and synthesized.settings.ledger.reconcile.data_exports_bucket:
         actions |= {"s3:ListBucket", "s3:GetObject"}
     return actions
@@ -85,7 +110,8 @@ def test_function_has_exactly_its_catalog_grants(
     unscoped = {
         a for s in statements if "*" in _as_list(s["Resource"]) for a in _as_list(s["Action"])
     }
-    assert unscoped == set(grants.unscoped_reads) | {a for a in LOGS_AND_TRACES if "xray" in a}
+    expected_unscoped = set(grants.unscoped_reads) | attach_detach(grants)
+    assert unscoped == expected_unscoped | {a for a in LOGS_AND_TRACES if "xray" in a}
     # Publishing: to the topics it names, no other.
     topics = {
         audience: next(
@@ -176,6 +202,14 @@ def test_function_has_its_catalog_trigger(
             assert [rule["Description"] for rule in rules] == [
                 f"costtracker: {schedule.description}"
             ]
+    elif isinstance(function.trigger, Queue):  # an SQS event source, no rule
+        assert rules == []
+        (mapping,) = [
+            m["Properties"]
+            for m in synthesized.resources("AWS::Lambda::EventSourceMapping").values()
+            if m["Properties"]["FunctionName"] == {"Ref": logical_id}
+        ]
+        assert "Fn::GetAtt" in mapping["EventSourceArn"]
     else:  # the API: invoked by API Gateway only
         assert rules == []
         assert f'"{logical_id}"' in json.dumps(synthesized.resources("AWS::ApiGateway::Method"))

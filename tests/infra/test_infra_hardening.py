@@ -97,7 +97,8 @@ def test_stop_and_cost_explorer_only_when_their_features_are_on(
         assert "ce:GetCostAndUsage" not in actions, name
     stoppers = {n for n in ALL_FUNCTIONS
                 if "ec2:StopInstances" in actions_of(role_statements(featured, n))}  # fmt: skip
-    assert stoppers == {"alarm_state", "alarm_sweep"}
+    # Auto-stop, and budget actions (ledger.budget_actions.enabled), through one stopper.
+    assert stoppers == {"alarm_state", "alarm_sweep", "budget_tick", "budget_timer"}
     for name in stoppers:  # the stopper reads the instance's tags again before a stop
         assert "ec2:DescribeInstances" in actions_of(role_statements(featured, name)), name
     assert "ec2:DescribeInstances" not in actions_of(role_statements(synthesized, "alarm_sweep"))

@@ -133,7 +133,7 @@ def test_tracker_functions_may_assume_the_member_role_in_the_org_only(
     (statement,) = statements
     assert statement["Condition"] == {"StringEquals": {"aws:ResourceOrgID": "o-abcdef1234"}}
     assert "role/costtracker-member-read" in json.dumps(statement["Resource"])
-    assert "sts:AssumeRole" not in actions_of(role_statements(featured, "budget_tick"))
+    assert "sts:AssumeRole" not in actions_of(role_statements(featured, "reconcile"))
 
 
 @pytest.mark.parametrize(

@@ -181,7 +181,8 @@ def test_async_function_has_dlq_and_two_retries(synthesized: Synthesized, name: 
 
 def test_dead_letter_queues_deny_insecure_transport(synthesized: Synthesized) -> None:
     queues = synthesized.resources("AWS::SQS::Queue")
-    assert len(queues) == len(ASYNC_FUNCTIONS)
+    # One per asynchronous function, and the crossing timers' queue and its dead letters.
+    assert len(queues) == len(ASYNC_FUNCTIONS) + 2
     secured = set()
     for policy in synthesized.resources("AWS::SQS::QueuePolicy").values():
         for statement in policy["Properties"]["PolicyDocument"]["Statement"]:
@@ -200,7 +201,12 @@ def test_every_dead_letter_queue_alarms_the_admin_topic(synthesized: Synthesized
         for dim in alarm["Properties"]["Dimensions"]
         if alarm["Properties"]["MetricName"] == "ApproximateNumberOfMessagesVisible"
     }
-    assert watched == set(synthesized.resources("AWS::SQS::Queue"))
+    # Every queue but the crossing timers' own (its messages wait there by design).
+    timers = {
+        q for q in synthesized.resources("AWS::SQS::Queue")
+        if synthesized.path_of(q).endswith("/CrossingTimers/Queue/Resource")
+    }  # fmt: skip
+    assert watched == set(synthesized.resources("AWS::SQS::Queue")) - timers and len(timers) == 1
     admin = [t for t in synthesized.resources("AWS::SNS::Topic") if "/Alerts/Admin/" in
              synthesized.path_of(t)]  # fmt: skip
     for alarm in alarms:
@@ -238,12 +244,14 @@ def test_api_function_writes_only_the_budget_partition(synthesized: Synthesized)
     assert {"dynamodb:Query", "dynamodb:GetItem"} <= actions
     writes = [s for s in statements if set(_as_list(s["Action"])) & DYNAMODB_WRITES]
     assert [set(_as_list(s["Action"])) for s in writes] == [{"dynamodb:PutItem"}]
-    # Budgets, their history and the price cache (GET /prices caches what it looks up).
+    # Budgets, their history, the price cache (GET /prices caches what it looks up), and
+    # an action's release with the alerts announcing it (recorded in the outbox).
     assert writes[0]["Condition"] == {
         "ForAllValues:StringLike": {
-            "dynamodb:LeadingKeys": ["BUDGETS", "BUDGETS_HISTORY#*", "RECIPIENTS", "PRICE#*"]
+            "dynamodb:LeadingKeys": [
+                "BUDGETS", "BUDGETS_HISTORY#*", "RECIPIENTS", "PRICE#*", "ACTIONS", "OUTBOX"]
         }
-    }
+    }  # fmt: skip
     # No publishing: only its budgets' recipient subscriptions (test_infra_alert_routing).
     assert {a for a in actions if a.startswith("sns:")} == {
         "sns:Subscribe", "sns:Unsubscribe", "sns:ListSubscriptionsByTopic"}  # fmt: skip
@@ -283,9 +291,14 @@ def test_stop_is_allowed_only_on_instances_tagged_for_auto_stop(
     assert statement["Condition"] == {
         "StringEquals": {"aws:ResourceTag/costtracker:auto-stop": "true"}
     }
-    others = [f for f in ASYNC_FUNCTIONS if f not in {"alarm_state", "alarm_sweep"}]
-    for other in [*others, "job_cost_api"]:
-        assert not _statements_with(synthesized, other, "ec2:StopInstances"), other
+    # Budget actions stop through the same stopper, on the same condition.
+    stoppers = {"alarm_state", "alarm_sweep", "budget_tick", "budget_timer"}
+    for other in ALL_FUNCTIONS:
+        found = _statements_with(synthesized, other, "ec2:StopInstances")
+        if other in stoppers:
+            assert [s["Condition"] for s in found] == [statement["Condition"]], other
+        else:
+            assert not found, other
 
 
 def test_each_publisher_publishes_only_to_its_own_topic(synthesized: Synthesized) -> None:
@@ -299,6 +312,7 @@ def test_each_publisher_publishes_only_to_its_own_topic(synthesized: Synthesized
                 "alarm_state": [{"Ref": topics["Team"]}],
                 # The outbox's delivery path sends every audience's pending alerts.
                 "budget_tick": [[{"Ref": topics[a]} for a in ("Admin", "Finance", "Team")]],
+                "budget_timer": [[{"Ref": topics[a]} for a in ("Admin", "Finance", "Team")]],
                 "daily_summary": [{"Ref": topics["Finance"]}]}  # fmt: skip
     for name in ALL_FUNCTIONS:
         publish = [

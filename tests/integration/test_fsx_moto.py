@@ -76,3 +76,45 @@ def test_refresh_learns_tagged_file_systems_and_reports_an_unreachable_account()
         assert store.live() == []
         cost = ledger.job("llama", later + timedelta(days=3))
         assert cost.fsx_usd == Decimal(1200) * Decimal("0.145") / 30  # one November day
+
+
+def test_each_account_and_region_is_a_unit_of_its_own() -> None:
+    """The refresh is planned as (account, region) units and each runs alone through that
+    place's client, so a fan-out can hand one unit to each worker."""
+    with mock_aws():
+        east = boto3.client("fsx", region_name="us-east-1")
+        west = boto3.client("fsx", region_name="us-west-2")
+        for client, job in ((east, "east-job"), (west, "west-job")):
+            client.create_file_system(
+                FileSystemType="LUSTRE",
+                StorageCapacity=1200,
+                SubnetIds=["subnet-0123456789abcdef0"],
+                LustreConfiguration={
+                    "DeploymentType": "PERSISTENT_2",
+                    "PerUnitStorageThroughput": 125,
+                },
+                Tags=[{"Key": "training-job", "Value": job}],
+            )
+        ledger = memory_ledger(config=LedgerConfig.model_validate({"live_prices": False}), now=NOW)
+        store = FileSystemStore(ledger.table)
+        factory = Factory()
+        source = FsxFileSystems(factory)
+        files = FileSystemLedger(ledger.deps, store)
+        assert files.places_to_refresh([(HOME, "us-east-1")]) == [(HOME, "us-east-1")]
+        west_unit = files.refresh_place(source, HOME, "us-west-2", NOW)
+        assert (west_unit.applied, west_unit.failed) == (1, False)
+        assert factory.asked == [("fsx", HOME, "us-west-2")]
+        # A place learnt once is planned every day after, with the tracker's own.
+        assert files.places_to_refresh([(HOME, "us-east-1")]) == [
+            (HOME, "us-east-1"),
+            (HOME, "us-west-2"),
+        ]
+        files.refresh_place(source, HOME, "us-east-1", NOW)
+        assert sorted(h.job_id or "" for h in store.live()) == ["east-job", "west-job"]
+        # us-east-1's answer does not list the us-west-2 file system: it is not gone.
+        later = NOW + timedelta(days=1)
+        ledger.clock.advance_to(later)
+        files.refresh_place(source, HOME, "us-east-1", later)
+        assert sorted(h.job_id or "" for h in store.live()) == ["east-job", "west-job"]
+        member = files.refresh_place(source, MEMBER, "us-east-1", later)
+        assert member.failed and member.applied == 0

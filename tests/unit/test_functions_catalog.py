@@ -27,8 +27,9 @@ def test_every_handler_has_one_catalog_entry_and_every_entry_a_handler() -> None
         assert function.handler_module == f"functions.{function.name}.handler"
 
 
-def test_only_the_api_is_invoked_synchronously() -> None:
-    assert [f.name for f in FUNCTIONS if not f.asynchronous] == ["job_cost_api"]
+def test_only_the_api_and_the_queue_consumer_are_invoked_synchronously() -> None:
+    """The timer's queue holds its messages (and its dead letters), not Lambda's retries."""
+    assert [f.name for f in FUNCTIONS if not f.asynchronous] == ["budget_timer", "job_cost_api"]
 
 
 def test_event_rules_in_delivery_order_and_checkpoints_narrowed_to_buckets() -> None:
@@ -90,7 +91,14 @@ def test_schedule_times() -> None:
             Feature.ORGANIZATION,
             {"instance_state", "spot_interruption", "alarm_lifecycle", "alarm_state"}
             # Measured utilization is read in each instance's own account (rule 10).
-            | {"ledger_sweep", "metric_read", "daily_summary", "fsx_refresh"},
+            | {"ledger_sweep", "metric_read", "daily_summary", "fsx_refresh"}
+            # A budget action stops an instance in its own account.
+            | {"budget_tick", "budget_timer"},
+        ),
+        (
+            {"budget_actions": {"enabled": True}},
+            Feature.BUDGET_ACTIONS,
+            {"budget_tick", "budget_timer", "job_cost_api"},
         ),
     ],
 )

@@ -64,6 +64,31 @@ class Forecast(Reply):
     jobs: list[JobForecast]
 
 
+class ActionRule(Reply):
+    """What a budget does at a threshold beyond its alert."""
+
+    at: int
+    do: Literal["notify", "stop_after_checkpoint", "stop_now", "deny_launch"]
+    dry_run: bool = Field(description="true (the default): recorded and announced only")
+    grace_minutes: int | None
+
+
+class ActionReleased(Reply):
+    """A budget action after its release: nothing more happens to it this period."""
+
+    action_id: str
+    budget_id: str
+    kind: str
+    state: Literal["released"]
+    fired_at: Instant | None = Field(description="null: released before it fired")
+    acted_at: Instant | None
+    dry_run: bool
+    released_by: str = Field(description="the caller's IAM ARN")
+    released_at: Instant
+    cancelled: list[str] = Field(description="instances and training jobs no longer stopped")
+    detached: bool = Field(description="a deny policy was detached")
+
+
 class BudgetState(Reply):
     """A budget as defined, where it comes from, and its spend in the current period."""
 
@@ -72,6 +97,7 @@ class BudgetState(Reply):
     amount_usd: Money
     period: Literal["total", "month", "day"]
     thresholds: list[int]
+    actions: list[ActionRule]
     recipients: list[str] | None = Field(
         description="the addresses its alerts go to; null: shown to finance and admins only"
     )

@@ -1,0 +1,115 @@
+"""deny_launch in IAM: a deny policy the tracker creates under its own path
+(``/costtracker/``), attached to and detached from the configured principals. Only
+policies on that path are ever attached or detached (the function's IAM grants say so
+too). A principal at its quota of attached policies (``LimitExceeded``) is reported,
+never retried for ever."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+POLICY_PATH = "/costtracker/"
+# Launch actions a scope's tags are denied on; ec2:CreateTags too, so that launching
+# untagged and tagging afterwards does not get round it.
+DENIED_LAUNCHES = ("ec2:RunInstances", "sagemaker:CreateTrainingJob")
+
+
+class PrincipalAtQuota(Exception):
+    """IAM refused to attach: the principal has as many managed policies as it may."""
+
+
+def deny_document(tags: Mapping[str, str]) -> dict[str, Any]:
+    """Deny launching (or tagging into) the scope: requests carrying every scope tag."""
+    conditions = {f"aws:RequestTag/{k}": v for k, v in sorted(tags.items())}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "DenyLaunchInBudgetScope",
+                "Effect": "Deny",
+                "Action": list(DENIED_LAUNCHES),
+                "Resource": "*",
+                "Condition": {"StringEquals": conditions},
+            },
+            {
+                "Sid": "DenyTaggingIntoBudgetScope",
+                "Effect": "Deny",
+                "Action": ["ec2:CreateTags"],
+                "Resource": "*",
+                "Condition": {"StringEquals": conditions},
+            },
+        ],
+    }
+
+
+def policy_name(action_id: str) -> str:
+    """A policy name from the action id (IAM: [\\w+=,.@-], at most 128)."""
+    safe = "".join(c if c.isalnum() or c in "+=,.@-_" else "-" for c in action_id)
+    return f"deny-launch-{safe}"[:128]
+
+
+def _principal(arn: str) -> tuple[str, str]:
+    """("role" | "user" | "group", name) of an IAM principal ARN."""
+    resource = arn.split(":", 5)[-1]
+    kind, _, rest = resource.partition("/")
+    if kind not in ("role", "user", "group") or not rest:
+        raise ValueError(f"not an IAM role, user or group ARN: {arn}")
+    return kind, rest.rsplit("/", 1)[-1]
+
+
+class IamLaunchDenial:
+    def __init__(self, iam: Any, account: Callable[[], str], partition: str = "aws") -> None:
+        """``account``: the tracker's own account, asked only when needed."""
+        self._iam = iam
+        self._account = account
+        self._partition = partition
+
+    def ensure_policy(self, action_id: str, tags: Mapping[str, str]) -> str:
+        """The deny policy's ARN, created under the tracker's path if it is not there."""
+        name = policy_name(action_id)
+        try:
+            created = self._iam.create_policy(
+                PolicyName=name,
+                Path=POLICY_PATH,
+                PolicyDocument=json.dumps(deny_document(tags)),
+                Description=f"costtracker budget action {action_id}: deny launches in scope",
+            )
+            return str(created["Policy"]["Arn"])
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "EntityAlreadyExists":
+                raise
+        # Made by an earlier try (its answer lost): the same name on the same path.
+        arn = f"arn:{self._partition}:iam::{self._account()}:policy{POLICY_PATH}{name}"
+        return str(self._iam.get_policy(PolicyArn=arn)["Policy"]["Arn"])
+
+    def attach(self, policy_arn: str, principal_arn: str) -> None:
+        self._check_path(policy_arn)
+        kind, name = _principal(principal_arn)
+        try:
+            getattr(self._iam, f"attach_{kind}_policy")(
+                **{f"{kind.capitalize()}Name": name, "PolicyArn": policy_arn}
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "LimitExceeded":
+                raise PrincipalAtQuota(f"{principal_arn}: {exc}") from exc
+            raise
+
+    def detach(self, policy_arn: str, principal_arn: str) -> None:
+        self._check_path(policy_arn)
+        kind, name = _principal(principal_arn)
+        try:
+            getattr(self._iam, f"detach_{kind}_policy")(
+                **{f"{kind.capitalize()}Name": name, "PolicyArn": policy_arn}
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "NoSuchEntity":
+                raise  # not attached (any more): nothing to detach
+
+    @staticmethod
+    def _check_path(policy_arn: str) -> None:
+        if f":policy{POLICY_PATH}" not in policy_arn:
+            raise ValueError(f"{policy_arn} is not a policy under {POLICY_PATH}")

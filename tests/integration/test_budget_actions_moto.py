@@ -1,0 +1,194 @@
+"""deny_launch against moto IAM, through the handlers: a budget set through the API
+denies launches carrying its scope's tags once it crosses (a policy the tracker creates
+under /costtracker/, attached to the configured principal), and the API's release (finance
+and admins only) detaches it; a principal at its policy quota is reported, not retried."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from costtracker.lambda_context import FakeLambdaContext
+from costtracker.local_api import LOCAL_CALLER_ARN, proxy_event, with_local_admin
+from shared.adapters import ledger_schema
+from shared.adapters.launch_denial import PrincipalAtQuota
+from shared.app import runtime
+from shared.app.action_runtime import action_deps
+from shared.config.ledger import LedgerConfig
+from shared.domain.clock import FixedClock
+from shared.services.budget_tick import run_tick
+from tests.aws_events import ec2_state_event
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+TABLE = "ledger-actions"
+ROLE = "arn:aws:iam::123456789012:role/ml-nlp"
+TEAM_CALLER = "arn:aws:sts::123456789012:assumed-role/nlp-dev/alice"
+ACTION = "nlp-cap:total:100:deny_launch"
+RELEASE = f"/budgets/nlp-cap/actions/{ACTION}/release"
+CONFIG = LedgerConfig.model_validate(
+    {
+        "live_prices": False,
+        "prices": {"ec2": {"trn1.32xlarge": "20"}},
+        "budget_actions": {"enabled": True, "deny_principals": [ROLE]},
+        "access": {"rules": [{"arn_pattern": TEAM_CALLER, "role": "team", "team": "nlp"}]},
+    }
+)
+BUDGET = {
+    "scope": {"tag": {"team": "nlp"}},
+    "amount_usd": "10",
+    "thresholds": [100],
+    "actions": [{"at": 100, "do": "deny_launch", "dry_run": False}],
+}
+
+
+def api(method: str, path: str, body: Any = None, caller: str = LOCAL_CALLER_ARN) -> Any:
+    from functions.job_cost_api.handler import handler
+
+    headers = {"Content-Type": "application/json"}
+    payload = json.dumps(body) if body is not None else None
+    event = proxy_event(method, path, headers, payload, user_arn=caller)
+    response = handler(event, FakeLambdaContext("test"))  # type: ignore[arg-type]
+    return response["statusCode"], json.loads(response["body"])
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    with mock_aws():
+        boto3.client("dynamodb", region_name="us-east-1").create_table(
+            **ledger_schema.create_table_request(TABLE)
+        )
+        iam = boto3.client("iam", region_name="us-east-1")
+        iam.create_role(RoleName="ml-nlp", AssumeRolePolicyDocument=json.dumps({"Statement": []}))
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        iid = ec2.run_instances(
+            ImageId="ami-12c6146b",
+            MinCount=1,
+            MaxCount=1,
+            InstanceType="trn1.32xlarge",
+            TagSpecifications=[
+                {
+                    "ResourceType": "instance",
+                    "Tags": [
+                        {"Key": "training-job", "Value": "nlp-job"},
+                        {"Key": "team", "Value": "nlp"},
+                    ],
+                }
+            ],
+        )["Instances"][0]["InstanceId"]
+        sns = boto3.client("sns", region_name="us-east-1")
+        for audience in ("FINANCE", "TEAM", "ADMIN"):
+            topic = sns.create_topic(Name=audience.lower())["TopicArn"]
+            monkeypatch.setenv(f"{audience}_TOPIC_ARN", topic)
+        monkeypatch.setenv("TABLE_NAME", TABLE)
+        monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
+        clock = FixedClock(T0)
+        with runtime.override(clock):
+            from functions.instance_state.handler import handler
+
+            handler(ec2_state_event("e1", iid, "running", T0), FakeLambdaContext("test"))
+            assert api("PUT", "/budgets/nlp-cap", BUDGET)[0] == 200
+            yield {"iam": iam, "clock": clock}
+
+
+def tick(at: datetime) -> list[str]:
+    rt = runtime.current()
+    config = rt.settings.config
+    result = run_tick(
+        rt.ledger_deps(), rt.budget_store, config, rt.notifier, at, lambda: 50.0, action_deps(rt)
+    )
+    return result.alerts
+
+
+def attached(iam: Any) -> list[dict[str, str]]:
+    return list(iam.list_attached_role_policies(RoleName="ml-nlp")["AttachedPolicies"])
+
+
+def test_deny_launch_is_attached_at_the_crossing_and_released_through_the_api(
+    aws: dict[str, Any],
+) -> None:
+    iam = aws["iam"]
+    assert not [a for a in tick(T0 + timedelta(minutes=20)) if a.startswith("action:")]  # $6.67
+    assert attached(iam) == []
+    aws["clock"].advance_to(T0 + timedelta(minutes=31))
+    assert f"action:{ACTION}" in tick(T0 + timedelta(minutes=31))  # $10.33
+    (policy,) = attached(iam)
+    arn = policy["PolicyArn"]
+    assert (
+        arn
+        == "arn:aws:iam::123456789012:policy/costtracker/deny-launch-nlp-cap-total-100-deny_launch"
+    )
+    version = iam.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    document = iam.get_policy_version(PolicyArn=arn, VersionId=version)["PolicyVersion"]
+    statements = document["Document"]["Statement"]
+    assert [s["Action"] for s in statements] == [
+        ["ec2:RunInstances", "sagemaker:CreateTrainingJob"],
+        ["ec2:CreateTags"],
+    ]
+    for statement in statements:
+        assert statement["Effect"] == "Deny"
+        assert statement["Condition"] == {"StringEquals": {"aws:RequestTag/team": "nlp"}}
+    # Idempotent: another tick attaches nothing more.
+    tick(T0 + timedelta(minutes=32))
+    assert [p["PolicyArn"] for p in attached(iam)] == [arn]
+
+    # A team member cannot release it (nor do anything else that stops or starts).
+    status, refused = api("POST", RELEASE, caller=TEAM_CALLER)
+    assert status == 403 and "finance and admins" in refused["message"]
+    assert [p["PolicyArn"] for p in attached(iam)] == [arn]
+
+    aws["clock"].advance_to(T0 + timedelta(minutes=40))
+    status, released = api("POST", RELEASE)
+    assert status == 200
+    assert (released["state"], released["detached"], released["kind"]) == (
+        "released",
+        True,
+        "deny_launch",
+    )
+    assert released["released_by"] == LOCAL_CALLER_ARN
+    assert attached(iam) == []
+    # Suppressed for the rest of the period: later ticks attach nothing again.
+    tick(T0 + timedelta(minutes=41))
+    assert attached(iam) == []
+    assert api("POST", RELEASE)[1]["state"] == "released"  # releasing again: the same
+    assert api("POST", "/budgets/nlp-cap/actions/nlp-cap:total:100:stop_now/release")[0] == 404
+
+
+class AtQuota:
+    """A LaunchDenial whose principal holds as many policies as IAM allows."""
+
+    def __init__(self) -> None:
+        self.attaches = 0
+
+    def ensure_policy(self, action_id: str, tags: Mapping[str, str]) -> str:
+        return "arn:aws:iam::123456789012:policy/costtracker/deny"
+
+    def attach(self, policy_arn: str, principal_arn: str) -> None:
+        self.attaches += 1
+        raise PrincipalAtQuota(f"{principal_arn}: LimitExceeded")
+
+    def detach(self, policy_arn: str, principal_arn: str) -> None:
+        raise AssertionError("nothing was attached")
+
+
+def test_a_principal_at_its_policy_quota_is_reported_not_retried(aws: dict[str, Any]) -> None:
+    denial = AtQuota()
+    with runtime.override(aws["clock"], runtime.Sources(launch_denial=denial)):
+        aws["clock"].advance_to(T0 + timedelta(minutes=31))
+        tick(T0 + timedelta(minutes=31))
+        tick(T0 + timedelta(minutes=32))
+        tick(T0 + timedelta(minutes=33))
+        assert denial.attaches == 1
+        status, listed = api("GET", "/budgets/nlp-cap")
+        assert status == 200
+        assert listed["actions"] == [
+            {"at": 100, "do": "deny_launch", "dry_run": False, "grace_minutes": None}
+        ]
+    record = runtime.current().table.get("ACTIONS", ACTION)
+    assert record is not None and record["state"] == "failed"
+    assert "LimitExceeded" in record["detail"]

@@ -1,0 +1,193 @@
+"""Budget actions' pure parts and adapters: the rule's validation, stable ids, when a
+waiting stop is due, the deny policy IAM gets, the timer's delay, and the stopper's
+training-job stops (re-read first, opted-in and in progress only)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+from botocore.stub import Stubber
+from pydantic import ValidationError
+
+from shared.adapters.crossing_timers import delay_seconds
+from shared.adapters.launch_denial import (
+    IamLaunchDenial,
+    PrincipalAtQuota,
+    deny_document,
+    policy_name,
+)
+from shared.adapters.training_job_stops import TrainingJobNow
+from shared.config.budgets import Budget
+from shared.domain.budget_actions import BudgetAction, action_id, stop_due
+from shared.events.timers import TimerEvent
+from shared.services.budget_actions import checkpoints_tracked
+from shared.services.stopper import Stopper, StopRequest
+
+T0 = datetime(2026, 11, 1, 4, 39, 5, tzinfo=UTC)
+OPT_IN = "costtracker:auto-stop"
+
+
+def test_an_action_is_a_dry_run_unless_it_says_otherwise() -> None:
+    action = BudgetAction.model_validate({"at": 100, "do": "stop_now"})
+    assert action.dry_run is True
+    budget = Budget.model_validate(
+        {
+            "budget_id": "nlp-day",
+            "scope": {"tag": {"team": "nlp"}},
+            "amount_usd": "500",
+            "period": "day",
+            "actions": [{"at": 80, "do": "notify"}, {"at": 100, "do": "deny_launch"}],
+        }
+    )
+    assert [a.do for a in budget.actions] == ["notify", "deny_launch"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "names"),
+    [
+        ({"at": 100, "do": "stop_now", "grace_minutes": 5}, "grace_minutes applies"),
+        ({"at": 0, "do": "notify"}, "at"),
+        ({"at": 100, "do": "terminate"}, "do"),
+        ({"at": 100, "do": "stop_after_checkpoint", "grace_minutes": -1}, "grace_minutes"),
+        ({"at": 100, "do": "stop_now", "colour": "red"}, "colour"),
+    ],
+)
+def test_a_bad_rule_is_refused_naming_what_is_wrong(rule: dict[str, object], names: str) -> None:
+    with pytest.raises(ValidationError, match=names):
+        BudgetAction.model_validate(rule)
+
+
+def test_the_action_id_is_a_function_of_what_it_is_about() -> None:
+    action = BudgetAction(at=100, do="stop_after_checkpoint", dry_run=False)
+    same = BudgetAction(at=100, do="stop_after_checkpoint", grace_minutes=30)
+    assert action_id("cap", "2026-11", action) == "cap:2026-11:100:stop_after_checkpoint"
+    assert action_id("cap", "2026-11", action) == action_id("cap", "2026-11", same)
+    assert action_id("cap", "2026-12", action) != action_id("cap", "2026-11", action)
+
+
+def test_a_waiting_stop_is_due_at_a_checkpoint_after_the_crossing_or_at_the_grace_end() -> None:
+    wait = BudgetAction(at=100, do="stop_after_checkpoint", grace_minutes=30)
+    before, after = T0 - timedelta(minutes=5), T0 + timedelta(minutes=20)
+    assert not stop_due(wait, T0, None, T0 + timedelta(minutes=29))
+    assert not stop_due(wait, T0, before, T0 + timedelta(minutes=10))  # an older checkpoint
+    assert stop_due(wait, T0, after, T0 + timedelta(minutes=20))
+    assert stop_due(wait, T0, None, T0 + timedelta(minutes=30))
+    assert stop_due(BudgetAction(at=100, do="stop_now"), T0, None, T0)
+    default = BudgetAction(at=100, do="stop_after_checkpoint")
+    assert not stop_due(default, T0, None, T0 + timedelta(minutes=59))
+    assert stop_due(default, T0, None, T0 + timedelta(minutes=60))
+
+
+def test_the_deny_covers_launching_and_tagging_into_the_scope() -> None:
+    document = deny_document({"team": "nlp", "project": "llama"})
+    conditions = {"StringEquals": {"aws:RequestTag/project": "llama", "aws:RequestTag/team": "nlp"}}
+    assert [(s["Effect"], s["Action"], s["Condition"]) for s in document["Statement"]] == [
+        ("Deny", ["ec2:RunInstances", "sagemaker:CreateTrainingJob"], conditions),
+        ("Deny", ["ec2:CreateTags"], conditions),
+    ]
+    assert policy_name("cap:2026-11:100:deny_launch") == "deny-launch-cap-2026-11-100-deny_launch"
+    assert len(policy_name("x" * 300)) == 128
+
+
+def test_a_principal_at_its_quota_is_reported_and_other_paths_are_refused() -> None:
+    iam = boto3.client(
+        "iam", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b"
+    )
+    denial = IamLaunchDenial(iam, lambda: "123456789012")
+    arn = "arn:aws:iam::123456789012:policy/costtracker/deny-launch-x"
+    with Stubber(iam) as stub:
+        stub.add_client_error("attach_role_policy", "LimitExceeded", "Cannot exceed quota")
+        with pytest.raises(PrincipalAtQuota, match="role/ml-nlp"):
+            denial.attach(arn, "arn:aws:iam::123456789012:role/ml-nlp")
+    with pytest.raises(ValueError, match="/costtracker/"):
+        denial.attach("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::1:role/r")
+    with pytest.raises(ValueError, match="not an IAM role"):
+        denial.attach(arn, "arn:aws:iam::123456789012:instance-profile/p")
+
+
+def test_a_timer_waits_whole_seconds_rounded_up_within_sqs_bounds() -> None:
+    now = datetime(2026, 11, 1, 4, 30, tzinfo=UTC)
+    assert delay_seconds(now + timedelta(seconds=544.186), now) == 545
+    assert delay_seconds(now - timedelta(seconds=3), now) == 0
+    assert delay_seconds(now + timedelta(hours=1), now) == 900
+
+
+def test_a_timer_event_names_each_budget_once_with_its_earliest_moment() -> None:
+    body = {"budget_id": "cap", "threshold": 100, "moment": "2026-11-01T04:39:04.186+00:00"}
+    later = {**body, "moment": "2026-11-01T04:40:00+00:00"}
+    event = TimerEvent.model_validate(
+        {
+            "Records": [
+                {"messageId": "m1", "body": json.dumps(later)},
+                {"messageId": "m2", "body": json.dumps(body)},
+            ]
+        }
+    )
+    assert event.budgets() == [("cap", datetime(2026, 11, 1, 4, 39, 4, 186000, tzinfo=UTC))]
+    with pytest.raises(ValidationError):
+        TimerEvent.model_validate({"Records": [{"messageId": "m", "body": "{}"}]})
+
+
+def test_sagemaker_checkpoints_are_tracked_only_in_a_tracked_bucket() -> None:
+    buckets = ("ckpt-bucket",)
+    assert checkpoints_tracked("s3://ckpt-bucket/runs/llama-sm/", buckets)
+    assert not checkpoints_tracked("s3://other/runs/llama-sm/", buckets)
+    assert not checkpoints_tracked("", buckets)
+
+
+class SageMakerNow:
+    def __init__(self, jobs: dict[str, TrainingJobNow | None], refuse: str = "") -> None:
+        self.jobs, self.refuse, self.stopped = jobs, refuse, []
+
+    def current(self, name: str, region: str, account: str = "") -> TrainingJobNow | None:
+        return self.jobs[name]
+
+    def stop(self, name: str, region: str, account: str = "") -> None:
+        if name == self.refuse:
+            raise ClientError({"Error": {"Code": "ValidationException"}}, "StopTrainingJob")
+        self.stopped.append(name)
+
+
+class NoEc2:
+    def current(self, instance_id: str, region: str, account: str = "") -> None:
+        raise AssertionError("no instance here")
+
+    def stop(self, instance_id: str, region: str, account: str = "") -> None:
+        raise AssertionError("no instance here")
+
+
+def test_a_training_job_is_stopped_only_in_progress_and_opted_in() -> None:
+    sagemaker = SageMakerNow(
+        {
+            "a": TrainingJobNow("InProgress", {OPT_IN: "true"}),
+            "b": TrainingJobNow("InProgress", {}),
+            "c": TrainingJobNow("Completed", {OPT_IN: "true"}),
+            "d": None,
+            "e": TrainingJobNow("InProgress", {OPT_IN: "true"}),
+        },
+        refuse="e",
+    )
+    stopper = Stopper(NoEc2(), OPT_IN, sagemaker)
+    results = [
+        stopper.stop_training_job(StopRequest(name, "us-east-1", "123456789012")).result
+        for name in "abcde"
+    ]
+    assert results == ["stopped", "opted_out", "not_running", "not_running", "stop_failed"]
+    assert sagemaker.stopped == ["a"]
+    assert Stopper(NoEc2(), OPT_IN).stop_training_job(StopRequest("a", "x")).result == "stop_failed"
+
+
+def test_an_account_wide_budget_cannot_deny_launches() -> None:
+    with pytest.raises(ValidationError, match="deny_launch needs a tag or job scope"):
+        Budget.model_validate(
+            {
+                "budget_id": "all",
+                "scope": {"account": True},
+                "amount_usd": "100",
+                "actions": [{"at": 100, "do": "deny_launch"}],
+            }
+        )
