@@ -54,8 +54,13 @@ def summary(body: dict[str, Any]) -> str:
 
 
 def budgets(body: dict[str, Any]) -> str:
-    rows = [("BUDGET", "PERIOD", "SPEND", "AMOUNT", "USED", "SOURCE")]
+    """Each budget's spend and its one forecast: the central projection, its range, and
+    the 100 % crossing of that same projection (worded as the alerts word it)."""
+    rows = [("BUDGET", "PERIOD", "SPEND", "AMOUNT", "USED", "FORECAST", "SOURCE")]
+    lines: list[str] = []
+    notes: list[str] = []
     for x in body["budgets"]:
+        forecast = x.get("forecast") or {}
         rows.append(
             (
                 x["budget_id"],
@@ -63,12 +68,36 @@ def budgets(body: dict[str, Any]) -> str:
                 usd(x["spend_usd"]),
                 usd(x["amount_usd"]),
                 f"{x['percent']} %",
+                usd(x["projected_total_usd"]),
                 x.get("source", "-"),
             )
         )
+        lines.append(
+            f"{x['budget_id']}: forecast {usd(x['projected_total_usd'])} (range "
+            f"{usd(x.get('projected_low_usd'))} to {usd(x.get('projected_high_usd'))}); "
+            f"100 % {crossing_word(forecast, 100)}"
+        )
+        for note in (forecast.get("range"), forecast.get("assumption")):
+            if note and note not in notes:
+                notes.append(note)
     if len(rows) == 1:
         return "no budgets (set one with: costtracker budgets set ID '{...}')"
-    return table(rows, right=(2, 3, 4))
+    out = [table(rows, right=(2, 3, 4, 5)), "", *lines]
+    out += [f"Forecast range: {notes[0]}."] if notes else []
+    out += [f"Assumed: {note}." for note in notes[1:]]
+    return "\n".join(out)
+
+
+def crossing_word(forecast: dict[str, Any], threshold: int) -> str:
+    """A threshold's moment in the forecast, in the alerts' words."""
+    crossing = next((c for c in forecast.get("crossings", []) if c["threshold"] == threshold), None)
+    if crossing is None or crossing["state"] == "not_projected":
+        return "not projected in the period"
+    if crossing["state"] == "crossed":
+        return "already crossed"
+    if crossing["state"] == "possible":
+        return f"not projected; the range's high end crosses it at {crossing['high_at']}"
+    return f"projected at {crossing['at']}"
 
 
 def budget_history(body: dict[str, Any]) -> str:

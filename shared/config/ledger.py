@@ -200,7 +200,8 @@ class BudgetingConfig(_Config):
 
     # A job tag declaring the run's expected length in hours (forecasts of total budgets).
     expected_duration_tag: str = "expected-duration-hours"
-    # Unused (forecasts follow declared ends or each job's run): kept for old context.
+    # Unused (docs/forecast.md: the forecast's assumption was chosen by a backtest): kept
+    # for old context.
     forecast_horizon_hours: int = Field(default=24, ge=1, le=24 * 90)
     # A day's spend above this multiple of the trailing 7-day mean is an anomaly.
     anomaly_multiple: Decimal = Field(default=Decimal(3), gt=1)

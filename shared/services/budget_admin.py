@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from shared.config.budgets import Budget
 from shared.domain.budgets import period_bounds
 from shared.domain.finance_day import calendar_of
+from shared.domain.forecast import BudgetForecast
 from shared.reports.formatting import iso, money
 from shared.services.budgets import JobCache, budget_status
 
@@ -51,10 +52,54 @@ def budget_state(
         "spend_usd": money(status.spend),
         "percent": f"{status.percent:.2f}",
         "burn_rate_usd_per_hour": money(status.burn_per_hour),
-        "projected_total_usd": money(status.projected_total),
-        "projected_until": iso(status.projected_until),
-        "crossing_100_at": iso(status.crossing_100_at),
+        **forecast_fields(status.forecast),
         "spend_by_job": {k: money(v) for k, v in sorted(status.spend_by_job.items())},
+    }
+
+
+def forecast_fields(forecast: BudgetForecast) -> dict[str, Any]:
+    """The forecast as the API gives it: the stable top-level figures and the whole."""
+    hundred = forecast.crossing(100)
+    high = hundred.high_at if hundred is not None and hundred.state == "possible" else None
+    return {
+        "projected_total_usd": money(forecast.total_usd),
+        "projected_low_usd": money(forecast.low_usd),
+        "projected_high_usd": money(forecast.high_usd),
+        "projected_until": iso(forecast.until),
+        "crossing_100_at": iso(hundred.at) if hundred is not None else None,
+        "high_crossing_at": iso(high),
+        "forecast": {
+            "total_usd": money(forecast.total_usd),
+            "low_usd": money(forecast.low_usd),
+            "high_usd": money(forecast.high_usd),
+            "until": iso(forecast.until),
+            "range": forecast.range_meaning,
+            "assumption": forecast.assumption,
+            "revises_at": iso(forecast.revises_at),
+            "crossings": [
+                {
+                    "threshold": c.threshold,
+                    "amount_usd": money(c.amount_usd),
+                    "state": c.state,
+                    "at": iso(c.at),
+                    "high_at": iso(c.high_at),
+                }
+                for c in forecast.crossings
+            ],
+            "jobs": [
+                {
+                    "job_id": j.job_id,
+                    "method": j.method,
+                    "end": iso(j.end),
+                    "low_end": iso(j.low_end),
+                    "high_end": iso(j.high_end),
+                    "known_hours": j.known_hours,
+                    "declared_hours": str(j.declared_hours) if j.declared_hours else None,
+                    "past_declared_end": j.past_declared_end,
+                }
+                for j in forecast.jobs
+            ],
+        },
     }
 
 

@@ -4,13 +4,13 @@ subscriptions filter on (scope tags and recipients)."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from shared.adapters.notify import Alert
 from shared.config.budgets import Budget
+from shared.domain.forecast import RANGE_MEANING, Crossing
 from shared.domain.limits import TOP_ITEMS
 from shared.reports.formatting import cents, iso
 from shared.services.forecasts import forecast_revision
@@ -38,16 +38,9 @@ def alert_body(status: BudgetStatus, headline: str) -> str:
         f"Scope: {budget.scope.describe()}; period: {budget.period} ({status.period_key}).",
         f"Spend so far: {cents(status.spend)} of {cents(budget.amount_usd)} "
         f"({status.percent:.1f} %). Burn rate: {cents(status.burn_per_hour)}/h.",
+        *forecast_lines(status),
+        "Spend by job:",
     ]
-    if status.crossing_100_at is not None:
-        lines.append(
-            "If everything running now kept running, 100 % would be crossed at "
-            f"{iso(status.crossing_100_at)}."
-        )
-    lines.append(f"Projected by {iso(status.projected_until)}: {cents(status.projected_total)}.")
-    if status.forecast is not None:
-        lines.extend(_projection_lines(status))
-    lines.append("Spend by job:")
     ranked = sorted(status.spend_by_job.items(), key=lambda kv: -kv[1])
     for job_id, spend in ranked[:TOP_ITEMS]:
         lines.append(f"  {job_id}: {cents(spend)}")
@@ -64,23 +57,44 @@ def alert_body(status: BudgetStatus, headline: str) -> str:
     return "\n".join(lines)
 
 
-def _projection_lines(status: BudgetStatus) -> list[str]:
-    """How each running job was projected: the ``TOP_ITEMS`` largest spenders (in the
-    forecast's own order), then how many more."""
+def crossing_text(crossing: Crossing | None) -> str:
+    """One threshold's moment as every view words it."""
+    if crossing is None or crossing.state == "not_projected":
+        return "not projected in the period"
+    if crossing.state == "crossed":
+        return "already crossed"
+    if crossing.state == "possible":
+        return f"not projected; the range's high end crosses it at {iso(crossing.high_at)}"
+    return f"projected at {iso(crossing.at)}"
+
+
+def forecast_lines(status: BudgetStatus) -> list[str]:
+    """The forecast: its total and range, each threshold, and how each running job was
+    projected (the ``TOP_ITEMS`` largest spenders, then how many more)."""
     projection = status.forecast
-    assert projection is not None
-    running = projection.projections
-    if len(running) <= TOP_ITEMS:
-        return projection.lines()
+    lines = [
+        f"Forecast for the period: {cents(projection.total_usd)} (range "
+        f"{cents(projection.low_usd)} to {cents(projection.high_usd)}, {RANGE_MEANING}), "
+        f"to {iso(projection.until)}.",
+    ]
+    for crossing in projection.crossings:
+        lines.append(f"  {crossing.threshold} %: {crossing_text(crossing)}")
+    running = projection.jobs
+    if not running:
+        return [*lines, "How it was projected: nothing in scope is running; no further spend."]
+    lines.append(
+        f"How it was projected (each running job at its current burn; {projection.assumption}):"
+    )
     spend = status.spend_by_job
     largest = sorted(running, key=lambda p: (-spend.get(p.job_id, Decimal(0)), p.job_id))
     shown = {p.job_id for p in largest[:TOP_ITEMS]}
-    kept = tuple(p for p in running if p.job_id in shown)
-    return [
-        *replace(projection, projections=kept).lines(),
-        f"  and {len(running) - TOP_ITEMS} more running jobs, projected the same way "
-        f"(GET /budgets/{status.budget.budget_id})",
-    ]
+    lines.extend(f"  {p.describe()}" for p in running if p.job_id in shown)
+    if len(running) > TOP_ITEMS:
+        lines.append(
+            f"  and {len(running) - TOP_ITEMS} more running jobs, projected the same way "
+            f"(GET /budgets/{status.budget.budget_id})"
+        )
+    return lines
 
 
 def budget_alert(status: BudgetStatus, threshold: int, now: datetime) -> Alert:
@@ -117,7 +131,7 @@ def forecast_alert(
     """The forecast alert to post, or None when it would say nothing new (a forecast
     for this period was sent and the projected crossing is not an hour earlier)."""
     budget = status.budget
-    projected_crossing = status.forecast.crossing if status.forecast else None
+    projected_crossing = status.crossing_100_at  # the central projection's, as in the body
     alert_id = forecast_revision(sent, forecast_id(status), projected_crossing)
     if alert_id is None:
         return None
@@ -131,6 +145,8 @@ def forecast_alert(
         "threshold": "100",
         "severity": "warning",
         "projected_total_usd": str(status.projected_total.quantize(Decimal("0.01"))),
+        "projected_low_usd": str(status.forecast.low_usd.quantize(Decimal("0.01"))),
+        "projected_high_usd": str(status.forecast.high_usd.quantize(Decimal("0.01"))),
         "projected_crossing_at": crossing,
         **scope_attributes(budget),
     }

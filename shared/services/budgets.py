@@ -13,6 +13,7 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import cache
 from typing import Any
 
 from shared.adapters.budget_store import BudgetStore
@@ -25,6 +26,7 @@ from shared.domain import accrual as acc
 from shared.domain.budgets import period_bounds
 from shared.domain.day_split import job_between
 from shared.domain.finance_day import calendar_of
+from shared.domain.forecast import BudgetForecast, DurationPrior, JobFacts, budget_forecast
 from shared.domain.job import rollup_tags
 from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster
@@ -32,13 +34,7 @@ from shared.services.budget_actions import run_actions, waiting_actions
 from shared.services.budget_alerts import budget_alert, forecast_alert, forecast_id
 from shared.services.crossing_timers import plan_timers
 from shared.services.deps import LedgerDeps
-from shared.services.forecasts import (
-    Forecast,
-    forecast,
-    project_job,
-    revision_possible,
-    sent_forecasts,
-)
+from shared.services.forecasts import job_facts, sent_forecasts
 from shared.services.job_view import all_rollups
 
 HOUR = timedelta(hours=1)
@@ -132,16 +128,24 @@ class BudgetStatus:
     period_end: datetime | None
     spend: Decimal
     burn_per_hour: Decimal
-    projected_total: Decimal
-    projected_until: datetime
-    crossing_100_at: datetime | None
     spend_by_job: dict[str, Decimal]
-    # The projection (declared ends, else each job's run pattern): see forecasts.py.
-    forecast: Forecast | None = None
+    # The one forecast (shared/domain/forecast.py): API, alerts, CLI and dashboard.
+    forecast: BudgetForecast
 
     @property
     def percent(self) -> Decimal:
         return self.spend * 100 / self.budget.amount_usd
+
+    @property
+    def projected_total(self) -> Decimal:
+        return self.forecast.total_usd
+
+    @property
+    def crossing_100_at(self) -> datetime | None:
+        """The central projection's 100 % crossing still ahead (None: crossed or not
+        projected in the period)."""
+        crossing = self.forecast.crossing(100)
+        return crossing.at if crossing is not None else None
 
 
 def in_scope(
@@ -158,6 +162,14 @@ def in_scope(
     return all(merged.get(k) == v for k, v in (scope.tag or {}).items())
 
 
+@cache
+def duration_prior() -> DurationPrior:
+    """The assumed length of a job without a declared end, chosen by the backtest
+    (bench/forecast_backtest.py, docs/forecast.md): as long again, at the median, as it
+    is known to have run (built on first use: nothing is built at import)."""
+    return DurationPrior(shape="pareto", alpha=1.0, min_hours=1.0)
+
+
 def budget_status(
     deps: LedgerDeps, config: LedgerConfig, budget: Budget, now: datetime, cache: JobCache
 ) -> BudgetStatus:
@@ -166,45 +178,49 @@ def budget_status(
     spend_by_job: dict[str, Decimal] = {}
     ahead = now + HOUR
     burn = Decimal(0)
-    projections = []
+    facts: list[JobFacts] = []
+    open_jobs: dict[str, tuple[acc.Accrual, Decimal]] = {}
     for job_id, rollups in cache.jobs().items():
         if not in_scope(budget, job_id, rollups, config):
             continue
         accrual = acc.total(acc.from_attributes(r) for r in rollups)
-        spent = accrual.total_usd(now, clock) - cache.spend_at(job_id, start, now)
-        if spent or accrual.is_open():
-            spend_by_job[job_id] = spent
+        before = cache.spend_at(job_id, start, now)
+        spent = accrual.total_usd(now, clock) - before
+        running = accrual.is_open()
+        if not (spent or running):
+            continue
+        spend_by_job[job_id] = spent
         burn += accrual.total_usd(ahead, clock) - accrual.total_usd(now, clock)
-        if accrual.is_open():
-            projections.append(
-                project_job(
-                    job_id, rollups, accrual, now, end, config.budgeting.expected_duration_tag
-                )
-            )
-    spend = sum(spend_by_job.values(), Decimal(0))
-    projected = forecast(
-        spend,
+        facts.append(
+            job_facts(job_id, rollups, running, now, config.budgeting.expected_duration_tag)
+        )
+        if running:
+            open_jobs[job_id] = (accrual, before)
+
+    def spend_at(job_id: str, moment: datetime) -> Decimal:
+        if job_id not in open_jobs:
+            return spend_by_job[job_id]
+        accrual, before = open_jobs[job_id]
+        return accrual.total_usd(moment, clock) - before
+
+    projection = budget_forecast(
+        facts,
+        spend_at,
         budget.amount_usd,
-        sorted(projections, key=lambda p: p.job_id),
+        budget.thresholds if 100 in budget.thresholds else (*budget.thresholds, 100),
+        (start, end),
+        duration_prior(),
         now,
-        lambda accrual, at: accrual.total_usd(at, clock),
     )
-    crossing = None
-    if spend < budget.amount_usd and burn > 0:
-        hours = (budget.amount_usd - spend) / burn
-        crossing = now + timedelta(seconds=float(hours * 3600))
     return BudgetStatus(
         budget,
         key,
         start,
         end,
-        spend,
+        sum(spend_by_job.values(), Decimal(0)),
         burn,
-        projected.total,
-        projected.until,
-        crossing,
         spend_by_job,
-        projected,
+        projection,
     )
 
 
@@ -226,32 +242,19 @@ QUIET_MARGIN = timedelta(minutes=2)
 QUIET_CAP = timedelta(hours=1)
 
 
-def _next_change(
-    status: BudgetStatus, now: datetime, sent: tuple[int, datetime | None]
-) -> datetime:
-    budget = status.budget
+def _next_change(status: BudgetStatus, now: datetime) -> datetime:
+    """With no new event the forecast holds until ``revises_at``, and the spend follows
+    its central curve until then: the next alert is due at the next projected crossing,
+    a revision of the forecast, or the period's end."""
     candidates = [now + QUIET_CAP]
     if status.period_end is not None:
         candidates.append(status.period_end)
-    if status.burn_per_hour > 0:
-        for threshold in budget.thresholds:
-            target = budget.amount_usd * threshold / 100
-            if status.spend < target:
-                hours = (target - status.spend) / status.burn_per_hour
-                candidates.append(now + timedelta(seconds=float(hours * 3600)))
-                break
     projection = status.forecast
-    if projection is not None and status.spend < budget.amount_usd:
-        # A declared end passed changes how a job is projected.
-        candidates.extend(projection.declared_ends(now))
-        if projection.by_run_pattern and status.burn_per_hour > 0:
-            if status.projected_total <= budget.amount_usd:
-                # Run-pattern ends move out with the clock: the projection rises at most
-                # twice the burn rate.
-                gap = (budget.amount_usd - status.projected_total) / (2 * status.burn_per_hour)
-                candidates.append(now + timedelta(seconds=float(gap * 3600)))
-            elif revision_possible(sent, status.crossing_100_at):
-                return now + timedelta(minutes=1)  # the crossing may move earlier: each tick
+    if projection.revises_at is not None:
+        candidates.append(projection.revises_at)
+    candidates.extend(
+        c.at for c in projection.crossings if c.state == "projected" and c.at is not None
+    )
     return min(candidates) - QUIET_MARGIN
 
 
@@ -310,8 +313,7 @@ def _evaluate(
     to_post = forecast_alert(status, now, forecasts) if over else None
     if to_post is not None and poster.record(to_post, now) != "known":
         sent.append(f"{budget.budget_id}:forecast")
-        forecasts = sent_forecasts(poster.outbox, forecast_id(status))
-    next_change = _next_change(status, now, forecasts)
+    next_change = _next_change(status, now)
     if acts is not None:
         if budget.actions:
             sent += [f"action:{a}" for a in run_actions(deps, status, now, poster, acts)]

@@ -18,7 +18,6 @@ from shared.adapters.crossing_timers import MAX_DELAY_SECONDS
 from shared.domain.budget_actions import action_id
 from shared.services.action_deps import ActionDeps
 from shared.services.deps import LedgerDeps
-from shared.services.forecasts import Total, forecast
 
 if TYPE_CHECKING:
     from shared.services.budgets import BudgetStatus
@@ -26,31 +25,14 @@ if TYPE_CHECKING:
 HORIZON = timedelta(seconds=MAX_DELAY_SECONDS)
 
 
-def crossing_moments(
-    status: BudgetStatus, now: datetime, total: Total, thresholds: tuple[int, ...]
-) -> dict[int, datetime]:
-    """Each threshold's crossing moment on the forecast's central projection (the one
-    forecast's own projections and model; thresholds already crossed have none)."""
-    projection = status.forecast
-    if projection is None:
-        return {}
-    budget = status.budget
-    moments = {}
-    for threshold in thresholds:
-        target = budget.amount_usd * threshold / 100
-        if threshold == 100:
-            crossing = projection.crossing
-        else:
-            crossing = forecast(
-                status.spend,
-                target,
-                projection.projections,
-                now,
-                total,
-            ).crossing
-        if crossing is not None:
-            moments[threshold] = crossing
-    return moments
+def crossing_moments(status: BudgetStatus, thresholds: tuple[int, ...]) -> dict[int, datetime]:
+    """Each threshold's crossing moment on the one forecast's central projection
+    (``BudgetForecast.crossings``; thresholds already crossed have none)."""
+    return {
+        c.threshold: c.at
+        for c in status.forecast.crossings
+        if c.state == "projected" and c.at is not None and c.threshold in thresholds
+    }
 
 
 def plan_timers(
@@ -75,10 +57,7 @@ def plan_timers(
             near.append(threshold)
         else:
             wake = min(wake, soonest - HORIZON)
-    clock = deps.prices.clock
-    moments = crossing_moments(
-        status, now, lambda accrual, at: accrual.total_usd(at, clock), tuple(near)
-    )
+    moments = crossing_moments(status, tuple(near))
     budget_id = status.budget.budget_id
     for threshold, moment in sorted(moments.items()):
         if moment <= now:

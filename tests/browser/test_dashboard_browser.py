@@ -118,6 +118,17 @@ def test_budgets_against_thresholds(browser: Any, demo: str) -> None:
         assert view.fig(f"budget:{b['budget_id']}:amount") == cents(b["amount_usd"])
     assert view.page.locator('[data-mark="threshold-80"]').count() == 3
     assert view.page.locator('[data-series="forecast"]').count() == 3
+    assert view.page.locator('[data-series="forecast-range"]').count() == 3
+    for b in budgets:  # one forecast: the total, its range and the same 100 % crossing
+        forecast = f"{cents(b['projected_total_usd'])} ({cents(b['projected_low_usd'])} to "
+        assert view.fig(f"budget:{b['budget_id']}:forecast").startswith(forecast)
+        hundred = next(c for c in b["forecast"]["crossings"] if c["threshold"] == 100)
+        words = view.fig(f"budget:{b['budget_id']}:crossing")
+        if Decimal(b["projected_total_usd"]) < Decimal(b["amount_usd"]):
+            assert hundred["state"] in ("not_projected", "possible"), b
+            assert words.startswith("not projected"), words
+        else:
+            assert hundred["state"] in ("crossed", "projected") and "not" not in words
     view.close()
 
 

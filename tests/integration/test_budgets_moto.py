@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import boto3
@@ -154,6 +155,39 @@ def test_budgets_api_lists_sets_and_deletes(aws: dict[str, Any]) -> None:
     status, listed = api("GET", "/budgets")
     assert [b["budget_id"] for b in listed["budgets"]] == ["nlp", "vision"]
     assert api("GET", "/budgets/nlp-month")[0] == 404
+
+
+def test_the_api_and_the_cli_show_one_forecast_that_holds_between_events(
+    aws: dict[str, Any],
+) -> None:
+    """$20/h from 00:00 against $10, no declared end, known to have run 0 h: assumed to
+    run as long again as its 1 h minimum (to 02:00), $40.00, and the same projection
+    crosses 100 % at 00:30; a tick later with no event (before the range's low end,
+    01:06:40) gives the same forecast, the crossing then past."""
+    from costtracker.render.reports import budgets
+
+    aws["clock"].advance_to(T0 + timedelta(minutes=15))
+    _, first = api("GET", "/budgets")
+    nlp = first["budgets"][0]
+    assert nlp["projected_total_usd"] == nlp["forecast"]["total_usd"] == "40.000000000"
+    assert nlp["crossing_100_at"] == "2026-11-01T00:30:00Z" and nlp["high_crossing_at"] is None
+    low, high = Decimal(nlp["projected_low_usd"]), Decimal(nlp["projected_high_usd"])
+    assert (low, high) == (Decimal("22.222222222"), Decimal(200))
+    (job,) = nlp["forecast"]["jobs"]
+    assert job["method"] == "assumed_duration" and job["end"] == "2026-11-01T02:00:00Z"
+    text = budgets(first)
+    assert "nlp: forecast $40.00 (range $22.22 to $200.00)" in text
+    assert "100 % projected at 2026-11-01T00:30:00Z" in text
+    assert "Forecast range: 80 % interval" in text and "Assumed: a job without" in text
+    aws["clock"].advance_to(T0 + timedelta(minutes=50))
+    _, later = api("GET", "/budgets")
+    again = later["budgets"][0]
+    for key in ("total_usd", "low_usd", "high_usd", "until", "jobs", "revises_at"):
+        assert again["forecast"][key] == nlp["forecast"][key], key
+    assert again["crossing_100_at"] is None
+    hundred = [c for c in again["forecast"]["crossings"] if c["threshold"] == 100]
+    assert hundred[0]["state"] == "crossed"
+    assert "100 % already crossed" in budgets(later)
 
 
 @pytest.mark.parametrize(

@@ -960,17 +960,43 @@ function shortUsdExact(value, day, name, groupBy, shown) {
   return usdNano(nanoOf(day.total_usd) - sumNano(tagged.map(([, v]) => v)));
 }
 
+function budgetCrossing(budget, threshold) {
+  // One threshold of the budget's one forecast (crossed, projected, possible, not_projected).
+  return ((budget.forecast || {}).crossings || []).find((c) => c.threshold === threshold) || null;
+}
+
+function crossingCell(crossing) {
+  // The table's short form of the same words (the chart and the alerts give them whole).
+  if (!crossing || crossing.state === "not_projected") return "not projected";
+  if (crossing.state === "crossed") return "crossed";
+  if (crossing.state === "possible") return `not projected (high end ${utc(crossing.high_at)})`;
+  return utc(crossing.at);
+}
+
+function cutAt(points, t1) {
+  // Points of a rising curve (time order), cut at t1: the last one moved onto t1.
+  while (points.length > 2 && points[points.length - 2][0] >= t1) points.pop();
+  const [a, b] = points.slice(-2);
+  if (b[0] > t1 && b[0] > a[0]) points[points.length - 1] = [t1, a[1] + ((b[1] - a[1]) * (t1 - a[0])) / (b[0] - a[0])];
+}
+
 function budgetChart(budget, history) {
   const W = chartWidth(), H = 260, L = 56, R = W < 600 ? 84 : 110, T = 16, B = 40;
-  const root = frame(W, H, `Budget ${budget.budget_id}: spend against thresholds (USD)`);
+  const root = frame(W, H, `Budget ${budget.budget_id}: spend and its forecast against thresholds (USD)`);
+  const forecast = budget.forecast || { jobs: [], crossings: [] };
   const amount = num(budget.amount_usd);
   const t0 = parseTime(budget.period_start);
   const asOf = parseTime(budget.as_of);
-  const crossing = parseTime(budget.crossing_100_at);
-  let t1 = parseTime(budget.period_end) || parseTime(budget.projected_until) || asOf;
-  if (crossing && crossing > t1) t1 = crossing;
+  const lowUntil = Math.max(asOf, ...forecast.jobs.map((j) => parseTime(j.low_end)));
+  const highUntil = Math.max(asOf, ...forecast.jobs.map((j) => parseTime(j.high_end)));
+  // A total budget has no end: the chart runs to the central projection's end (or the
+  // high end's 100 % crossing), a day at least; the range is cut there.
+  const hundredAt = (budgetCrossing(budget, 100) || {}).high_at;
+  let t1 = parseTime(budget.period_end) || new Date(Math.max(asOf - 0 + 86400000,
+    parseTime(budget.projected_until) || asOf, hundredAt ? parseTime(hundredAt) : asOf));
   const maxThreshold = Math.max(...budget.thresholds, 100) / 100;
-  const max = niceMax(Math.max(amount * maxThreshold, num(budget.projected_total_usd), num(budget.spend_usd)) * 1.05);
+  const top = Math.max(amount * maxThreshold, num(budget.projected_high_usd || budget.projected_total_usd), num(budget.spend_usd));
+  const max = niceMax(top * 1.05);
   const start = history.length ? new Date(Math.max(t0, parseTime(`${history[0].date}T00:00:00Z`) - 0)) : t0;
   const xOf = (t) => L + ((t - start) / Math.max(1, t1 - start)) * (W - L - R);
   const yOf = (v) => T + (1 - v / max) * (H - T - B);
@@ -991,28 +1017,62 @@ function budgetChart(budget, history) {
     pts.push([parseTime(`${addDays(day.date, 1)}T00:00:00Z`), cum]);
   }
   pts.push([asOf, num(budget.spend_usd)]);
-  root.append(svg("polyline", { points: pts.map(([t, v]) => `${xOf(t).toFixed(1)},${yOf(v).toFixed(1)}`).join(" "),
-    fill: "none", stroke: "#2f6fb3", "stroke-width": 2.5, "data-series": "spend" }));
+  const line = (points) => points.map(([t, v]) => `${xOf(t).toFixed(1)},${yOf(v).toFixed(1)}`).join(" ");
+  root.append(svg("polyline", { points: line(pts), fill: "none", stroke: "#2f6fb3", "stroke-width": 2.5, "data-series": "spend" }));
   root.append(svg("circle", { cx: xOf(asOf), cy: yOf(num(budget.spend_usd)), r: 4, fill: "#2f6fb3" },
     svg("title", { text: `spend ${usd(budget.spend_usd)} at ${utc(budget.as_of)}` })));
   if (budget.projected_until) {
-    const tp = parseTime(budget.projected_until);
-    root.append(svg("line", { x1: xOf(asOf), y1: yOf(num(budget.spend_usd)), x2: xOf(tp),
-      y2: yOf(num(budget.projected_total_usd)), stroke: "#6a4c93", "stroke-width": 2,
-      "stroke-dasharray": "4 4", "data-series": "forecast" }));
+    const now = [asOf, num(budget.spend_usd)];
+    // The range: the high end's curve passes through its own crossings (shaded to the low end's).
+    const highPts = [now, ...forecast.crossings.filter((c) => c.high_at && parseTime(c.high_at) > asOf)
+      .map((c) => [parseTime(c.high_at), num(c.amount_usd)]), [new Date(highUntil), num(budget.projected_high_usd)]];
+    highPts.sort((a, b) => a[0] - b[0]);
+    cutAt(highPts, t1);
+    const lowPts = [now, [new Date(lowUntil), num(budget.projected_low_usd)]];
+    cutAt(lowPts, t1);
+    root.append(svg("polygon", { points: line([...highPts, lowPts[lowPts.length - 1]]),
+      fill: "#6a4c93", "fill-opacity": 0.18, stroke: "#6a4c93", "stroke-opacity": 0.5, "stroke-width": 1,
+      "data-series": "forecast-range" },
+      svg("title", { text: `range ${usd(budget.projected_low_usd)} to ${usd(budget.projected_high_usd)} (${forecast.range || ""})` })));
+    const highEnd = highPts[highPts.length - 1];
+    root.append(svg("text", { x: xOf(highEnd[0]) + 4, y: yOf(highEnd[1]) + 4,
+      fill: "#6a4c93", text: `high ${shortUsd(num(budget.projected_high_usd))}${highEnd[0] < highUntil ? ` by ${utc(`${new Date(highUntil).toISOString().slice(0, 19)}Z`)}` : ""}` }));
+    // The central projection passes through its own threshold crossings.
+    const central = [now, ...forecast.crossings.filter((c) => c.state === "projected")
+      .map((c) => [parseTime(c.at), num(c.amount_usd)]), [parseTime(budget.projected_until), num(budget.projected_total_usd)]];
+    central.sort((a, b) => a[0] - b[0]);
+    root.append(svg("polyline", { points: line(central), fill: "none", stroke: "#6a4c93", "stroke-width": 2,
+      "stroke-dasharray": "4 4", "data-series": "forecast" }, svg("title", { text:
+      `forecast ${usd(budget.projected_total_usd)} by ${utc(budget.projected_until)}` })));
   }
-  if (budget.crossing_100_at) {
-    const tc = parseTime(budget.crossing_100_at);
-    const x = xOf(tc);
-    root.append(svg("line", { x1: x, x2: x, y1: T, y2: H - B, stroke: "#c8423b", "data-mark": "crossing" }));
+  const hundred = budgetCrossing(budget, 100);
+  const when = hundred && (hundred.state === "projected" ? hundred.at : hundred.state === "possible" ? hundred.high_at : null);
+  if (when) {
+    const x = xOf(parseTime(when));
+    const projected = hundred.state === "projected";
+    root.append(svg("line", { x1: x, x2: x, y1: T, y2: H - B, stroke: "#c8423b",
+      "stroke-dasharray": projected ? null : "2 3", "data-mark": projected ? "crossing" : "high-crossing" }));
     // the label on the side of the line with room for it (shorter on a narrow chart)
-    const text = W < 600 ? `100 % at ${utc(budget.crossing_100_at).slice(5)}` : `100 % at ${utc(budget.crossing_100_at)}`;
+    const moment = W < 600 ? utc(when).slice(5) : utc(when);
+    const text = projected ? `100 % projected at ${moment}` : `100 % not projected; high end at ${moment}`;
     const left = x - 4 - text.length * 6.8 >= 0 || x + 4 + text.length * 6.8 > W;
     root.append(svg("text", { x: left ? x - 4 : x + 4, y: T + 10, "text-anchor": left ? "end" : "start",
       fill: "#c8423b", text }));
   }
   timeAxis(root, start, t1, xOf, H - B);
   return root;
+}
+
+function jobProjections(budget) {
+  // How each running job was projected (its method and ends), then the stated assumption.
+  const forecast = budget.forecast || { jobs: [] };
+  if (!forecast.jobs.length) return el("p", { class: "note", text: "Nothing in scope is running: no further spend is projected." });
+  const rows = forecast.jobs.map((j) => ({ key: j.job_id, cells: [j.job_id,
+    j.method === "declared_end" ? `declared end (${j.declared_hours} h)` :
+      `assumed length${j.past_declared_end ? `, past its declared ${j.declared_hours} h` : ""}`,
+    utc(j.end), j.method === "declared_end" ? "–" : `${utc(j.low_end)} to ${utc(j.high_end)}`] }));
+  return el("div", {}, table(["Running job", "Projected", "To", "80 % range"], rows, { name: `budget-jobs-${budget.budget_id}` }),
+    el("p", { class: "note", text: `Assumed: ${forecast.assumption}. Range: ${forecast.range}.` }));
 }
 
 async function budgetHistory(budget, lastDay) {
@@ -1056,24 +1116,31 @@ VIEWS.budgets = async function budgets() {
   const starts = body.budgets.map((b) => (b.period_start || "").slice(0, 10)).filter(Boolean).sort();
   const first = starts.length && starts[0] > addDays(last, -91) ? starts[0] : addDays(last, -91);
   const priced = await sourcesBetween(first, last);
-  out.push(provenance(asOf, priced.sources, ["spend as the ledger knows it now; forecast at the current burn rate",
+  out.push(provenance(asOf, priced.sources, ["spend as the ledger knows it now; one forecast: each running job at its current burn to its declared or assumed end, with an 80 % range",
     priced.note].filter(Boolean).join("; ")));
   out.push(table(["Budget", "Scope", "Period", ["Spend", "num"], ["Amount", "num"], ["%", "num"],
-    ["Burn $/h", "num"], ["Forecast", "num"], "100 % crossed", "Source"],
-  body.budgets.map((b) => ({ key: b.budget_id, cells: [b.budget_id, scopeText(b.scope),
-    `${b.period} (${b.period_key})`, money(b.spend_usd, `budget:${b.budget_id}:spend`),
-    money(b.amount_usd, `budget:${b.budget_id}:amount`), { v: `${b.percent} %`, cls: "num" },
-    { v: `${perUnit(b.burn_rate_usd_per_hour)}/h`, cls: "num" },
-    { v: b.projected_until ? `${usd(b.projected_total_usd)} by ${utc(b.projected_until)}` : usd(b.projected_total_usd),
-      cls: "num", fig: `budget:${b.budget_id}:forecast` },
-    b.crossing_100_at ? el("span", { class: "badge warn", text: utc(b.crossing_100_at) }) : "not projected",
-    b.source] })), { name: "budgets" }));
+    ["Burn $/h", "num"], ["Forecast (range)", "num"], "100 %", "Source"],
+  body.budgets.map((b) => {
+    const hundred = budgetCrossing(b, 100);
+    const words = crossingCell(hundred);
+    const badge = hundred && hundred.state === "projected" ? "badge warn" : hundred && hundred.state === "crossed" ? "badge warn" : null;
+    return { key: b.budget_id, cells: [b.budget_id, scopeText(b.scope),
+      `${b.period} (${b.period_key})`, money(b.spend_usd, `budget:${b.budget_id}:spend`),
+      money(b.amount_usd, `budget:${b.budget_id}:amount`), { v: `${b.percent} %`, cls: "num" },
+      { v: `${perUnit(b.burn_rate_usd_per_hour)}/h`, cls: "num" },
+      { v: `${usd(b.projected_total_usd)} (${usd(b.projected_low_usd)} to ${usd(b.projected_high_usd)})`,
+        cls: "num", fig: `budget:${b.budget_id}:forecast` },
+      badge ? el("span", { class: badge, text: words, "data-fig": `budget:${b.budget_id}:crossing` })
+        : el("span", { text: words, "data-fig": `budget:${b.budget_id}:crossing` }),
+      b.source] };
+  }), { name: "budgets" }));
   for (const b of body.budgets) {
     const history = await budgetHistory(b, day);
     out.push(el("h3", { text: `${b.budget_id}: ${usd(b.spend_usd)} of ${usd(b.amount_usd)} (${b.percent} %)` }));
     out.push(legend([["sw-instance", history.length ? "spend (daily summaries, then now)" : "spend now"],
-      ["sw-3", "forecast at the current burn rate"], ["sw-1", "thresholds"], ["sw-waste", "100 %"]]));
+      ["sw-3", "forecast (central; shaded: 80 % range)"], ["sw-1", "thresholds"], ["sw-waste", "100 %"]]));
     out.push(budgetChart({ ...b, as_of: asOf }, history));
+    out.push(jobProjections(b));
   }
   return out;
 };

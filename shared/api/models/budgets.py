@@ -17,6 +17,53 @@ class Scope(Reply):
     account: bool
 
 
+class ThresholdCrossing(Reply):
+    """One threshold of the one forecast."""
+
+    threshold: int
+    amount_usd: Money
+    state: Literal["crossed", "projected", "possible", "not_projected"] = Field(
+        description="crossed: spend has reached it; projected: the central projection "
+        "crosses it in the period (at); possible: only the range's high end does (high_at); "
+        "not_projected: neither"
+    )
+    at: Instant | None = Field(description="the central projection's crossing moment")
+    high_at: Instant | None = Field(description="the range's high end's crossing moment")
+
+
+class JobForecast(Reply):
+    """How one running job was projected."""
+
+    job_id: str
+    method: Literal["declared_end", "assumed_duration"] = Field(
+        description="declared_end: to its expected-duration-hours tag; assumed_duration: "
+        "the forecast's stated assumption, given how long it is known to have run"
+    )
+    end: Instant
+    low_end: Instant
+    high_end: Instant
+    known_hours: float
+    declared_hours: str | None
+    past_declared_end: bool
+
+
+class Forecast(Reply):
+    """The budget's one forecast for its period (the alerts, CLI and dashboard show it)."""
+
+    total_usd: Money
+    low_usd: Money
+    high_usd: Money
+    until: Instant
+    range: str = Field(description="what the range (low_usd, high_usd) means")
+    assumption: str = Field(description="how a job without a declared end is projected")
+    revises_at: Instant | None = Field(
+        description="when, with no new event, a running job outlives the low end of its "
+        "range (or its declared end) and the forecast is made again"
+    )
+    crossings: list[ThresholdCrossing]
+    jobs: list[JobForecast]
+
+
 class ActionRule(Reply):
     """What a budget does at a threshold beyond its alert."""
 
@@ -64,9 +111,18 @@ class BudgetState(Reply):
     spend_usd: Money
     percent: str
     burn_rate_usd_per_hour: Money
-    projected_total_usd: Money
+    projected_total_usd: Money = Field(description="the forecast's central projection")
+    projected_low_usd: Money
+    projected_high_usd: Money
     projected_until: Instant
-    crossing_100_at: Instant | None
+    crossing_100_at: Instant | None = Field(
+        description="when the central projection crosses 100 % (null: crossed already, or "
+        "not in the period)"
+    )
+    high_crossing_at: Instant | None = Field(
+        description="when only the range's high end crosses 100 % (the central does not)"
+    )
+    forecast: Forecast
     spend_by_job: dict[str, Money]
 
 
