@@ -1,4 +1,4 @@
-"""GetMetricData calls and queries per instance-day (SPEC rule 10), measured on the real
+"""GetMetricData calls and queries per instance-day (cost rule 10), measured on the real
 read path (``shared.services.metric_reads`` and its adapter over the in-memory ledger
 table) against a CloudWatch twin that counts what it is asked and answers an hour of
 five-minute datapoints per instance.

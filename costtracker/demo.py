@@ -18,7 +18,8 @@ from typing import Any
 from costtracker.errors import CliError
 
 # Package data (pyproject's package-data): the demo runs from an installed package too.
-# The example that fills every view a newcomer opens first (SPEC "The demo interface"):
+# The example that fills every view a newcomer opens first (docs/cost-rules.md "The demo
+# interface"):
 # two teams over a fortnight, two jobs still running at its end, the same Llama fine-tune
 # on Trainium and on a GPU, an idle accelerator, checkpoints, a spot interruption, and
 # its budgets (set after the replay unless another scenario or --budgets is given).

@@ -3,7 +3,7 @@
 Events are delivered in file order (their order of arrival); the simulated
 clock is the latest event time delivered so far and never runs backwards;
 scheduled work runs as the clock passes its times, at the deployed cadence
-(the router: ``costtracker/routing.py``). Then the SPEC document is read back.
+(the router: ``costtracker/routing.py``). Then the replay document (docs/replay.md) is read back.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ from shared.services.job_view import active_between, all_rollups, get_job_cost
 from shared.services.metric_reads import job_targets, read_hours
 from shared.services.summaries import publish_summary, summaries_between
 
-# The kinds of the contract's `alerts` (SPEC); other messages are reported beside them.
+# The kinds of the contract's `alerts` (docs/cost-rules.md); other messages are reported beside
+# them.
 ALERT_KINDS = (
     "budget",
     "forecast",
@@ -360,7 +361,8 @@ def replay(
     focus_version: str | None = None,
     emulator_mode: EmulatorMode = "local",
 ) -> dict[str, Any]:
-    """The SPEC document of a scenario. ``skip_quiet=False`` runs every scheduled tick
+    """The replay document (docs/replay.md) of a scenario. ``skip_quiet=False`` runs every
+    scheduled tick
     (slower; the same document: see the budget tests); ``emulator_mode`` as in
     ``replay_session`` (the same document)."""
     # Whatever a handler or a library prints (EMF metrics flush on their own) goes to

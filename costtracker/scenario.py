@@ -1,4 +1,4 @@
-"""The replay scenario (SPEC "The replay interface"), validated with clear errors."""
+"""The replay scenario (docs/cost-rules.md "The replay interface"), validated with clear errors."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ class InstanceSpec(_Model):
 
 
 class TrainingJobSpec(_Model):
-    """What DescribeTrainingJob answers once the job has ended (SPEC key ``training_jobs``)."""
+    """What DescribeTrainingJob answers once the job has ended (replay key ``training_jobs``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -97,7 +97,7 @@ class TrainingJobSpec(_Model):
 
 class CapacityReservationSpec(_Model):
     """A Capacity Block or ODCR as DescribeCapacityReservations describes it, with its upfront
-    fee (SPEC key ``capacity_reservations``)."""
+    fee (replay key ``capacity_reservations``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -143,7 +143,7 @@ class MetricPoint(_Model):
 
 class MetricSeriesSpec(_Model):
     """Datapoints of an instance's configured accelerator metric (instance-level) that
-    the emulator's CloudWatch holds (SPEC rule 10)."""
+    the emulator's CloudWatch holds (cost rule 10)."""
 
     instance_id: str = Field(pattern=r"^i-[0-9a-f]{8,17}$")
     period: Literal[60, 300] = 300
@@ -159,7 +159,7 @@ class FileSystemChangeSpec(_Model):
 
 
 class FileSystemSpec(_Model):
-    """An FSx for Lustre file system as DescribeFileSystems describes it (SPEC key
+    """An FSx for Lustre file system as DescribeFileSystems describes it (replay key
     ``file_systems``); ``created``, ``deleted`` and ``changes`` are used only where no
     CloudTrail event in ``events`` says so."""
 
@@ -211,7 +211,7 @@ class Scenario(_Model):
     capacity_reservations: list[CapacityReservationSpec] = Field(default_factory=list)
     metrics: list[MetricSeriesSpec] = Field(default_factory=list)
     file_systems: list[FileSystemSpec] = Field(default_factory=list)
-    # The finance day's IANA time zone (SPEC rule 12); absent: the configured one (UTC).
+    # The finance day's IANA time zone (cost rule 12); absent: the configured one (UTC).
     finance_timezone: str | None = None
     # Calls made through the API handler at a simulated time (e.g. releasing an action).
     api_calls: list[ApiCallSpec] = Field(default_factory=list, max_length=1000)

@@ -1,4 +1,4 @@
-"""A scenario's ``metrics`` (SPEC rule 10) put into the emulator's CloudWatch with moto's
+"""A scenario's ``metrics`` (cost rule 10) put into the emulator's CloudWatch with moto's
 PutMetricData, as published: each instance's configured accelerator metric (Neuron or
 GPU by its family), instance-level, in the instance's own account and region."""
 

@@ -238,7 +238,8 @@ class SeriesTable:
 
 
 def alarm_name(instance_id: str, signal: str, prefix: str = "costtracker-") -> str:
-    """The name of one of the tracker's own alarms (SPEC "Metrics for idle detection")."""
+    """The name of one of the tracker's own alarms (docs/cost-rules.md "Metrics for idle
+    detection")."""
     suffix = {"accelerator": "accelerator-low", "cpu": "cpu-low"}[signal]
     return f"{prefix}{instance_id}-{suffix}"
 

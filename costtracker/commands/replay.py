@@ -75,7 +75,7 @@ def _replay_or_explain(run: Callable[[], dict[str, Any]], path: Path) -> dict[st
 def add_replay(sub: Subparsers) -> None:
     p = sub.add_parser("replay", help="replay a scenario through the handlers")
     p.add_argument("scenario", type=Path)
-    p.add_argument("--json", action="store_true", help="print the JSON document (SPEC)")
+    p.add_argument("--json", action="store_true", help="print the JSON document (docs/replay.md)")
     p.add_argument("--verbose", action="store_true", help="handler logs (INFO) on stderr")
     p.add_argument(
         "--alerts",

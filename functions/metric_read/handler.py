@@ -1,6 +1,6 @@
 """Hourly at :20: each running instance's last hour of accelerator utilization
 (GetMetricData, closed: agent metrics are 15 minutes late at most), kept as hourly
-aggregates per instance (SPEC rule 10)."""
+aggregates per instance (cost rule 10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DescribeFileSystems in a file system's own account and region (SPEC rule 13, "Many
+"""DescribeFileSystems in a file system's own account and region (cost rule 13, "Many
 accounts"): the one client factory (``Runtime.accounts``) gives the client, a member
 account's through its read role. Lustre file systems only; paginated as published."""
 

@@ -1,4 +1,4 @@
-"""GetMetricData for measured utilization (SPEC rule 10): one query per instance-hour,
+"""GetMetricData for measured utilization (cost rule 10): one query per instance-hour,
 up to 500 queries to a call (the API's limit), statistic Average, paged with boto3's
 paginator. An instance-level metric is a MetricStat; where the metric exists only per
 device, a ``SEARCH()`` per instance returns one series per device (GPU index,

@@ -1,4 +1,4 @@
-"""Measured utilization per instance-hour (SPEC rule 10), and per instance the sum of its
+"""Measured utilization per instance-hour (cost rule 10), and per instance the sum of its
 closed hours in the job's partition, so that a job view has it from the job's one Query
 (one item per instance) and never asks CloudWatch.
 

@@ -27,7 +27,7 @@ _TAG_KEY = re.compile(r"^[\w.:/=+\-@ ]{1,128}$")
 
 
 class TrackingConfig(_Config):
-    """Which instances count, and how they map to jobs (SPEC "Jobs and tags")."""
+    """Which instances count, and how they map to jobs (docs/cost-rules.md "Jobs and tags")."""
 
     job_tag_keys: tuple[str, ...] = Field(default=("training-job",), min_length=1)
     tracked_families: tuple[str, ...] = ("trn", "inf", "p", "g")
@@ -70,7 +70,7 @@ class TrackingConfig(_Config):
 
 
 class CheckpointConfig(_Config):
-    """Which S3 objects are checkpoints, and of which job (SPEC "Jobs and tags")."""
+    """Which S3 objects are checkpoints, and of which job (docs/cost-rules.md "Jobs and tags")."""
 
     buckets: tuple[str, ...] = ()
     # A regex on the (decoded) object key with a named group `job` and optionally `step`.
@@ -118,7 +118,8 @@ def _metric(namespace: str, metric: str) -> Any:
 
 
 class UtilizationConfig(_Config):
-    """Idle detection (SPEC "Metrics for idle detection"): which metrics, how low, how long."""
+    """Idle detection (docs/cost-rules.md "Metrics for idle detection"): which metrics, how low,
+    how long."""
 
     neuron: MetricRef = _metric("NeuronMonitor", "neuroncore_utilization")
     gpu: MetricRef = _metric("CWAgent", "nvidia_smi_utilization_gpu")
@@ -298,7 +299,7 @@ class ReservationConfig(_Config):
 
 
 class FsxConfig(_Config):
-    """FSx for Lustre file systems (SPEC rule 13): those without a job tag can be given a
+    """FSx for Lustre file systems (cost rule 13): those without a job tag can be given a
     job here, by file system id."""
 
     file_systems: dict[str, str] = Field(default_factory=dict)

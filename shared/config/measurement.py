@@ -1,4 +1,4 @@
-"""Measured utilization's configuration (SPEC rule 10): accelerators per instance type,
+"""Measured utilization's configuration (cost rule 10): accelerators per instance type,
 the period the metric is read at, and where only per-device series exist."""
 
 from __future__ import annotations

@@ -31,10 +31,10 @@ SECONDS = "instance_seconds"
 ML_STORAGE = "ml_storage"
 WARM_POOL = "warm_pool"
 WASTED_RESERVED = "wasted_reserved"
-FSX = "fsx"  # FSx for Lustre storage (SPEC rule 13)
+FSX = "fsx"  # FSx for Lustre storage (cost rule 13)
 # Charges of their own beside instance, EBS and checkpoint storage (in a job's total).
 MANAGED_COMPONENTS = (ML_STORAGE, WARM_POOL, WASTED_RESERVED)
-# What a job's ``total`` adds up (SPEC): instance, EBS, checkpoint storage, managed
+# What a job's ``total`` adds up (docs/cost-rules.md): instance, EBS, checkpoint storage, managed
 # charges and file systems.
 TOTAL_COMPONENTS = (INSTANCE, EBS, STORAGE, *MANAGED_COMPONENTS, FSX)
 
@@ -125,7 +125,7 @@ class Accrual:
         return total
 
     def total_usd(self, now: datetime, clocks: ClockReader = basic_clock) -> Decimal:
-        """The SPEC's ``total`` at ``now``: the sum of ``TOTAL_COMPONENTS``."""
+        """The contract's ``total`` at ``now``: the sum of ``TOTAL_COMPONENTS``."""
         return sum((self.value(c, now, clocks) for c in TOTAL_COMPONENTS), Decimal(0))
 
     def weight(self, component: str) -> dict[str, Decimal]:

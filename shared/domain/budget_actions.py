@@ -1,4 +1,4 @@
-"""What a budget does when it crosses a threshold (SPEC "Budgets: forecasts and
+"""What a budget does when it crosses a threshold (docs/cost-rules.md "Budgets: forecasts and
 actions"): notify (the default), stop after the next complete checkpoint, stop now, or
 deny launches carrying the scope's tags. Dry run is the default: recorded and announced,
 nothing stopped or denied.

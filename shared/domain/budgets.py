@@ -13,7 +13,7 @@ def period_bounds(
     budget: Budget, now: datetime, calendar: FinanceCalendar = UTC_CALENDAR
 ) -> tuple[datetime, datetime | None, str]:
     """(start, end, key) of the budget's period containing ``now``: a ``day`` or ``month``
-    of the finance calendar (SPEC rule 12: a New York month starts at 04:00Z or 05:00Z),
+    of the finance calendar (cost rule 12: a New York month starts at 04:00Z or 05:00Z),
     as UTC instants; a total budget has no end. The key names the period in alert
     de-duplication."""
     now = now.astimezone(UTC)

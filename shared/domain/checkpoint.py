@@ -1,4 +1,4 @@
-"""Checkpoint objects (SPEC rule 4): storage accrues per second over calendar months,
+"""Checkpoint objects (cost rule 4): storage accrues per second over calendar months,
 from a write until the object is overwritten or deleted (or now).
 
 An object's head keeps its current version and its last few events (to order

@@ -1,4 +1,4 @@
-"""EBS volumes and their cost (SPEC rule 3): what a volume is, its rates, the IOPS and
+"""EBS volumes and their cost (cost rule 3): what a volume is, its rates, the IOPS and
 throughput that are charged beyond gp3's free baseline, and the accrual of an instance's
 volumes from its first ``running`` until ``terminated``."""
 

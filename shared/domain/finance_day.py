@@ -1,4 +1,4 @@
-"""The finance day (SPEC rule 12): the calendar day of the team's own time zone, kept as
+"""The finance day (cost rule 12): the calendar day of the team's own time zone, kept as
 its UTC bounds.
 
 Finance books by its own calendar: a day in ``Asia/Seoul`` is [15:00Z, 15:00Z next day),

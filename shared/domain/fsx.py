@@ -1,4 +1,4 @@
-"""FSx for Lustre file systems and their cost (SPEC rule 13). Pure.
+"""FSx for Lustre file systems and their cost (cost rule 13). Pure.
 
 A file system that carries a job tag (or whose id is configured for a job) accrues its
 storage GB x $/GB-month, prorated per second over calendar months like an EBS volume,

@@ -1,4 +1,4 @@
-"""Idle accelerators (SPEC rule 6): idle while both the tracker's own accelerator-low
+"""Idle accelerators (cost rule 6): idle while both the tracker's own accelerator-low
 and CPU-low alarms are in ALARM; idle cost is the instance's cost from the later of
 the two ALARM transitions until either alarm leaves ALARM or the instance stops.
 

@@ -1,4 +1,4 @@
-"""An instance's head record: bounded, whatever its history (SPEC rules 1-3).
+"""An instance's head record: bounded, whatever its history (cost rules 1-3).
 
 The head keeps what EC2 told us once (profile), the last ``WINDOW`` transitions
 by event time (enough to place late and duplicate events), the fold state at

@@ -1,4 +1,4 @@
-"""A job's cost at a moment (SPEC rules 5-9), from its records: instance and checkpoint
+"""A job's cost at a moment (cost rules 5-9), from its records: instance and checkpoint
 heads, its rollups, and the sealed records a question needs (rerun windows, day splits).
 
 Totals come from the rollups (the sum of every record's accrual); rerun waste
@@ -59,7 +59,7 @@ class JobRecords:
     reservations: list[ReservationHead] = field(default_factory=list)
     # Measured utilization of each instance so far, by (account, instance id) (rule 10).
     measured: dict[tuple[str, str], Measured] = field(default_factory=dict)
-    # FSx for Lustre file systems of the job (SPEC rule 13).
+    # FSx for Lustre file systems of the job (cost rule 13).
     file_systems: list[FileSystemHead] = field(default_factory=list)
 
     def accrual(self) -> Accrual:

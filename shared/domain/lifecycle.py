@@ -1,4 +1,4 @@
-"""EC2 lifecycle rules (SPEC rule 1): which spans of an instance's life are billed.
+"""EC2 lifecycle rules (cost rule 1): which spans of an instance's life are billed.
 
 Events are folded in event-time order (same second: lifecycle order), never in
 arrival order. A span runs from a ``running`` to the next closing state; a

@@ -1,4 +1,4 @@
-"""Pricing a billed span (SPEC rules 1, 2 and 9): per second with a 60 s minimum
+"""Pricing a billed span (cost rules 1, 2 and 9): per second with a 60 s minimum
 (hourly platforms: whole hours), at a constant rate or along a spot series.
 
 Closed spans become fixed amounts; an open span is linear in its clock, so it

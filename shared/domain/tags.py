@@ -1,4 +1,5 @@
-"""Tag rules (SPEC "Jobs and tags"): the one parser of ``tokens-per-step`` (used by the
+"""Tag rules (docs/cost-rules.md "Jobs and tags"): the one parser of ``tokens-per-step`` (used by
+the
 job cost, every view and ``/compare``), grouping tags copied onto jobs, and the warning
 for a ``tokens-per-step`` value the parser refuses."""
 
@@ -21,7 +22,7 @@ MAX_TOKENS_PER_STEP = 10**12
 
 
 def tokens_per_step(value: str | None) -> int | None:
-    """A ``tokens-per-step`` tag (SPEC: a plain integer, digits only): the number, or
+    """A ``tokens-per-step`` tag (docs/cost-rules.md: a plain integer, digits only): the number, or
     None for any other value ("1,024", "4k", "2.5e6", "-1", "0", Unicode digits)."""
     if value is None or not _DIGITS.fullmatch(value):
         return None

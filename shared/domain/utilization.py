@@ -1,4 +1,4 @@
-"""Accelerator-hours and measured utilization (SPEC rule 10), warm-up (rule 11).
+"""Accelerator-hours and measured utilization (cost rule 10), warm-up (rule 11).
 
 Utilization is a measurement, never a default: a datapoint at ``t`` of period ``p``
 covers [t, t+p) inside the instance's running time; its value is a percent (divided by

@@ -1,4 +1,4 @@
-"""FSx for Lustre API calls as EventBridge delivers them from CloudTrail (SPEC rule 13).
+"""FSx for Lustre API calls as EventBridge delivers them from CloudTrail (cost rule 13).
 
 detail-type "AWS API Call via CloudTrail", source ``aws.fsx``; ``detail`` is the CloudTrail
 record. What is read, and its traps:

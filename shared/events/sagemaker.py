@@ -1,4 +1,5 @@
-"""Pydantic models of the managed-training and reserved-capacity events (SPEC "Event sources").
+"""Pydantic models of the managed-training and reserved-capacity events (docs/cost-rules.md "Event
+sources").
 
 Kept beside ``shared.events.aws`` (same envelope, same conventions) so that module stays as it is.
 

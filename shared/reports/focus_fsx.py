@@ -1,4 +1,4 @@
-"""FOCUS charges of a job's FSx for Lustre file systems (SPEC rule 13): one row per file
+"""FOCUS charges of a job's FSx for Lustre file systems (cost rule 13): one row per file
 system and rate inside the period, its usage in GiB-months (storage x the month fraction
 it was held), ServiceName "Amazon FSx" and the file system's ARN as its resource id."""
 

@@ -14,7 +14,7 @@ from shared.reports.formatting import money as money
 
 
 def job_summary(cost: JobCost) -> dict[str, Any]:
-    """The replay contract's job object (SPEC), plus extra keys."""
+    """The replay contract's job object (docs/cost-rules.md), plus extra keys."""
     return add_managed_costs(
         cost,
         {
@@ -117,7 +117,7 @@ def add_managed_costs(cost: JobCost, document: dict[str, Any]) -> dict[str, Any]
         extra["warm_pool"] = money(cost.warm_pool_usd)
     if cost.has_reservation or cost.wasted_reserved_usd:
         extra["wasted_reserved"] = money(cost.wasted_reserved_usd)
-    if cost.file_systems or cost.fsx_usd:  # FSx for Lustre storage (SPEC rule 13)
+    if cost.file_systems or cost.fsx_usd:  # FSx for Lustre storage (cost rule 13)
         extra["fsx"] = money(cost.fsx_usd)
     for key in ("cost_usd", "list_cost_usd"):
         if key in document:

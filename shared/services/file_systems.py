@@ -1,4 +1,4 @@
-"""FSx for Lustre file systems in the job ledger (SPEC rule 13).
+"""FSx for Lustre file systems in the job ledger (cost rule 13).
 
 - Learnt from CloudTrail ``CreateFileSystem`` / ``UpdateFileSystem`` / ``DeleteFileSystem``
   calls (EventBridge "AWS API Call via CloudTrail", source ``aws.fsx``; a trail must be

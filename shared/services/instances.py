@@ -270,7 +270,7 @@ def record_state_change(
     account: str,
     inferred: bool = False,
 ) -> Outcome:
-    """Fold one EC2 state change into the instance's head (SPEC rule 1)."""
+    """Fold one EC2 state change into the instance's head (cost rule 1)."""
     if state not in BILLING_STATES:
         return Outcome("ignored", instance_id, detail=f"{state} bills nothing")
     transition = Transition(event_id=event_id, at=utc(at), state=state, inferred=inferred)

@@ -1,4 +1,4 @@
-"""Reading measured utilization (SPEC rule 10) into hourly aggregates per instance.
+"""Reading measured utilization (cost rule 10) into hourly aggregates per instance.
 
 One GetMetricData query per instance-hour of the instance's configured accelerator
 metric, asked in the instance's own account and region, up to 500 to a call (one call

@@ -3,7 +3,7 @@ accelerator-hours and utilization by team per UTC day, checkpoint storage at the
 end, and accelerators idle right now.
 
 "Utilization" here is the share of accelerator running time the instance's own alarms
-did not call idle (SPEC rule 6); the accelerator metric itself is not read. Team values
+did not call idle (cost rule 6); the accelerator metric itself is not read. Team values
 come from the job's ``team_tag_key`` tag; their number is bounded (``MAX_TEAMS`` by
 accelerator-hours, the rest as ``other``), so CloudWatch's metric count stays bounded
 whatever people tag with.

@@ -1,4 +1,5 @@
-"""Capacity Blocks and ODCRs in the ledger (SPEC "Managed training and reserved capacity").
+"""Capacity Blocks and ODCRs in the ledger (docs/cost-rules.md "Managed training and reserved
+capacity").
 
 - A reservation is learnt (DescribeCapacityReservations) when an instance in one is first
   seen, and refreshed by the daily schedule; its head (``RES#<account>#<id>``) holds its

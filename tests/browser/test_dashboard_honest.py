@@ -60,7 +60,7 @@ def test_a_running_jobs_open_segments_show_hours_and_cost_so_far(browser: Any, d
             if segment["state"] != "open":
                 continue
             opened += 1
-            # The API accrues an open segment to its as-of moment (SPEC rule 9).
+            # The API accrues an open segment to its as-of moment (cost rule 9).
             assert segment["priced"] and segment["cost_usd"] is not None
             assert segment["billed_seconds"] > 0
             iid = instance["instance_id"]
@@ -77,7 +77,7 @@ def test_a_running_jobs_open_segments_show_hours_and_cost_so_far(browser: Any, d
 
 
 def test_status_is_in_peoples_words_and_apart_from_completeness(browser: Any, demo: str) -> None:
-    assert api(demo, "/jobs/vit-spot")["status"] == "complete"  # JSON keeps SPEC's word
+    assert api(demo, "/jobs/vit-spot")["status"] == "complete"  # JSON keeps the contract's word
     view = View(browser, demo).open("#/jobs?days=30")
     row = view.page.locator('[data-table="jobs"] tr[data-row="vit-spot"]')
     assert row.locator('[data-role="status"]').inner_text() == "finished"

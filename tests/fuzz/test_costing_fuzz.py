@@ -650,7 +650,8 @@ def _cycles(first: int, count: int) -> list[Transition]:
 def test_a_running_later_than_24_transitions_still_ends_at_its_stop() -> None:
     """``stopped`` at 100 s arrives first (no running before it yet: it bills nothing), then
     12 runs of 100 s (24 transitions: the window slides past the stop), then the ``running``
-    at 50 s. SPEC: it bills [50, 100] (the 60 s minimum) beside the 12 runs: 1,260 s."""
+    at 50 s. docs/cost-rules.md: it bills [50, 100] (the 60 s minimum) beside the 12 runs: 1,260
+    s."""
     stop = Transition(event_id="stop", at=T0 + timedelta(seconds=100), state="stopped")
     run = Transition(event_id="run", at=T0 + timedelta(seconds=50), state="running")
     arrivals = [stop, *_cycles(1000, 12), run]
@@ -661,7 +662,8 @@ def test_a_running_later_than_24_transitions_still_ends_at_its_stop() -> None:
 def test_terminated_below_the_floor_stays_final_when_a_later_terminated_is_in_the_window() -> None:
     """A run of 50 s, then ``terminated`` at 100 s; then 12 runs and a second ``terminated``
     timed after it (reported, billing nothing) slide the window past it; then a stale
-    duplicate of the ``stopped``. SPEC: only [0, 50] bills (the 60 s minimum); a duplicate
+    duplicate of the ``stopped``. docs/cost-rules.md: only [0, 50] bills (the 60 s minimum); a
+    duplicate
     changes nothing."""
     history = [
         Transition(event_id="run", at=T0, state="running"),

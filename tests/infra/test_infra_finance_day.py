@@ -1,4 +1,4 @@
-"""The finance day's schedules (SPEC rule 12): outside UTC the day boundary and the daily
+"""The finance day's schedules (cost rule 12): outside UTC the day boundary and the daily
 summary are EventBridge Scheduler schedules on the finance time zone's clock (rules' cron
 is UTC only), invoking their function with a schedule event, retried into its DLQ, through
 a role that may invoke only those functions; in UTC they stay rules."""

@@ -59,7 +59,8 @@ def _rule_with(template: dict[str, Any], detail_type: str) -> dict[str, Any]:
          {"source": ["aws.sagemaker"], "detail-type": ["SageMaker Training Job State Change"]}),
         ("Object Created", {"source": ["aws.s3"], "detail-type": ["Object Created",
          "Object Deleted"], "detail": {"bucket": {"name": ["ckpt-a", "ckpt-b"]}}}),
-        # FSx for Lustre file system calls recorded by CloudTrail (SPEC "Many accounts").
+        # FSx for Lustre file system calls recorded by CloudTrail (docs/cost-rules.md "Many
+        # accounts").
         ("AWS API Call via CloudTrail", {"source": ["aws.fsx"],
          "detail-type": ["AWS API Call via CloudTrail"],
          "detail": {"eventSource": ["fsx.amazonaws.com"],

@@ -1,4 +1,4 @@
-"""The daily FSx refresh against moto's FSx (SPEC rule 13, "Many accounts"): through the
+"""The daily FSx refresh against moto's FSx (cost rule 13, "Many accounts"): through the
 client factory, per account and region; a place that cannot be read is reported and the
 others still refresh; a file system no longer listed ends at the refresh."""
 

@@ -1,4 +1,4 @@
-"""Replays of the finance day (SPEC rule 12) and of FSx for Lustre (rule 13), worked by
+"""Replays of the finance day (cost rule 12) and of FSx for Lustre (rule 13), worked by
 hand. Instances have no volumes (no EBS) so that each figure is rate x hours.
 
 Seoul: trn1.32xlarge at $21.50/h runs 2026-11-01 13:00Z -> 17:00Z, across 15:00Z (Seoul

@@ -1,4 +1,4 @@
-"""Idle detection by replay: alert kinds and times, and idle cost by hand (SPEC rule 6).
+"""Idle detection by replay: alert kinds and times, and idle cost by hand (cost rule 6).
 
 Scenario tests/scenarios/idle_alarms.json (make_idle_alarms.py); until 17:00.
 llama-ft: trn1.32xlarge at $21.50/h, running 10:00 -> stopped 16:00 (21,600 s = $129).
@@ -13,7 +13,8 @@ llama-ft: trn1.32xlarge at $21.50/h, running 10:00 -> stopped 16:00 (21,600 s = 
 vit-train: p5.48xlarge at $55.04/h from 10:00, still running at 17:00 ($385.28):
   GPU ALARM 11:00, CPU ALARM 11:30 -> idle alert at 11:30, idle 11:30-17:00 = 19,800 s
   wasted_idle = 19,800 x 55.04 / 3600 = 302.72
-Ignored (SPEC: only the tracker's own alarms speak for idleness): two alarms others made on
+Ignored (docs/cost-rules.md: only the tracker's own alarms speak for idleness): two alarms others
+made on
 llama-ft's own metrics, in ALARM at 11:05 and 11:06 while it was busy; an alarm on
 NetworkIn, and an alarm for an instance EC2 does not know.
 """

@@ -1,4 +1,4 @@
-"""SPEC rules that round 1 got wrong, by replay, each against a hand calculation.
+"""cost rules that round 1 got wrong, by replay, each against a hand calculation.
 
 Scenario (us-east-1, 2026-11-01, until 2026-11-02 00:00; November has 30 days, so 12 h
 is 1/60 of a month). Prices: trn1.32xlarge $21.50/h with a 30 % discount on ``trn1``

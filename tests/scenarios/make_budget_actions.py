@@ -1,4 +1,4 @@
-"""Writes the budget-action scenarios (SPEC "Budgets: forecasts and actions") into
+"""Writes the budget-action scenarios (docs/cost-rules.md "Budgets: forecasts and actions") into
 ``tests/scenarios/budget_actions/`` (rerun to regenerate): the tests
 (``tests/integration/test_replay_budget_actions.py``, with the hand calculations) and the
 bench (``bench/budget_latency.py``) replay the same files.

@@ -223,7 +223,7 @@ def test_anomaly_needs_history_and_a_spike(delay: timedelta) -> None:
 
 
 def test_spend_of_a_job_whose_last_event_is_now() -> None:
-    """Spend at a moment is the sum of job totals accrued to it (SPEC rule 9), also when
+    """Spend at a moment is the sum of job totals accrued to it (cost rule 9), also when
     an event is timed exactly at that moment."""
     from shared.services.budgets import JobCache
 

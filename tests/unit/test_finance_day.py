@@ -1,4 +1,4 @@
-"""The finance day (SPEC rule 12), worked by hand: a day of the configured IANA zone as
+"""The finance day (cost rule 12), worked by hand: a day of the configured IANA zone as
 its UTC bounds, 23 or 25 hours across daylight saving; month budgets on that calendar;
 FOCUS rows cut at a UTC month start; daily schedules on the zone's local clock."""
 

@@ -1,4 +1,4 @@
-"""FSx for Lustre file systems (SPEC rule 13), hand-worked on the in-memory ledger.
+"""FSx for Lustre file systems (cost rule 13), hand-worked on the in-memory ledger.
 
 fs-0123456789abcdef0: PERSISTENT_2, 125 MB/s/TiB, $0.145/GB-month (configured), tagged to
 job llama. Created 2026-11-30T12:00Z at 1,200 GiB, resized to 2,400 GiB at 18:00Z,

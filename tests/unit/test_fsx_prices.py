@@ -1,4 +1,4 @@
-"""The bundled FSx for Lustre prices (SPEC rule 13): every tier the product names, priced
+"""The bundled FSx for Lustre prices (cost rule 13): every tier the product names, priced
 only where a public source gave a figure, each region's with its own source and date; the
 rest unpriced (None), never 0 and never borrowed from another region."""
 

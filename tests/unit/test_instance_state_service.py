@@ -264,7 +264,8 @@ def test_concurrent_writer_is_retried_not_overwritten() -> None:
 
 @pytest.mark.parametrize("hours", [0, 1])
 def test_instance_ec2_cannot_describe_is_tracked_untagged_and_unpriced(hours: int) -> None:
-    """SPEC: tracked as untagged:<instance-id>, type unknown, its seconds count, its cost
+    """docs/cost-rules.md: tracked as untagged:<instance-id>, type unknown, its seconds count, its
+    cost
     is unpriced and a warning says why (never lost, never a retry loop)."""
     ledger = make()
     iid = "i-0ffffffffffffffff"

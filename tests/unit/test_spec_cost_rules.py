@@ -1,4 +1,4 @@
-"""Cost rules (SPEC rules 1, 2, 3, 8, 9) on the domain: boundaries worked by hand.
+"""Cost rules (cost rules 1, 2, 3, 8, 9) on the domain: boundaries worked by hand.
 
 Clocks, billed seconds, lifecycle folds, priced segments (constant rates and spot
 series), EBS with provisioned performance, accruals and their stored form.
@@ -305,7 +305,7 @@ def test_cost_inside_a_window_has_no_minimum() -> None:
     assert cost_inside(short, at(20), at(30), None, list_price=False) == 0
 
 
-# -- the lifecycle fold (rule 1, SPEC event ordering) --------------------------------------
+# -- the lifecycle fold (rule 1, event ordering, docs/cost-rules.md) -------------------------------
 
 
 def test_fold_orders_by_event_time_not_arrival() -> None:

@@ -1,4 +1,5 @@
-"""Idle classification (rule 6, SPEC metrics section), alarms read by name, and
+"""Idle classification (cost rule 6, docs/cost-rules.md "Metrics for idle detection"),
+alarms read by name, and
 checkpoint-safe auto-stop."""
 
 from datetime import UTC, datetime, timedelta

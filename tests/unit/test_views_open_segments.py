@@ -1,5 +1,5 @@
 """An open segment in the API's views (shared.reports.views): its hours and cost accrued
-to the as-of moment (SPEC rule 9), in the job's breakdown and in its line items alike,
+to the as-of moment (cost rule 9), in the job's breakdown and in its line items alike,
 never ``0`` hours and a null cost while its rate is known."""
 
 from __future__ import annotations

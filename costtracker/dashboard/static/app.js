@@ -219,7 +219,7 @@ function card(label, value, sub, fig) {
 }
 
 // The words people read: the API's status `complete` (every instance terminated) is
-// "finished", as in the CLI (costtracker.render.text.STATUS_WORDS); JSON keeps SPEC's.
+// "finished", as in the CLI (costtracker.render.text.STATUS_WORDS); JSON keeps the contract's.
 const STATUS_WORDS = { running: "running", stopped: "stopped", interrupted: "interrupted",
   complete: "finished" };
 

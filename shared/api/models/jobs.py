@@ -52,7 +52,7 @@ class ReservationUse(Reply):
 
 
 class JobSummary(Reply):
-    """The replay contract's job object (SPEC), plus extra keys; the managed keys
+    """The replay contract's job object (docs/cost-rules.md), plus extra keys; the managed keys
     (``training_*``, ``managed_spot_saving``, ``reservations``) only where the job has them."""
 
     job_id: str
@@ -99,7 +99,7 @@ class JobSummary(Reply):
     training_job_name: str | MISSING | None = MISSING
     managed_spot_saving: Money | MISSING | None = MISSING
     reservations: list[ReservationUse] | MISSING = MISSING
-    # The FSx for Lustre file systems charged to the job (SPEC rule 13).
+    # The FSx for Lustre file systems charged to the job (cost rule 13).
     file_systems: list[str] | MISSING = MISSING
 
 

@@ -1,4 +1,4 @@
-"""Frozen models of managed training and reserved capacity (SPEC "Managed training and
+"""Frozen models of managed training and reserved capacity (docs/cost-rules.md "Managed training and
 reserved capacity").
 
 No AWS code here: the adapters in ``shared.adapters`` build these from DescribeTrainingJob

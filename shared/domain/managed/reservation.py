@@ -1,5 +1,6 @@
 """A capacity reservation's head record (Capacity Block or ODCR) and what its unused reserved
-time accrues as ``wasted_reserved`` (SPEC "Managed training and reserved capacity"). Pure.
+time accrues as ``wasted_reserved`` (docs/cost-rules.md "Managed training and reserved capacity").
+Pure.
 
 The head keeps what DescribeCapacityReservations said, the hourly rate of one reserved
 instance (a block: fee / (count x block hours); an ODCR: the on-demand rate), whom unused time

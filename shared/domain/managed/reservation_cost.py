@@ -1,4 +1,5 @@
-"""Pure cost rules for reserved capacity (SPEC "Managed training and reserved capacity").
+"""Pure cost rules for reserved capacity (docs/cost-rules.md "Managed training and reserved
+capacity").
 Decimal money, the clock passed in, no AWS code; an unknown price is None, never 0.
 
 Reservations (``reservation_cost``), over the instance spans the ledger saw in the

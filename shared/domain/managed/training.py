@@ -1,4 +1,5 @@
-"""A SageMaker training job's head record and what it accrues (SPEC "Managed training and
+"""A SageMaker training job's head record and what it accrues (docs/cost-rules.md "Managed
+training and
 reserved capacity"). Pure: no AWS, the clock passed in.
 
 The head keeps the job's best-known state (terminal status is final; otherwise the latest

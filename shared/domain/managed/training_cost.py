@@ -1,4 +1,4 @@
-"""Pure cost rules for SageMaker managed training (SPEC "Managed training and reserved
+"""Pure cost rules for SageMaker managed training (docs/cost-rules.md "Managed training and reserved
 capacity"). Decimal money, the clock passed in, no AWS code.
 
 A price that is not known is ``None`` (``unpriced``), never 0: the part it prices is None,
@@ -87,7 +87,7 @@ class TrainingJobCost(Frozen):
         return not self.unpriced
 
     def cost_usd(self) -> dict[str, Decimal | None]:
-        """The SPEC's ``cost_usd`` keys this job has (``total`` per the SPEC's rule)."""
+        """The contract's ``cost_usd`` keys this job has (``total`` per the contract's rule)."""
         return {
             "total": self.total_usd,
             "instance": self.instance_usd,
