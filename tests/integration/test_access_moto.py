@@ -60,6 +60,7 @@ ROUTES = [
     ("PUT", "/budgets/nlp", {"scope": {"tag": {"squad": "nlp"}}, "amount_usd": "10"}),
     ("DELETE", "/budgets/nlp", None),
     ("GET", "/budgets/all/history", None),
+    ("POST", "/budgets/all/actions/all:2026-11:100:stop_now/release", None),
     ("GET", "/summaries/2026-11-01", None),
     ("GET", "/summaries?from=2026-11-01&to=2026-11-02", None),
     ("GET", "/reconciliations/2026-11-01", None),

@@ -53,7 +53,8 @@ def test_the_list_gives_time_audience_and_subject(declared: dict[str, Any]) -> N
     listed = alert_list(declared)
     assert listed.startswith("alerts (4; replay --alerts shows each message):")
     assert "2026-11-01T02:01:00Z  finance   Forecast: budget llama-total heads" in listed
-    assert "2026-11-01T14:31:00Z  finance   Budget llama-total at 100 %" in listed
+    # Predicted, so alerted at the crossing itself (14:30:11.8, rounded up to the second).
+    assert "2026-11-01T14:30:12Z  finance   Budget llama-total at 100 %" in listed
     assert all(len(line) <= 80 for line in listed.splitlines())
     assert alert_list({"alerts": []}) == "alerts: none would be sent"
 

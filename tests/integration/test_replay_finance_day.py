@@ -335,7 +335,8 @@ def test_the_api_serves_an_fsx_job_key_for_key() -> None:
 def test_a_budget_counts_the_fsx_charge() -> None:
     """1,200 GiB x $0.145 a month = $174/month = $0.241666.../h in November: a $1 budget
     of the job crosses 50 % ($0.50) 2 h 4 min 8.3 s after creation and 100 % after
-    4 h 8 min 16.6 s (first minute evaluations at or after: 14:05 and 16:09)."""
+    4 h 8 min 16.6 s. The forecast predicts both (a steady accrual), so each alert is at
+    its crossing, rounded up to the second: 14:04:09 and 16:08:17."""
     document = replay(
         Scenario.model_validate(
             fsx_scenario(
@@ -356,4 +357,4 @@ def test_a_budget_counts_the_fsx_charge() -> None:
         for a in document["alerts"]
         if a["kind"] == "budget" and a["audience"] == "finance"
     ]
-    assert crossed == [(50, "2026-11-30T14:05:00Z"), (100, "2026-11-30T16:09:00Z")]
+    assert crossed == [(50, "2026-11-30T14:04:09Z"), (100, "2026-11-30T16:08:17Z")]

@@ -4,14 +4,15 @@ put speaks for an instance.
 
 Hand calculations (rates are the scenario's overrides):
 
-- member-ft, M1 (trn1.32xlarge, $21.50/h, account 222222222222, eu-west-1): running
-  10:00-11:36 = 5,760 s -> 21.50 x 5760 / 3600 = $34.40 of instance cost. Its accelerator
-  alarm is in ALARM from 11:00, its CPU alarm from 11:10: idle from 11:10 until the stop
-  EC2 reports at 11:36 = 1,560 s -> 21.50 x 1560 / 3600 = $9.316666667 idle. One idle
-  alert, at 11:10 (a third account's alarm under its name saying OK at 11:15 is not the
-  tracker's: idleness goes on). Its checkpoint (step 100, written 11:20) is complete at
-  11:30 (10 quiet minutes); the hourly sweep at 11:35 stops M1, in its own account and
-  region.
+- member-ft, M1 (trn1.32xlarge, $21.50/h, account 222222222222, eu-west-1): its
+  accelerator alarm is in ALARM from 11:00, its CPU alarm from 11:10: idle from 11:10.
+  One idle alert, at 11:10 (a third account's alarm under its name saying OK at 11:15 is
+  not the tracker's: idleness goes on). Its checkpoint (step 100, written 11:20) is
+  complete at 11:30 (10 quiet minutes); the sweep at 11:35 stops M1, in its own account
+  and region, and the replay delivers the stop's own `stopping` at 11:35 (`stopped` 60 s
+  later; the scenario's own 11:36 stop then changes nothing). Running 10:00-11:35 =
+  5,700 s -> 21.50 x 5700 / 3600 = $34.041666667 of instance cost; idle 11:10-11:35 =
+  1,500 s -> 21.50 x 1500 / 3600 = $8.958333333.
 - home-train, H1 and H2 (p5.48xlarge, $55.04/h) and C1 (c5.24xlarge, $4.08/h),
   10:00-20:00: 2 x 550.40 + 40.80 = $1,141.60 of instance cost and no idle second: of
   each instance one alarm under the tracker's name is someone else's (re-created with
@@ -94,9 +95,9 @@ def test_member_instance_alarms_live_in_its_account_and_region(run: dict[str, An
 def test_member_instance_goes_idle_for_the_hand_computed_span(run: dict[str, Any]) -> None:
     member = job(run, "member-ft")
     assert member["accounts"] == [MEMBER]
-    assert member["idle_seconds"] == 1560  # 11:10-11:36
-    assert usd(member["cost_usd"]["instance"]) == usd("34.40")  # 21.50 x 5760 / 3600
-    assert usd(member["cost_usd"]["wasted_idle"]) == (Decimal("21.50") * 1560 / 3600).quantize(NANO)
+    assert member["idle_seconds"] == 1500  # 11:10-11:35, the stop's own `stopping`
+    assert usd(member["cost_usd"]["instance"]) == (Decimal("21.50") * 5700 / 3600).quantize(NANO)
+    assert usd(member["cost_usd"]["wasted_idle"]) == (Decimal("21.50") * 1500 / 3600).quantize(NANO)
     idle = [a for a in run["document"]["alerts"] if a["kind"] == "idle"]
     assert [(a["instance_id"], a["at"], a["job_id"]) for a in idle] == [
         (M1, "2026-11-01T11:10:00Z", "member-ft")
