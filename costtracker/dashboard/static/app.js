@@ -1035,8 +1035,16 @@ function budgetChart(budget, history) {
       "data-series": "forecast-range" },
       svg("title", { text: `range ${usd(budget.projected_low_usd)} to ${usd(budget.projected_high_usd)} (${forecast.range || ""})` })));
     const highEnd = highPts[highPts.length - 1];
-    root.append(svg("text", { x: xOf(highEnd[0]) + 4, y: yOf(highEnd[1]) + 4,
-      fill: "#6a4c93", text: `high ${shortUsd(num(budget.projected_high_usd))}${highEnd[0] < highUntil ? ` by ${utc(`${new Date(highUntil).toISOString().slice(0, 19)}Z`)}` : ""}` }));
+    // The high end's label stays inside the chart: its date only where there is room, and
+    // drawn to the left of the curve's end when the right has none.
+    const byWhen = highEnd[0] < highUntil && W >= 600 ? ` by ${utc(`${new Date(highUntil).toISOString().slice(0, 19)}Z`)}` : "";
+    const highText = `high ${shortUsd(num(budget.projected_high_usd))}${byWhen}`;
+    const hx = xOf(highEnd[0]);
+    const highWidth = highText.length * 6.8;
+    const toLeft = hx + 4 + highWidth > W;
+    root.append(svg("text", { x: toLeft ? Math.min(W - 2, Math.max(highWidth + 2, hx - 4)) : hx + 4,
+      y: yOf(highEnd[1]) + (toLeft ? -6 : 4), "text-anchor": toLeft ? "end" : "start",
+      fill: "#6a4c93", text: highText }));
     // The central projection passes through its own threshold crossings.
     const central = [now, ...forecast.crossings.filter((c) => c.state === "projected")
       .map((c) => [parseTime(c.at), num(c.amount_usd)]), [parseTime(budget.projected_until), num(budget.projected_total_usd)]];
@@ -1054,9 +1062,14 @@ function budgetChart(budget, history) {
       "stroke-dasharray": projected ? null : "2 3", "data-mark": projected ? "crossing" : "high-crossing" }));
     // the label on the side of the line with room for it (shorter on a narrow chart)
     const moment = W < 600 ? utc(when).slice(5) : utc(when);
-    const text = projected ? `100 % projected at ${moment}` : `100 % not projected; high end at ${moment}`;
-    const left = x - 4 - text.length * 6.8 >= 0 || x + 4 + text.length * 6.8 > W;
-    root.append(svg("text", { x: left ? x - 4 : x + 4, y: T + 10, "text-anchor": left ? "end" : "start",
+    const text = W < 600
+      ? (projected ? `100 % at ${moment}` : `high end 100 % at ${moment}`)
+      : (projected ? `100 % projected at ${moment}` : `100 % not projected; high end at ${moment}`);
+    const width = text.length * 6.8;
+    const left = x - 4 - width >= 0 || x + 4 + width > W;
+    // Either side, the label is kept inside the chart.
+    const tx = left ? Math.min(W - 2, Math.max(width + 2, x - 4)) : Math.max(2, Math.min(x + 4, W - 2 - width));
+    root.append(svg("text", { x: tx, y: T + 10, "text-anchor": left ? "end" : "start",
       fill: "#c8423b", text }));
   }
   timeAxis(root, start, t1, xOf, H - B);
