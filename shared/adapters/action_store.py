@@ -87,6 +87,30 @@ class ActionStore:
         for item in self.table.query(ACTIONS, begins_with=keys.part(budget_id) + ":"):
             yield record_of(item)
 
+    def mark_attached(self, budget_id: str, action_id: str) -> None:
+        """A deny is about to be attached: the one record the lifting reads (so lifting
+        never reads a budget's actions of every period)."""
+        pk, sk = keys.attached_denial_key(budget_id, action_id)
+        self.table.transact(
+            [Put({"pk": pk, "sk": sk, "kind": "denial", "action_id": action_id}, [])]
+        )
+
+    def attached(self, budget_id: str) -> list[str]:
+        """The budget's denials attached and not yet lifted (at most one per deny action
+        and period still open, plus those lifted in the last two days until their TTL)."""
+        pk, sk = keys.attached_denial_key(budget_id, "")
+        return [
+            str(item["action_id"])
+            for item in self.table.query(pk, begins_with=sk)
+            if not item.get("lifted_at")
+        ]
+
+    def mark_lifted(self, budget_id: str, action_id: str, now: datetime) -> None:
+        pk, sk = keys.attached_denial_key(budget_id, action_id)
+        item = {"pk": pk, "sk": sk, "kind": "denial", "action_id": action_id}
+        stamp = {"lifted_at": now.isoformat(), "expires_at": int(now.timestamp()) + 2 * 86400}
+        self.table.transact([Put(item | stamp, [])])
+
     def claim_timer(self, budget_id: str, period_key: str, what: str, moment: datetime) -> bool:
         """Claim the timer of one moment (a threshold's predicted crossing, a grace's end),
         once however many ticks see it; the claim expires a day after the moment (TTL)."""

@@ -112,5 +112,10 @@ def action_target_key(action_id: str, kind: str, account: str, target_id: str) -
     return (f"ACTION#{part(action_id)}", f"T#{kind}#{account}#{part(target_id)}")
 
 
+def attached_denial_key(budget_id: str, action_id: str) -> tuple[str, str]:
+    """A deny a budget action attached and has not lifted yet (one per deny action)."""
+    return ("DENIALS", f"{part(budget_id)}#{part(action_id)}")
+
+
 def timer_key(budget_id: str, period_key: str, what: str, moment: datetime) -> tuple[str, str]:
     return ("TIMERS", f"{part(budget_id)}#{period_key}#{part(what)}#{iso(moment)}")

@@ -255,6 +255,7 @@ def _deny(
 ) -> bool:
     assert acts.denial is not None
     tags = deny_tags(status.budget, config)
+    acts.store.mark_attached(status.budget.budget_id, record.action_id)
     try:
         arn = acts.denial.ensure_policy(record.action_id, tags)
         for principal in acts.deny_principals:
@@ -285,10 +286,15 @@ def _lift_denials(status: BudgetStatus, now: datetime, acts: ActionDeps) -> list
     lifted: list[str] = []
     if acts.denial is None or not any(a.do == "deny_launch" for a in status.budget.actions):
         return lifted
-    for record in acts.store.of_budget(status.budget.budget_id):
-        if record.kind != "deny_launch" or record.state != "done" or not record.policy_arn:
+    budget_id = status.budget.budget_id
+    for aid in acts.store.attached(budget_id):
+        record = acts.store.get(aid)
+        ended = record is None or record.period_key != status.period_key
+        if record is None or record.state != "done" or not record.policy_arn:
+            # released through the API, failed, or never attached: nothing left on
+            if record is None or record.state in ("released", "failed") or ended:
+                acts.store.mark_lifted(budget_id, aid, now)
             continue
-        ended = record.period_key != status.period_key
         if not ended and crossed(status, record.at_percent):
             continue
         for principal in acts.deny_principals:
@@ -296,6 +302,7 @@ def _lift_denials(status: BudgetStatus, now: datetime, acts: ActionDeps) -> list
         why = "period ended" if ended else "budget raised"
         if acts.store.save(replace(record, state="released", released_by=why, released_at=now)):
             lifted.append(record.action_id)
+            acts.store.mark_lifted(budget_id, aid, now)
     return lifted
 
 

@@ -192,3 +192,25 @@ def test_a_principal_at_its_policy_quota_is_reported_not_retried(aws: dict[str, 
     record = runtime.current().table.get("ACTIONS", ACTION)
     assert record is not None and record["state"] == "failed"
     assert "LimitExceeded" in record["detail"]
+
+
+def test_raising_the_budget_lifts_the_deny_reading_only_what_is_attached(
+    aws: dict[str, Any],
+) -> None:
+    """The lift reads the budget's attached denials (one small record each), never its
+    actions of every period; a raise above the threshold lifts the deny at the next tick."""
+    iam = aws["iam"]
+    aws["clock"].advance_to(T0 + timedelta(minutes=31))
+    tick(T0 + timedelta(minutes=31))
+    assert len(attached(iam)) == 1
+    store = action_deps(runtime.current()).store
+    assert store.attached("nlp-cap") == [ACTION]
+
+    assert api("PUT", "/budgets/nlp-cap", {**BUDGET, "amount_usd": "100"})[0] == 200
+    aws["clock"].advance_to(T0 + timedelta(minutes=33))
+    tick(T0 + timedelta(minutes=33))
+    assert attached(iam) == []
+    record = store.get(ACTION)
+    assert record is not None
+    assert (record.state, record.released_by) == ("released", "budget raised")
+    assert store.attached("nlp-cap") == []
