@@ -183,9 +183,6 @@ class BudgetActionsConfig(_Config):
     enabled: bool = False
     # IAM principals (role, user or group ARNs) a deny_launch policy is attached to.
     deny_principals: tuple[str, ...] = ()
-    # The tracker runs in the management account or an Organizations delegated
-    # administrator: deny_launch may be an SCP on the scope's member accounts.
-    organization_admin: bool = False
 
     @field_validator("deny_principals")
     @classmethod
