@@ -12,9 +12,9 @@ the others.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 from shared.adapters.instance_stops import InstanceNow
 from shared.adapters.training_job_stops import TrainingJobNow
@@ -26,6 +26,8 @@ StopResult = Literal["stopped", "opted_out", "not_running", "stop_failed"]
 STOPPABLE_STATES = frozenset({"pending", "running"})
 # SageMaker statuses in which StopTrainingJob has something to stop.
 STOPPABLE_TRAINING = frozenset({"InProgress"})
+# What a stop reads just before it: an instance or a training job as it is now.
+Now = TypeVar("Now", InstanceNow, TrainingJobNow)
 
 
 class InstanceStops(Protocol):
@@ -67,21 +69,15 @@ class Stopper:
 
     def stop(self, request: StopRequest) -> StopOutcome:
         """Re-read the instance, then stop it if it still opts in and runs; never raises."""
-        iid = request.instance_id
-        try:
-            now = self._stops.current(iid, request.region, request.account)
-            if now is None or now.state not in STOPPABLE_STATES:
-                state = "unknown to EC2" if now is None else now.state
-                return self._outcome(request, "not_running", f"EC2 says {state}")
-            if now.tags.get(self._tag_key, "") != "true":
-                return self._outcome(
-                    request, "opted_out", f"tag {self._tag_key} is no longer 'true'"
-                )
-            self._stops.stop(iid, request.region, request.account)
-        except Exception as exc:  # one failed stop never stops the others
-            logger.exception("stop failed", extra={"instance_id": iid, "account": request.account})
-            return StopOutcome(iid, "stop_failed", f"{type(exc).__name__}: {exc}")
-        return self._outcome(request, "stopped")
+        stops = self._stops
+        return self._stop_checked(
+            request,
+            lambda: stops.current(request.instance_id, request.region, request.account),
+            lambda: stops.stop(request.instance_id, request.region, request.account),
+            lambda now: now.state in STOPPABLE_STATES,
+            lambda now: now.state,
+            ("EC2", "instance_id"),
+        )
 
     def training_job_now(self, request: StopRequest) -> TrainingJobNow | None:
         """What SageMaker says of a training job now (None: unknown, or unreadable)."""
@@ -99,22 +95,45 @@ class Stopper:
         """The same for a SageMaker training job (``instance_id`` is the job's name):
         re-read it (DescribeTrainingJob, ListTags), stop it if it still opts in and is in
         progress; never raises."""
-        name = request.instance_id
-        if self._training is None:
+        training = self._training
+        if training is None:
             return self._outcome(request, "stop_failed", "no training-job stopper configured")
+        return self._stop_checked(
+            request,
+            lambda: training.current(request.instance_id, request.region, request.account),
+            lambda: training.stop(request.instance_id, request.region, request.account),
+            lambda now: now.status in STOPPABLE_TRAINING,
+            lambda now: now.status,
+            ("SageMaker", "training_job"),
+        )
+
+    def _stop_checked(
+        self,
+        request: StopRequest,
+        current: Callable[[], Now | None],
+        stop: Callable[[], None],
+        stoppable: Callable[[Now], bool],
+        state_of: Callable[[Now], str],
+        service: tuple[str, str],
+    ) -> StopOutcome:
+        """The one check-then-stop of instances and training jobs: read the resource as
+        it is now, leave it alone unless it still runs and opts in (the tag exactly
+        ``true``), stop it; one failure is logged and reported, never raised."""
+        name, log_key = service
         try:
-            now = self._training.current(name, request.region, request.account)
-            if now is None or now.status not in STOPPABLE_TRAINING:
-                status = "unknown to SageMaker" if now is None else now.status
-                return self._outcome(request, "not_running", f"SageMaker says {status}")
+            now = current()
+            if now is None or not stoppable(now):
+                state = f"unknown to {name}" if now is None else state_of(now)
+                return self._outcome(request, "not_running", f"{name} says {state}")
             if now.tags.get(self._tag_key, "") != "true":
                 return self._outcome(
                     request, "opted_out", f"tag {self._tag_key} is no longer 'true'"
                 )
-            self._training.stop(name, request.region, request.account)
+            stop()
         except Exception as exc:  # one failed stop never stops the others
-            logger.exception("stop failed", extra={"training_job": name})
-            return StopOutcome(name, "stop_failed", f"{type(exc).__name__}: {exc}")
+            extra = {log_key: request.instance_id, "account": request.account}
+            logger.exception("stop failed", extra=extra)
+            return StopOutcome(request.instance_id, "stop_failed", f"{type(exc).__name__}: {exc}")
         return self._outcome(request, "stopped")
 
     def stop_each(self, requests: Iterable[StopRequest]) -> list[StopOutcome]:
