@@ -152,9 +152,12 @@ def test_deny_launch_is_attached_at_the_crossing_and_released_through_the_api(
     )
     assert released["released_by"] == LOCAL_CALLER_ARN
     assert attached(iam) == []
-    # Suppressed for the rest of the period: later ticks attach nothing again.
+    # Suppressed for the rest of the period: later ticks attach nothing again; the next
+    # tick deletes the detached policy.
     tick(T0 + timedelta(minutes=41))
     assert attached(iam) == []
+    with pytest.raises(iam.exceptions.NoSuchEntityException):
+        iam.get_policy(PolicyArn=arn)
     assert api("POST", RELEASE)[1]["state"] == "released"  # releasing again: the same
     assert api("POST", "/budgets/nlp-cap/actions/nlp-cap:total:100:stop_now/release")[0] == 404
 
@@ -162,11 +165,16 @@ def test_deny_launch_is_attached_at_the_crossing_and_released_through_the_api(
 class AtQuota:
     """A LaunchDenial whose principal holds as many policies as IAM allows."""
 
+    via = "iam"
+
     def __init__(self) -> None:
         self.attaches = 0
 
-    def ensure_policy(self, action_id: str, tags: Mapping[str, str]) -> str:
+    def ensure_policy(self, action_id: str, tags: Mapping[str, str], account: str) -> str:
         return "arn:aws:iam::123456789012:policy/costtracker/deny"
+
+    def delete_policy(self, policy: str) -> None:
+        raise AssertionError("nothing was attached")
 
     def attach(self, policy_arn: str, principal_arn: str) -> None:
         self.attaches += 1

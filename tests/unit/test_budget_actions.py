@@ -97,7 +97,7 @@ def test_a_principal_at_its_quota_is_reported_and_other_paths_are_refused() -> N
     iam = boto3.client(
         "iam", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b"
     )
-    denial = IamLaunchDenial(iam, lambda: "123456789012")
+    denial = IamLaunchDenial(iam)
     arn = "arn:aws:iam::123456789012:policy/costtracker/deny-launch-x"
     with Stubber(iam) as stub:
         stub.add_client_error("attach_role_policy", "LimitExceeded", "Cannot exceed quota")
@@ -107,6 +107,9 @@ def test_a_principal_at_its_quota_is_reported_and_other_paths_are_refused() -> N
         denial.attach("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::1:role/r")
     with pytest.raises(ValueError, match="not an IAM role"):
         denial.attach(arn, "arn:aws:iam::123456789012:instance-profile/p")
+    # A policy is attached only in its own account: a member's principal gets its own.
+    with pytest.raises(ValueError, match="not in the account of"):
+        denial.attach(arn, "arn:aws:iam::222222222222:role/ml-nlp")
 
 
 def test_a_timer_waits_whole_seconds_rounded_up_within_sqs_bounds() -> None:
