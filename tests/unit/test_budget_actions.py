@@ -22,6 +22,7 @@ from shared.adapters.launch_denial import (
 )
 from shared.adapters.training_job_stops import TrainingJobNow
 from shared.config.budgets import Budget
+from shared.config.ledger import LedgerConfig
 from shared.domain.budget_actions import BudgetAction, action_id, stop_due
 from shared.events.timers import TimerEvent
 from shared.services.budget_actions import checkpoints_tracked
@@ -194,3 +195,18 @@ def test_an_account_wide_budget_cannot_deny_launches() -> None:
                 "actions": [{"at": 100, "do": "deny_launch"}],
             }
         )
+
+
+def test_an_scp_deny_needs_an_organisation_and_an_unknown_setting_stops() -> None:
+    with pytest.raises(ValidationError, match="deny_with 'scp' needs accounts.organization_id"):
+        LedgerConfig.model_validate({"budget_actions": {"enabled": True, "deny_with": "scp"}})
+    with pytest.raises(ValidationError, match="deny_with"):
+        LedgerConfig.model_validate({"budget_actions": {"deny_with": "ou"}})
+    scp = LedgerConfig.model_validate(
+        {
+            "budget_actions": {"enabled": True, "deny_with": "scp"},
+            "accounts": {"organization_id": "o-abcdef1234"},
+        }
+    )
+    assert scp.budget_actions.deny_with == "scp"
+    assert LedgerConfig().budget_actions.deny_with == "iam"
