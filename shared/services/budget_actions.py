@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING
 from shared.adapters.action_store import ActionRecord, ActionTarget
 from shared.adapters.notify import Alert, Audience
 from shared.config.budgets import Budget
-from shared.domain.budget_actions import STOPS, BudgetAction, action_id, stop_due
+from shared.config.ledger import CheckpointConfig
+from shared.domain.budget_actions import (
+    STOPS,
+    BudgetAction,
+    action_id,
+    job_of_checkpoint_prefix,
+    stop_due,
+)
 from shared.reports.formatting import iso
 from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster
@@ -154,7 +161,7 @@ def stop_targets(
                 request = StopRequest(training.name, training.region, training.account)
                 now = acts.stopper.training_job_now(request) if acts.stopper else None
                 uri = now.checkpoint_uri if now is not None else ""
-                tracked = checkpoints_tracked(uri, config.checkpoint.buckets)
+                tracked = checkpoints_tracked(uri, config.checkpoint, job_id)
                 yield ActionTarget(
                     "training_job",
                     training.name,
@@ -165,12 +172,16 @@ def stop_targets(
                 )
 
 
-def checkpoints_tracked(uri: str, buckets: tuple[str, ...]) -> bool:
+def checkpoints_tracked(uri: str, checkpoint: CheckpointConfig, job_id: str) -> bool:
     """A SageMaker job's ``CheckpointConfig.S3Uri`` is under a tracked checkpoint bucket
-    (the key pattern then names its job, as for an instance's checkpoints)."""
+    and its prefix names this job under the tracked key pattern, so the ledger sees its
+    checkpoints as the job's; any other is stopped at the crossing."""
     if not uri.startswith("s3://"):
         return False
-    return uri[len("s3://") :].split("/", 1)[0] in buckets
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
+    if bucket not in checkpoint.buckets:
+        return False
+    return job_of_checkpoint_prefix(checkpoint.key_pattern, prefix) == job_id
 
 
 def _progress(

@@ -22,8 +22,13 @@ from shared.adapters.launch_denial import (
 )
 from shared.adapters.training_job_stops import TrainingJobNow
 from shared.config.budgets import Budget
-from shared.config.ledger import LedgerConfig
-from shared.domain.budget_actions import BudgetAction, action_id, stop_due
+from shared.config.ledger import CheckpointConfig, LedgerConfig
+from shared.domain.budget_actions import (
+    BudgetAction,
+    action_id,
+    job_of_checkpoint_prefix,
+    stop_due,
+)
 from shared.events.timers import TimerEvent
 from shared.services.budget_actions import checkpoints_tracked
 from shared.services.stopper import Stopper, StopRequest
@@ -136,11 +141,24 @@ def test_a_timer_event_names_each_budget_once_with_its_earliest_moment() -> None
         TimerEvent.model_validate({"Records": [{"messageId": "m", "body": "{}"}]})
 
 
-def test_sagemaker_checkpoints_are_tracked_only_in_a_tracked_bucket() -> None:
-    buckets = ("ckpt-bucket",)
-    assert checkpoints_tracked("s3://ckpt-bucket/runs/llama-sm/", buckets)
-    assert not checkpoints_tracked("s3://other/runs/llama-sm/", buckets)
-    assert not checkpoints_tracked("", buckets)
+def test_sagemaker_checkpoints_are_tracked_in_a_tracked_bucket_under_the_key_pattern() -> None:
+    checkpoint = CheckpointConfig(buckets=("ckpt-bucket",))  # ^runs/(?P<job>[^/]+)/step-N/
+    assert checkpoints_tracked("s3://ckpt-bucket/runs/llama-sm/", checkpoint, "llama-sm")
+    assert checkpoints_tracked("s3://ckpt-bucket/runs/llama-sm", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://other/runs/llama-sm/", checkpoint, "llama-sm")
+    # The right bucket but a prefix the pattern does not see, or naming another job.
+    assert not checkpoints_tracked("s3://ckpt-bucket/scratch/llama-sm/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://ckpt-bucket/runs/other-job/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://ckpt-bucket/runs/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://ckpt-bucket/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("", checkpoint, "llama-sm")
+    # The job's name must end in the prefix, not be cut short by it.
+    assert job_of_checkpoint_prefix(checkpoint.key_pattern, "runs/lla") == "lla"
+    assert job_of_checkpoint_prefix(r"^ckpt/(?P<job>[a-z]+)-(?P<step>\d+)/", "ckpt/lla") is None
+    # Groups, classes and escapes before the job's are kept whole.
+    pattern = r"^(?:teams|groups)/[^/)]+/(?P<job>[^/]+)/(?P<step>\d+)/"
+    assert job_of_checkpoint_prefix(pattern, "teams/nlp/llama-sm/") == "llama-sm"
+    assert job_of_checkpoint_prefix(pattern, "people/nlp/llama-sm/") is None
 
 
 class SageMakerNow:
