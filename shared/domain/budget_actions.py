@@ -56,8 +56,9 @@ def job_of_checkpoint_prefix(key_pattern: str, prefix: str) -> str | None:
     """The job a SageMaker ``CheckpointConfig.S3Uri`` key prefix names under the tracked
     key pattern, or None. SageMaker writes its checkpoints as ``<prefix>/<file>``, so the
     part of the pattern up to its ``job`` group must match the prefix, the job's name end
-    there, and the pattern go on with a ``/`` (the job a directory): ``runs/llama-sm/`` names ``llama-sm`` under
-    ``^runs/(?P<job>[^/]+)/step-(?P<step>\\d+)/``; ``other/llama-sm/`` names nothing."""
+    there, and the pattern go on with a ``/`` (the job a directory): ``runs/llama-sm/``
+    names ``llama-sm`` under ``^runs/(?P<job>[^/]+)/step-(?P<step>\\d+)/``;
+    ``other/llama-sm/`` names nothing."""
     head = _up_to_job_group(key_pattern)
     rest = key_pattern[len(head) :] if head is not None else ""
     if head is None or not rest.startswith(("/", "\\/")):

@@ -143,11 +143,14 @@ def _attach(
             policies[where] = acts.denial.ensure_policy(record.action_id, tags, part.account)
         acts.denial.attach(policies[where], part.target_id)
     except DenialRefused as exc:
-        return replace(part, result=exc.result, acted_at=now, extra={"error": str(exc)[:300]})
+        made = {"policy": policies[where]} if where in policies else {}
+        extra = {"error": str(exc)[:300], **made}
+        return replace(part, result=exc.result, acted_at=now, extra=extra)
     except Exception as exc:  # one part's failure never stops the others
         logger.exception("deny_launch part failed", extra={"target": part.target_id})
         tries = int(part.extra.get("tries", "0")) + 1
-        extra = {"tries": str(tries), "error": f"{type(exc).__name__}: {exc}"[:300]}
+        made = {"policy": policies[where]} if where in policies else {}
+        extra = {"tries": str(tries), "error": f"{type(exc).__name__}: {exc}"[:300], **made}
         return replace(part, result="failed" if tries >= MAX_TRIES else "", extra=extra)
     return replace(part, result="attached", acted_at=now, extra={"policy": policies[where]})
 

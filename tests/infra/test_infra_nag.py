@@ -12,7 +12,6 @@ from conftest import FEATURED_CONTEXT, cdk_json_context
 
 from cdk.app import build_app
 
-
 # Budget actions denying launches with SCPs (the tracker in the management account).
 SCP_CONTEXT = {
     **FEATURED_CONTEXT,

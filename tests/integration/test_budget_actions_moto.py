@@ -169,12 +169,13 @@ class AtQuota:
 
     def __init__(self) -> None:
         self.attaches = 0
+        self.deleted: list[str] = []
 
     def ensure_policy(self, action_id: str, tags: Mapping[str, str], account: str) -> str:
         return "arn:aws:iam::123456789012:policy/costtracker/deny"
 
     def delete_policy(self, policy: str) -> None:
-        raise AssertionError("nothing was attached")
+        self.deleted.append(policy)  # made, never attached: deleted once it is final
 
     def attach(self, policy_arn: str, principal_arn: str) -> None:
         self.attaches += 1
@@ -192,6 +193,7 @@ def test_a_principal_at_its_policy_quota_is_reported_not_retried(aws: dict[str, 
         tick(T0 + timedelta(minutes=32))
         tick(T0 + timedelta(minutes=33))
         assert denial.attaches == 1
+        assert denial.deleted == ["arn:aws:iam::123456789012:policy/costtracker/deny"]
         status, listed = api("GET", "/budgets/nlp-cap")
         assert status == 200
         assert listed["actions"] == [
