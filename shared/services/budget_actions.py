@@ -117,6 +117,9 @@ def _fire(
         known = acts.store.get(aid)
         assert known is not None
         return known
+    if record.state == "waiting_for_checkpoint":  # the jobs' checkpoints wake it
+        for job_id in sorted({t.job_id for t in targets}):
+            acts.store.mark_waiting(job_id, record, now + action.grace)
     announce(status.budget, record, "fired", now, poster)
     return record
 

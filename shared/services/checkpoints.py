@@ -10,8 +10,9 @@ storage cost only.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import unquote_plus
 
 from shared.adapters.checkpoint_store import CheckpointStore
@@ -59,8 +60,11 @@ def record_object_event(
     raw_key: str,
     size_bytes: int | None,
     sequencer: str = "",
+    on_complete: Callable[[str, datetime], object] | None = None,
 ) -> CheckpointOutcome:
-    """Apply an Object Created (``size_bytes`` given) or Object Deleted (None) event."""
+    """Apply an Object Created (``size_bytes`` given) or Object Deleted (None) event;
+    ``on_complete(job, moment)`` is told when the write completes a checkpoint (its
+    step's marker) or would, quiet from then on (no marker configured)."""
     key = unquote_plus(raw_key)
     config = deps.config.checkpoint
     matched = config.match(bucket, key)
@@ -172,4 +176,10 @@ def record_object_event(
             )
         return CheckpointOutcome("applied", bucket, key, job_id, step, orphan)
 
-    return versioned_update(attempt, f"s3://{bucket}/{key}")
+    outcome = versioned_update(attempt, f"s3://{bucket}/{key}")
+    if on_complete is not None and outcome.result == "applied" and event.is_write:
+        if marker:
+            on_complete(job_id, at)
+        elif not config.completion_marker:
+            on_complete(job_id, at + timedelta(minutes=config.quiet_minutes))
+    return outcome

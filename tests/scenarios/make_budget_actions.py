@@ -92,8 +92,8 @@ def base(events: list[dict[str, Any]], *actions: dict[str, Any]) -> dict[str, An
 
 def checkpoint_after_crossing() -> dict[str, Any]:
     """A complete checkpoint (its step's _COMPLETE marker) at 04:59:05, 20 minutes after
-    the crossing: stop_after_checkpoint stops the instance at the next minute's
-    evaluation after it, 05:00:00."""
+    the crossing: stop_after_checkpoint stops the instance at that moment (the marker
+    wakes the waiting stop), stopped at 05:00:05."""
     return base(
         [
             s3_object("ck-1", "2026-11-01T04:58:30Z", f"runs/{JOB}/step-300/model.pt"),

@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from pydantic import ValidationError
 
+from shared.adapters.action_store import ActionRecord, ActionStore
 from shared.adapters.crossing_timers import delay_seconds
 from shared.adapters.launch_denial import (
     IamLaunchDenial,
@@ -20,6 +21,7 @@ from shared.adapters.launch_denial import (
     deny_document,
     policy_name,
 )
+from shared.adapters.table import MemoryTable
 from shared.adapters.training_job_stops import TrainingJobNow
 from shared.config.budgets import Budget
 from shared.config.ledger import CheckpointConfig, LedgerConfig
@@ -30,7 +32,9 @@ from shared.domain.budget_actions import (
     stop_due,
 )
 from shared.events.timers import TimerEvent
+from shared.services.action_deps import ActionDeps
 from shared.services.budget_actions import checkpoints_tracked
+from shared.services.crossing_timers import wake_waiting_stops
 from shared.services.stopper import Stopper, StopRequest
 
 T0 = datetime(2026, 11, 1, 4, 39, 5, tzinfo=UTC)
@@ -228,3 +232,39 @@ def test_an_scp_deny_needs_an_organisation_and_an_unknown_setting_stops() -> Non
     )
     assert scp.budget_actions.deny_with == "scp"
     assert LedgerConfig().budget_actions.deny_with == "iam"
+
+
+class PlannedTimers:
+    def __init__(self) -> None:
+        self.planned: list[tuple[str, int, datetime, datetime]] = []
+
+    def plan(self, budget_id: str, threshold: int, moment: datetime, now: datetime) -> None:
+        self.planned.append((budget_id, threshold, moment, now))
+
+
+def test_a_complete_checkpoint_wakes_each_stop_waiting_for_its_job_once() -> None:
+    store, timers = ActionStore(MemoryTable()), PlannedTimers()
+    acts = ActionDeps(store=store, stopper=None, denial=None, timers=timers)
+    fired = datetime(2026, 11, 1, 4, 39, 5, tzinfo=UTC)
+    checkpoint = datetime(2026, 11, 1, 4, 59, 5, tzinfo=UTC)
+    for budget, state in (("cap", "waiting_for_checkpoint"), ("done-cap", "done")):
+        record = ActionRecord(
+            f"{budget}:total:100:stop_after_checkpoint",
+            budget,
+            "total",
+            "stop_after_checkpoint",
+            100,
+            False,
+            state,
+            fired,
+        )
+        assert store.create(record)
+        store.mark_waiting("llama", record, fired + timedelta(hours=1))
+    assert wake_waiting_stops(acts, "other-job", checkpoint, checkpoint) == 0
+    # Delivered twice (or seen by two containers): one timer, at the checkpoint's moment.
+    assert wake_waiting_stops(acts, "llama", checkpoint, checkpoint) == 1
+    assert wake_waiting_stops(acts, "llama", checkpoint, checkpoint + timedelta(seconds=3)) == 0
+    assert timers.planned == [("cap", 100, checkpoint, checkpoint)]
+    # Beyond the timers' 15 minutes (a long quiet period) the minute tick acts instead.
+    later = checkpoint + timedelta(minutes=16)
+    assert wake_waiting_stops(acts, "llama", later, checkpoint) == 0
