@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-
 from datetime import datetime
 
 from shared.app.action_runtime import action_deps
