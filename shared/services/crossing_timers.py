@@ -70,9 +70,7 @@ def plan_timers(
     return min(wake, plan_deadlines(status, now, acts))
 
 
-def wake_waiting_stops(
-    acts: ActionDeps, job_id: str, complete_at: datetime, now: datetime
-) -> int:
+def wake_waiting_stops(acts: ActionDeps, job_id: str, complete_at: datetime, now: datetime) -> int:
     """A checkpoint of ``job_id`` completes at ``complete_at`` (its marker was written, or
     its quiet period ends then): a timer at that moment for each budget whose stop waits
     for the job, so the stop acts then, not at the next minute. Once per (budget, job,
