@@ -81,7 +81,7 @@ def release_action(
     if record.kind == "deny_launch" and record.fired_at is not None and acts.denial is not None:
         # The principals of the tracker's own account now; the next minute's tick
         # detaches the rest (member accounts, an SCP) and deletes the policies.
-        detached = detach_parts(acts, aid, now, home_only=True)
+        detached = detach_parts(acts, record, now, home_only=True)
     saved = acts.store.save(
         replace(record, state="released", released_by=caller_arn, released_at=now)
     )

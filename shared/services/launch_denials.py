@@ -85,6 +85,21 @@ def parts_of(store: ActionStore, aid: str) -> list[ActionTarget]:
     return [t for t in store.targets(aid) if t.kind in DENY_PARTS]
 
 
+def _recorded_parts(acts: ActionDeps, record: ActionRecord) -> list[ActionTarget]:
+    """The record's parts; a deny attached before parts were recorded (one policy in the
+    tracker's own account, on ``deny_principals`` there) reads as those principals."""
+    parts = parts_of(acts.store, record.action_id)
+    if parts or not record.policy_arn or record.state != "done":
+        return parts
+    where = account_of(record.policy_arn)
+    return [
+        ActionTarget("deny_principal", arn, where, "", "", "attached", record.acted_at,
+                     {"policy": record.policy_arn})
+        for arn in acts.deny_principals
+        if account_of(arn) == where
+    ]  # fmt: skip
+
+
 def deny(
     config: LedgerConfig,
     status: BudgetStatus,
@@ -155,12 +170,14 @@ def _attach(
     return replace(part, result="attached", acted_at=now, extra={"policy": policies[where]})
 
 
-def detach_parts(acts: ActionDeps, aid: str, now: datetime, *, home_only: bool = False) -> bool:
+def detach_parts(
+    acts: ActionDeps, record: ActionRecord, now: datetime, *, home_only: bool = False
+) -> bool:
     """Detach every attached part (``home_only``: only the principals in the tracker's own
     account, what the API may do); True when none is left attached."""
     assert acts.denial is not None
-    left = False
-    for part in parts_of(acts.store, aid):
+    left, aid = False, record.action_id
+    for part in _recorded_parts(acts, record):
         if part.result != "attached":
             continue
         if home_only and (part.kind != "deny_principal" or part.account != acts.home_account()):
@@ -202,7 +219,7 @@ def lift_denials(status: BudgetStatus, now: datetime, acts: ActionDeps) -> list[
             acts.store.mark_lifted(budget_id, aid, now)
             continue
         ended = record.period_key != status.period_key
-        live = [p for p in parts_of(acts.store, aid) if p.result == "attached"]
+        live = [p for p in _recorded_parts(acts, record) if p.result == "attached"]
         if not live:
             final = record.state in ("done", "failed", "released")
             if (final or ended) and _delete_policies(acts, aid):
@@ -210,7 +227,7 @@ def lift_denials(status: BudgetStatus, now: datetime, acts: ActionDeps) -> list[
             continue
         if record.state != "released" and not ended and crossed(status, record.at_percent):
             continue
-        if not detach_parts(acts, aid, now):
+        if not detach_parts(acts, record, now):
             continue
         if record.state != "released":
             why = "period ended" if ended else "budget raised"

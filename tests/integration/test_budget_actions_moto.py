@@ -224,3 +224,29 @@ def test_raising_the_budget_lifts_the_deny_reading_only_what_is_attached(
     assert record is not None
     assert (record.state, record.released_by) == ("released", "budget raised")
     assert store.attached("nlp-cap") == []
+
+
+def test_a_deny_attached_before_parts_were_recorded_is_still_lifted(
+    aws: dict[str, Any],
+) -> None:
+    """A record from before each principal had its own part (the policy in the tracker's
+    account, on its deny_principals there) is detached all the same."""
+    iam = aws["iam"]
+    aws["clock"].advance_to(T0 + timedelta(minutes=31))
+    tick(T0 + timedelta(minutes=31))
+    (arn,) = [p["PolicyArn"] for p in attached(iam)]
+    table = boto3.client("dynamodb", region_name="us-east-1")
+    parts = table.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"ACTION#{ACTION}"}},
+    )["Items"]
+    assert [p["kind"]["S"] for p in parts] == ["deny_principal"]
+    for part in parts:
+        table.delete_item(TableName=TABLE, Key={"pk": part["pk"], "sk": part["sk"]})
+    assert api("PUT", "/budgets/nlp-cap", {**BUDGET, "amount_usd": "100"})[0] == 200
+    aws["clock"].advance_to(T0 + timedelta(minutes=33))
+    tick(T0 + timedelta(minutes=33))
+    assert attached(iam) == []
+    record = action_deps(runtime.current()).store.get(ACTION)
+    assert record is not None and record.state == "released" and record.policy_arn == arn
