@@ -35,6 +35,7 @@ from shared.events.timers import TimerEvent
 from shared.services.action_deps import ActionDeps
 from shared.services.budget_actions import checkpoints_tracked
 from shared.services.crossing_timers import wake_waiting_stops
+from shared.services.launch_denials import deny_tags, scope_accounts
 from shared.services.stopper import Stopper, StopRequest
 
 T0 = datetime(2026, 11, 1, 4, 39, 5, tzinfo=UTC)
@@ -268,3 +269,17 @@ def test_a_complete_checkpoint_wakes_each_stop_waiting_for_its_job_once() -> Non
     # Beyond the timers' 15 minutes (a long quiet period) the minute tick acts instead.
     later = checkpoint + timedelta(minutes=16)
     assert wake_waiting_stops(acts, "llama", later, checkpoint) == 0
+
+
+def test_the_scopes_accounts_are_its_teams_when_the_team_is_mapped() -> None:
+    config = LedgerConfig.model_validate(
+        {"accounts": {"team_accounts": {"nlp": ["111122223333", "444455556666"]}}}
+    )
+
+    def budget(tag: dict[str, str]) -> Budget:
+        return Budget.model_validate({"budget_id": "b", "scope": {"tag": tag}, "amount_usd": "1"})
+
+    assert scope_accounts(budget({"team": "nlp"}), config) == ("111122223333", "444455556666")
+    assert scope_accounts(budget({"team": "vision"}), config) is None  # not limited
+    assert scope_accounts(budget({"project": "llama"}), config) is None
+    assert deny_tags(budget({"team": "nlp"}), config) == {"team": "nlp"}
