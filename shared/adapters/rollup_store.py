@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
 from shared.adapters.table import Above, Below, Condition, Item, Table, Update, apply_update
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.index_facts import ROLLUP
@@ -49,7 +51,6 @@ class RollupStore:
     def __init__(self, table: Table) -> None:
         self.table = table
         self._cache: dict[tuple[str, str], Item] = {}
-        self._whose: dict[tuple[str, str], tuple[str, str]] = {}  # item key -> (job, account)
         # Per container: (job, moment) -> (the job's past-changes stamp, its spend then).
         self.books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
 
@@ -60,10 +61,22 @@ class RollupStore:
             self._cache[key] = item or {}
         return self._cache[key] or None
 
-    def forget(self, job_id: str, account: str) -> None:
+    def _forget(self, job_id: str, account: str) -> None:
         self._cache.pop((job_id, account), None)
 
-    def update(self, change: RollupChange) -> Update | None:
+    def stage(self, uow: UnitOfWork, change: RollupChange) -> Update | None:
+        """Stage the change's operation (None: it changes nothing); once written the
+        rollup is kept as written, and on a conflict the copy it was built from (read
+        even when nothing changed) is forgotten."""
+        op = self._update(change)
+        uow.add(
+            op,
+            on_commit=None if op is None else partial(self._remember, change, op),
+            on_conflict=partial(self._forget, change.job_id, change.account),
+        )
+        return op
+
+    def _update(self, change: RollupChange) -> Update | None:
         """The operation for a change, or None when it changes nothing."""
         current = self.cached(change.job_id, change.account) or {}
         add: dict[str, Any] = {k: v for k, v in acc.to_attributes(change.delta).items()}
@@ -98,11 +111,9 @@ class RollupStore:
             "kind": "rollup",
             **schema.index_entries(ROLLUP, keys.rollup_index_sk(change.job_id, change.account)),
         }
-        pk, sk = keys.job_pk(change.job_id), keys.rollup_sk(change.account)
-        self._whose[(pk, sk)] = (change.job_id, change.account)
         return Update(
-            pk,
-            sk,
+            keys.job_pk(change.job_id),
+            keys.rollup_sk(change.account),
             add=add,
             set=sets,
             # What the item is known to hold already is not sent again (nothing of the
@@ -111,8 +122,8 @@ class RollupStore:
             conditions=conditions,
         )
 
-    def remember(self, op: Update) -> None:
-        key = self._whose[(op.pk, op.sk)]  # an operation of this store's ``update``
+    def _remember(self, change: RollupChange, op: Update) -> None:
+        key = (change.job_id, change.account)
         self._cache[key] = apply_update(self._cache.get(key) or None, op)
 
     def all(self) -> list[Item]:

@@ -51,8 +51,7 @@ def _commit(
     deps: LedgerDeps, old: InstanceHead, new: InstanceHead, sealed: list[SegmentCost]
 ) -> bool:
     uow = UnitOfWork(deps.table)
-    head_op = deps.instances.put_head(new, old.version)
-    uow.add(head_op)
+    deps.instances.stage_head(uow, new, old.version)
     for cost in sealed:
         uow.add(deps.instances.sealed_segment(new, cost))
     delta = head_accrual(new).minus(head_accrual(old))
@@ -61,17 +60,11 @@ def _commit(
     rollup.add_strings["price_sources"] = {c.pin.provenance for c in sealed if c.pin} | {
         s.pin.provenance for s in new.segments if s.pin
     }
-    rollup_op = deps.rollups.update(rollup)
-    uow.add(rollup_op)
+    deps.rollups.stage(uow, rollup)
     try:
         uow.commit()
-    except ConditionFailed:
-        deps.instances.forget(new.job_id, new.account, new.instance_id)
-        deps.rollups.forget(new.job_id, new.account)
+    except ConditionFailed:  # the stores forgot what was read; the next run tries again
         return False
-    deps.instances.remember(head_op)
-    if rollup_op is not None:
-        deps.rollups.remember(rollup_op)
     return True
 
 
@@ -120,22 +113,18 @@ def _backfill_checkpoint(deps: LedgerDeps, store: CheckpointStore, item: dict[st
             sealed.add(version_accrual(priced, version))
     new = priced.model_copy(update={"sealed": acc.to_attributes(sealed)})
     uow = UnitOfWork(deps.table)
-    op = store.put_head(new, head.version)
-    uow.add(op)
+    store.stage_head(uow, new, head.version)
     delta = object_accrual(new).minus(object_accrual(head))
-    rollup_op = deps.rollups.update(
+    deps.rollups.stage(
+        uow,
         RollupChange(
             job_id=head.job_id, account=head.account, delta=delta, counters={PAST_CHANGES: 1}
-        )
+        ),
     )
-    uow.add(rollup_op)
     try:
         uow.commit()
     except ConditionFailed:
         return False
-    store.remember(op)
-    if rollup_op is not None:
-        deps.rollups.remember(rollup_op)
     return True
 
 
