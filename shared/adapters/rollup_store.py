@@ -42,6 +42,9 @@ class RollupChange:
 # it was applied on, a price filled in later): a figure computed for a past moment stays
 # right while the job's counters are unchanged.
 PAST_CHANGES = "past_changes"
+# Spends at past moments a container keeps at most (a day's period starts for every job,
+# and more): cleared when full.
+MAX_BOOKED_SPENDS = 50_000
 
 
 class RollupStore:
@@ -52,7 +55,7 @@ class RollupStore:
         self.table = table
         self._cache: dict[tuple[str, str], Item] = {}
         # Per container: (job, moment) -> (the job's past-changes stamp, its spend then).
-        self.books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
+        self._books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
 
     def cached(self, job_id: str, account: str) -> Item | None:
         key = (job_id, account)
@@ -126,8 +129,27 @@ class RollupStore:
         key = (change.job_id, change.account)
         self._cache[key] = apply_update(self._cache.get(key) or None, op)
 
+    def booked_spend(self, job_id: str, at: datetime, rollups: list[Item]) -> Decimal | None:
+        """The job's spend at ``at`` as booked by this container, while its ``rollups``
+        (all of the job's, as read now) say no write has changed its past since."""
+        booked = self._books.get((job_id, at))
+        if booked is None or booked[0] != _past_stamp(rollups):
+            return None
+        return booked[1]
+
+    def book_spend(self, job_id: str, at: datetime, rollups: list[Item], spend: Decimal) -> None:
+        """Keep the job's spend at ``at`` (computed from its records) for later reads."""
+        if len(self._books) >= MAX_BOOKED_SPENDS:
+            self._books.clear()
+        self._books[(job_id, at)] = (_past_stamp(rollups), spend)
+
     def all(self) -> list[Item]:
         return list(self.table.query(schema.ROLLUPS, index=schema.ROLLUPS_INDEX.name))
 
     def of_job(self, job_id: str) -> list[Item]:
         return list(self.table.query(keys.job_pk(job_id), begins_with="R#"))
+
+
+def _past_stamp(rollups: list[Item]) -> tuple[tuple[str, int], ...]:
+    """Each account's count of the writes that changed the job's past."""
+    return tuple(sorted((str(r.get("account", "")), int(r.get(PAST_CHANGES, 0))) for r in rollups))
