@@ -28,6 +28,16 @@ from shared.domain.segments import SegmentCost
 
 
 @dataclass(frozen=True)
+class SealedSegment:
+    """A sealed segment record: its cost, and whose it is (the head it left)."""
+
+    cost: SegmentCost
+    account: str
+    instance_id: str
+    partition: str  # its job's partition, where that head is
+
+
+@dataclass(frozen=True)
 class Pointer:
     """Which job an instance belongs to (None: not tracked)."""
 
@@ -200,12 +210,11 @@ class InstanceStore:
             and item.get("account") == head.account
         ]
 
-    def stored_head_of(self, sealed: Item) -> InstanceHead | None:
+    def stored_head_of(self, sealed: SealedSegment) -> InstanceHead | None:
         """The head of the instance a sealed segment record belongs to, as the table
         holds it (not this store's cache)."""
         item = self.table.get(
-            str(sealed["pk"]),
-            keys.instance_head_sk(str(sealed["account"]), str(sealed["instance_id"])),
+            sealed.partition, keys.instance_head_sk(sealed.account, sealed.instance_id)
         )
         return None if item is None else head_of(item)
 
@@ -274,3 +283,12 @@ def head_item(head: InstanceHead) -> Item:
 def head_of(item: Item) -> InstanceHead:
     head = InstanceHead.model_validate_json(item["record"])
     return head.model_copy(update={"version": int(item["version"])})
+
+
+def sealed_of(item: Item) -> SealedSegment:
+    return SealedSegment(
+        cost=SegmentCost.model_validate_json(str(item["record"])),
+        account=str(item["account"]),
+        instance_id=str(item["instance_id"]),
+        partition=str(item["pk"]),
+    )
