@@ -186,11 +186,10 @@ def test_a_stale_writer_is_refused_and_nothing_of_its_transaction_lands(
     deps = runtime.ledger_deps()
     head = deps.instances.head("llama", "123456789012", aws["ids"]["llama"])
     assert head is not None
-    stale = deps.instances.put_head(head, head.version - 1)  # another writer moved it on
     delta = acc.Accrual().fixed(acc.INSTANCE, "s", 3600, 3600 * 1000)
     uow = UnitOfWork(deps.table)
-    uow.add(stale)
-    uow.add(deps.rollups.update(RollupChange("llama", "123456789012", delta)))
+    deps.instances.stage_head(uow, head, head.version - 1)  # another writer moved it on
+    deps.rollups.stage(uow, RollupChange("llama", "123456789012", delta))
     with pytest.raises(ConditionFailed):
         uow.commit()
     aws["clock"].advance_to(T0 + timedelta(hours=1))
