@@ -21,6 +21,7 @@ from shared.app.trust_edge import trust_of
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
+from tests.aws_events import spot_warning_event
 
 TABLE = "ledger-trust"
 HOME = "123456789012"
@@ -53,17 +54,7 @@ def org(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 
 
 def _event(account: str, at: datetime, event_id: str = "e1") -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": event_id,
-        "source": "aws.ec2",
-        "detail-type": "EC2 Spot Instance Interruption Warning",
-        "account": account,
-        "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": "i-0123456789abcdef0", "instance-action": "terminate"},
-    }
+    return spot_warning_event(event_id, "i-0123456789abcdef0", at, account=account)
 
 
 def _deliver(event: dict[str, Any]) -> Any:

@@ -29,7 +29,7 @@ from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
-from tests.aws_events import TRACKER_METRICS, ec2_state_event, limit
+from tests.aws_events import TRACKER_METRICS, ec2_state_event, limit, scheduled_event
 from tests.support import alarm_name
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -151,17 +151,7 @@ def checkpoint_object(key: str, minutes: float) -> dict[str, Any]:
 
 
 def sweep(world: dict[str, Any], minutes: float) -> Any:
-    event = {
-        "version": "0",
-        "id": f"sweep-{minutes}",
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": "123456789012",
-        "time": stamp(T0 + timedelta(minutes=minutes)),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {},
-    }
+    event = scheduled_event(f"sweep-{minutes}", stamp(T0 + timedelta(minutes=minutes)))
     return deliver(world, "alarm_sweep", event)
 
 

@@ -20,7 +20,7 @@ from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.clock import FixedClock
-from tests.aws_events import ec2_state_event
+from tests.aws_events import ec2_state_event, scheduled_event
 from tests.integration.conftest import CallCounter
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
@@ -214,17 +214,7 @@ def test_day_boundary_and_backfill_handlers_run_on_schedule_events(aws: dict[str
     from shared.services.job_view import active_between, all_rollups
 
     send(aws, "e1", 0, "running")
-    event = {
-        "version": "0",
-        "id": "s1",
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": "123456789012",
-        "time": "2026-11-02T00:00:00Z",
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {},
-    }
+    event = scheduled_event("s1", "2026-11-02T00:00:00Z")
     assert day_boundary(event, FakeLambdaContext("test")) == {"day": "2026-11-02", "jobs_marked": 1}
     rollups = all_rollups(runtime.ledger_deps().rollups)["llama"]
     later = datetime(2026, 11, 2, 1, tzinfo=UTC)

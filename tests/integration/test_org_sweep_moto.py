@@ -23,7 +23,7 @@ from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
-from tests.aws_events import ec2_state_event
+from tests.aws_events import ec2_state_event, scheduled_event
 
 TABLE = "ledger-org-sweep"
 HOME, MEMBER_A, MEMBER_B = "123456789012", "222222222222", "333333333333"
@@ -106,17 +106,7 @@ def org(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 def _tick() -> dict[str, Any]:
     from functions.ledger_sweep.handler import handler
 
-    event = {
-        "version": "0",
-        "id": "sweep-1",
-        "source": "aws.scheduler",
-        "detail-type": "Scheduled Event",
-        "account": HOME,
-        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {},
-    }
+    event = scheduled_event("sweep-1", datetime.now(UTC), source="aws.scheduler", account=HOME)
     return dict(handler(event, FakeLambdaContext("ledger_sweep")))
 
 
