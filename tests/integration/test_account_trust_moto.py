@@ -14,7 +14,6 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters import ledger_schema
 from shared.adapters.account_store import AccountStore
 from shared.app import runtime
 from shared.app.trust_edge import trust_of
@@ -22,6 +21,7 @@ from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
 from tests.aws_events import spot_warning_event
+from tests.support import moto_ledger
 
 TABLE = "ledger-trust"
 HOME = "123456789012"
@@ -37,17 +37,14 @@ def org(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             status = organizations.create_account(AccountName=name, Email=f"{name}@example.com")
             return str(status["CreateAccountStatus"]["AccountId"])
 
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("TRACKER_ACCOUNT", HOME)
-        monkeypatch.setenv(
-            "LEDGER_CONFIG",
+        moto_ledger(
+            monkeypatch,
+            TABLE,
             LedgerConfig.model_validate(
                 {"live_prices": False, "accounts": {"organization_id": org_id}}
             ).model_dump_json(),
         )
+        monkeypatch.setenv("TRACKER_ACCOUNT", HOME)
         clock = FixedClock(datetime(2026, 11, 2, 9, 0, tzinfo=UTC))
         with runtime.override(clock):
             yield {"join": join, "clock": clock, "organizations": organizations}
