@@ -36,13 +36,24 @@ def _scenario() -> dict[str, Any]:
         "account": HOME,
         "prices": {"ec2": {"trn1.32xlarge": "21.50"}},
         "instances": [
-            {"instance_id": M1, "instance_type": "trn1.32xlarge",
-             "tags": {"training-job": "member-a", **NLP}, **member},
-            {"instance_id": M2, "instance_type": "trn1.32xlarge",
-             "tags": {"training-job": "member-b", **NLP}, **member},
-            {"instance_id": H1, "instance_type": "trn1.32xlarge",
-             "tags": {"training-job": "home", **NLP}},
-        ],  # fmt: skip
+            {
+                "instance_id": M1,
+                "instance_type": "trn1.32xlarge",
+                "tags": {"training-job": "member-a", **NLP},
+                **member,
+            },
+            {
+                "instance_id": M2,
+                "instance_type": "trn1.32xlarge",
+                "tags": {"training-job": "member-b", **NLP},
+                **member,
+            },
+            {
+                "instance_id": H1,
+                "instance_type": "trn1.32xlarge",
+                "tags": {"training-job": "home", **NLP},
+            },
+        ],
         "events": [
             spot_warning_event("m1-spot", M1, "2026-11-01T10:00:00Z", account=MEMBER),
             ec2_state_event("m1-run", M1, "running", "2026-11-01T10:01:00Z", account=MEMBER),
