@@ -7,8 +7,7 @@ The member role trusts exactly one principal, the tracker role
 role exists when this one is made, so the tracker stack is deployed first. Its
 permissions, least privilege (``MEMBER_PERMISSIONS`` is the written-down list):
 
-- Describe calls (instances, volumes, capacity reservations, spot price history, FSx
-  file systems) and ``cloudwatch:GetMetricData``: AWS offers no resource-level
+- Describe calls (instances, volumes, capacity reservations, FSx file systems) and ``cloudwatch:GetMetricData``: AWS offers no resource-level
   permissions for them (Resource ``*``);
 - SageMaker DescribeTrainingJob / ListTags on the account's training jobs;
 - CloudWatch PutMetricAlarm / DeleteAlarms / DescribeAlarms / TagResource on the
@@ -36,7 +35,6 @@ DESCRIBE = (
     "ec2:DescribeInstances",
     "ec2:DescribeVolumes",
     "ec2:DescribeCapacityReservations",
-    "ec2:DescribeSpotPriceHistory",
     "fsx:DescribeFileSystems",
     "cloudwatch:GetMetricData",
 )

@@ -131,7 +131,7 @@ def test_member_role_trusts_exactly_the_tracker_role(member: dict[str, Any]) -> 
     # Without budget actions, no IAM action at all.
     assert set(by_action) == {
         "ec2:DescribeInstances", "ec2:DescribeVolumes", "ec2:DescribeCapacityReservations",
-        "ec2:DescribeSpotPriceHistory", "fsx:DescribeFileSystems", "cloudwatch:GetMetricData",
+        "fsx:DescribeFileSystems", "cloudwatch:GetMetricData",
         "sagemaker:DescribeTrainingJob", "sagemaker:ListTags",
         "cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms", "cloudwatch:DescribeAlarms",
         "cloudwatch:TagResource",
