@@ -113,18 +113,17 @@ def record_object_event(
             return CheckpointOutcome("ignored", bucket, key, job_id, step)
         change = apply_object_event(head, event)
         uow = UnitOfWork(deps.table)
-        head_op = store.put_head(change.head, expected)
-        uow.add(head_op)
+        store.stage_head(uow, change.head, expected)
         for version in change.write:
             uow.add(store.sealed_version(change.head, version))
         for version in change.void:
             uow.add(store.sealed_version(change.head, version, void=True))
         step_key = head.step_key
-        step_op = None
         counted = False
         if event.is_write:
             new_step = store.step_marker(job_id, step_key, read=not optimistic) is None
-            step_op = store.step_update(
+            store.stage_step(
+                uow,
                 job_id,
                 step_key,
                 at.isoformat(),
@@ -132,7 +131,6 @@ def record_object_event(
                 complete_at=at.isoformat() if marker else None,
                 read=not optimistic,
             )
-            uow.add(step_op)
             counted = marker if config.completion_marker else new_step
         delta = object_accrual(change.head)
         if current is not None:
@@ -151,19 +149,8 @@ def record_object_event(
         if at < day_start(now):
             rollup.counters["late_events"] = 1
             rollup.counters[PAST_CHANGES] = 1
-        rollup_op = deps.rollups.update(rollup)
-        uow.add(rollup_op)
-
-        def forget() -> None:
-            store.forget(job_id, account, bucket, key, step_key)
-            deps.rollups.forget(job_id, account)
-
-        commit(uow, forget)
-        store.remember(head_op, change.head)
-        if step_op is not None:
-            store.remember_step(job_id, step_key, step_op)
-        if rollup_op is not None:
-            deps.rollups.remember(rollup_op)
+        deps.rollups.stage(uow, rollup)
+        commit(uow)
         orphan = size_bytes is None and change.head.writes == 0
         if orphan:
             logger.warning(

@@ -16,7 +16,6 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, proxy_event, with_local_admin
-from shared.adapters import ledger_schema
 from shared.adapters.launch_denial import PrincipalAtQuota
 from shared.app import runtime
 from shared.app.action_runtime import action_deps
@@ -24,6 +23,7 @@ from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.budget_tick import run_tick
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance, moto_ledger
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-actions"
@@ -60,33 +60,15 @@ def api(method: str, path: str, body: Any = None, caller: str = LOCAL_CALLER_ARN
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
+        moto_ledger(monkeypatch, TABLE, with_local_admin(CONFIG.model_dump_json()))
         iam = boto3.client("iam", region_name="us-east-1")
         iam.create_role(RoleName="ml-nlp", AssumeRolePolicyDocument=json.dumps({"Statement": []}))
         ec2 = boto3.client("ec2", region_name="us-east-1")
-        iid = ec2.run_instances(
-            ImageId="ami-12c6146b",
-            MinCount=1,
-            MaxCount=1,
-            InstanceType="trn1.32xlarge",
-            TagSpecifications=[
-                {
-                    "ResourceType": "instance",
-                    "Tags": [
-                        {"Key": "training-job", "Value": "nlp-job"},
-                        {"Key": "team", "Value": "nlp"},
-                    ],
-                }
-            ],
-        )["Instances"][0]["InstanceId"]
+        iid = moto_instance(ec2, "trn1.32xlarge", {"training-job": "nlp-job", "team": "nlp"})
         sns = boto3.client("sns", region_name="us-east-1")
         for audience in ("FINANCE", "TEAM", "ADMIN"):
             topic = sns.create_topic(Name=audience.lower())["TopicArn"]
             monkeypatch.setenv(f"{audience}_TOPIC_ARN", topic)
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
         clock = FixedClock(T0)
         with runtime.override(clock):
             from functions.instance_state.handler import handler
