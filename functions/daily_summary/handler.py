@@ -13,7 +13,6 @@ from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
 from shared.domain.clock import utc
 from shared.domain.finance_day import calendar_of
-from shared.domain.job import JobRecords
 from shared.events.envelope import SummaryTick
 from shared.services.alerts import AlertPoster
 from shared.services.metric_reads import day_reader
@@ -39,12 +38,8 @@ def handler(event: SummaryTick, rt: Runtime) -> Answer:
     # The day's hours of accelerator utilization that no hourly read closed, read first.
     reread = day_reader(deps.config, rt.utilization_store, rt.metric_reader, start, end, now)
 
-    def each_job(records: JobRecords) -> None:
-        reread(records)
-        if walk is not None:
-            walk.add(records)
-
-    summary, rows = summarize_day(deps, day, now, history, each_job=each_job)
+    each_job = walk.add if walk is not None else None
+    summary, rows = summarize_day(deps, day, now, history, each_job=each_job, each_batch=reread)
     summaries.put_summary(day, summary)
     version = rt.settings.config.summary.focus_version
     poster = AlertPoster(rt.outbox_store, rt.notifier)  # the finance message, via the outbox

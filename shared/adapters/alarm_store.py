@@ -3,12 +3,16 @@
 | record | pk | sk |
 |---|---|---|
 | one alarm as last put | ALARM#<account>#<region>#<name> | PUT |
+| the last census of alarms under the prefix | ALARM_CENSUS#<account>#<region> | AT |
 
 A live alarm (put, not deleted since) is in the open-index under ``ALARMS`` (sort
 ``<account>#<region>#<name>``), so the hourly sweep finds the alarms of instances no
 longer running in every account and region without listing CloudWatch there. A deleted
 one leaves the index and expires (TTL) a week after its deletion: its late state changes
 still count until then.
+
+The census (the sweep listing CloudWatch for alarms under the tracker's prefix that it
+holds no record of) runs once every ``CENSUS_EVERY``; its record says when it last did.
 """
 
 from __future__ import annotations
@@ -25,10 +29,17 @@ from shared.domain.alarm_record import AlarmIdentity, PutAlarm
 ALARMS = "ALARMS"
 KIND = "alarm_put"
 KEPT_AFTER_DELETE = timedelta(days=7)
+# Alarms with no record are made outside the records (before they were kept, or a put
+# that landed after its delete): a daily listing finds them, the records do the rest.
+CENSUS_EVERY = timedelta(hours=24)
 
 
 def alarm_key(account: str, region: str, name: str) -> tuple[str, str]:
     return (f"ALARM#{account}#{region}#{keys.part(name)}", "PUT")
+
+
+def census_key(account: str, region: str) -> tuple[str, str]:
+    return (f"ALARM_CENSUS#{account}#{region}", "AT")
 
 
 def _sort(identity: AlarmIdentity) -> str:
@@ -54,6 +65,7 @@ def _put_of(item: Item) -> PutAlarm:
         signal=item["signal"],
         put_at=datetime.fromisoformat(str(item["put_at"])),
         deleted_at=datetime.fromisoformat(str(deleted)) if deleted else None,
+        definition=str(item["definition"]) if item.get("definition") is not None else None,
     )
 
 
@@ -81,15 +93,17 @@ class AlarmStore:
             "instance_id": alarm.instance_id,
             "signal": alarm.signal,
             "put_at": keys.iso(alarm.put_at),
+            "definition": alarm.definition,
             OPEN_INDEX.partition_key: ALARMS,
             OPEN_INDEX.sort_key: _sort(ident),
         }
         self.table.transact([Put({k: v for k, v in item.items() if v is not None})])
 
-    def deleted(self, identity: AlarmIdentity, at: datetime) -> None:
-        """The tracker deleted the alarm at ``at``: out of the sweep's index, kept a week."""
+    def deleted(self, identity: AlarmIdentity, at: datetime, *, known: bool = False) -> None:
+        """The tracker deleted the alarm at ``at``: out of the sweep's index, kept a week.
+        ``known``: the caller has just read the record (no second read)."""
         pk, sk = alarm_key(identity.account, identity.region, identity.name)
-        if self.table.get(pk, sk) is None:
+        if not known and self.table.get(pk, sk) is None:
             return
         expires = int((at + KEPT_AFTER_DELETE).timestamp())
         self.table.transact(
@@ -106,6 +120,20 @@ class AlarmStore:
     def get(self, account: str, region: str, name: str) -> PutAlarm | None:
         item = self.table.get(*alarm_key(account, region, name))
         return _put_of(item) if item is not None else None
+
+    def census_due(self, account: str, region: str, now: datetime) -> bool:
+        """Whether the last census of ``account`` / ``region`` is ``CENSUS_EVERY`` old (or
+        there was none)."""
+        item = self.table.get(*census_key(account, region))
+        if item is None:
+            return True
+        return now - datetime.fromisoformat(str(item["at"])) >= CENSUS_EVERY
+
+    def census_taken(self, account: str, region: str, at: datetime) -> None:
+        """A census of ``account`` / ``region`` was taken at ``at`` (an upsert)."""
+        pk, sk = census_key(account, region)
+        item: Item = {"pk": pk, "sk": sk, "kind": "alarm_census", "at": keys.iso(at)}
+        self.table.transact([Put(item)])
 
     def live(self) -> Iterator[PutAlarm]:
         """Every alarm put and not deleted since (the open-index, paged)."""

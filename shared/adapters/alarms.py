@@ -5,6 +5,8 @@ account and region (where its metrics are), through the one client factory
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -40,6 +42,37 @@ class AlarmSpec:
             stat=STATISTIC,
             threshold=threshold_of(self.threshold),
         )
+
+    def put_request(self, config: UtilizationConfig) -> dict[str, Any]:
+        """The PutMetricAlarm request that makes this alarm (in its account and region)."""
+        periods = max(1, config.window_minutes * 60 // config.period_seconds)
+        return {
+            "AlarmName": self.name,
+            "AlarmDescription": (
+                f"costtracker: {self.signal} utilization of {self.instance_id} below "
+                f"{self.threshold:g} % for {config.window_minutes} min"
+            ),
+            "Namespace": self.metric.namespace,
+            "MetricName": self.metric.metric,
+            "Dimensions": [{"Name": self.metric.dimension, "Value": self.instance_id}],
+            "Statistic": STATISTIC,
+            "Period": config.period_seconds,
+            "EvaluationPeriods": periods,
+            "DatapointsToAlarm": periods,
+            "Threshold": self.threshold,
+            "ComparisonOperator": "LessThanThreshold",
+            # No data is "not measured", never 0 %: the alarm goes to INSUFFICIENT_DATA.
+            "TreatMissingData": "missing",
+            "ActionsEnabled": False,  # state changes reach us through EventBridge
+            "Tags": [{"Key": "costtracker:instance-id", "Value": self.instance_id}],
+        }
+
+    def definition(self, config: UtilizationConfig) -> str:
+        """A digest of the whole request as put (account and region included): a record
+        holding the same digest is an alarm put exactly so, with nothing to put again."""
+        request = {"account": self.account, "region": self.region, **self.put_request(config)}
+        canonical = json.dumps(request, sort_keys=True, default=str, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
 def alarm_specs(
@@ -94,29 +127,9 @@ class CloudWatchAlarms:
     def ensure(self, specs: list[AlarmSpec], config: UtilizationConfig) -> None:
         """PutMetricAlarm (an upsert: calling it again for the same name is harmless), in
         each spec's account and region."""
-        periods = max(1, config.window_minutes * 60 // config.period_seconds)
         for spec in specs:
             cw = self._clients.client_for("cloudwatch", spec.account, spec.region)
-            cw.put_metric_alarm(
-                AlarmName=spec.name,
-                AlarmDescription=(
-                    f"costtracker: {spec.signal} utilization of {spec.instance_id} below "
-                    f"{spec.threshold:g} % for {config.window_minutes} min"
-                ),
-                Namespace=spec.metric.namespace,
-                MetricName=spec.metric.metric,
-                Dimensions=[{"Name": spec.metric.dimension, "Value": spec.instance_id}],
-                Statistic=STATISTIC,
-                Period=config.period_seconds,
-                EvaluationPeriods=periods,
-                DatapointsToAlarm=periods,
-                Threshold=spec.threshold,
-                ComparisonOperator="LessThanThreshold",
-                # No data is "not measured", never 0 %: the alarm goes to INSUFFICIENT_DATA.
-                TreatMissingData="missing",
-                ActionsEnabled=False,  # state changes reach us through EventBridge
-                Tags=[{"Key": "costtracker:instance-id", "Value": spec.instance_id}],
-            )
+            cw.put_metric_alarm(**spec.put_request(config))
 
     def delete(self, names: list[str], account: str = "", region: str = "") -> None:
         cw = self._clients.client_for("cloudwatch", account, region)

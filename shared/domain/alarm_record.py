@@ -38,13 +38,16 @@ class AlarmIdentity(Frozen):
 
 class PutAlarm(Frozen):
     """One alarm as the tracker last put it (``deleted_at``: when the tracker deleted it;
-    its state changes until then still count, e.g. a late ALARM of the run just ended)."""
+    its state changes until then still count, e.g. a late ALARM of the run just ended).
+    ``definition``: a digest of the whole request put (``AlarmSpec.definition``; None in
+    records made before digests were kept), so that the same alarm is not put again."""
 
     identity: AlarmIdentity
     instance_id: str
     signal: Signal
     put_at: datetime
     deleted_at: datetime | None = None
+    definition: str | None = None
 
 
 def partition_of(region: str) -> str:

@@ -14,8 +14,9 @@ from datetime import datetime
 from aws_lambda_powertools import Logger
 
 from shared.adapters.alarm_store import AlarmStore
-from shared.adapters.alarms import AlarmManager, alarm_specs
+from shared.adapters.alarms import AlarmManager, AlarmSpec, alarm_specs
 from shared.adapters.inventory import InstanceNotFound
+from shared.config.ledger import UtilizationConfig
 from shared.domain.alarm_record import AlarmIdentity, PutAlarm
 from shared.domain.clock import utc
 from shared.domain.idle import Signal
@@ -41,7 +42,10 @@ def sync_alarms(
     """Make the instance's alarms while it runs, remove them once it has stopped, in the
     instance's own account and region (where its metrics are). What is put is recorded
     first (so that the alarm's first state change finds it), and a delete is recorded
-    after it is done.
+    after it is done. The records spare the round trips: an alarm recorded as put with
+    this very request and not deleted since is not put again (``pending`` then
+    ``running``), and alarms both recorded deleted are not deleted again (``stopping``
+    then ``stopped``).
 
     Decided on what the ledger knows of the instance plus this event, so a late
     ``running`` after ``terminated`` does not resurrect alarms.
@@ -74,21 +78,40 @@ def sync_alarms(
     folded = fold((*head.window, transition), head.notices, head.floor_open, head.floor_terminated)
     store = AlarmStore(deps.table)
     now = deps.clock.now()
+    records = [store.get(s.account, s.region, s.name) for s in specs]
     if folded.open is not None:
-        for spec in specs:
+        # An alarm whose record holds this very request, not deleted since, is in place.
+        to_put = [s for s, r in zip(specs, records, strict=True) if not _in_place(r, s, config)]
+        for spec in to_put:
             put = PutAlarm(
                 identity=spec.identity(config),
                 instance_id=instance_id,
                 signal=spec.signal,
                 put_at=now,
+                definition=spec.definition(config),
             )
             store.put(put)
-        alarms.ensure(specs, config)
+        if to_put:
+            alarms.ensure(to_put, config)
         return "created"
+    if all(r is not None and r.deleted_at is not None for r in records):
+        return "deleted"  # the tracker deleted both already (e.g. stopping, then stopped)
     alarms.delete([s.name for s in specs], specs[0].account, specs[0].region)
-    for spec in specs:
-        store.deleted(spec.identity(config), now)
+    for spec, record in zip(specs, records, strict=True):
+        if record is not None and record.deleted_at is None:
+            store.deleted(spec.identity(config), now, known=True)
     return "deleted"
+
+
+def _in_place(record: PutAlarm | None, spec: AlarmSpec, config: UtilizationConfig) -> bool:
+    """Whether ``record`` is a live alarm put with exactly ``spec``'s request (identity
+    and digest: ARN, metric, threshold and every other field)."""
+    return (
+        record is not None
+        and record.deleted_at is None
+        and record.definition == spec.definition(config)
+        and record.identity == spec.identity(config)
+    )
 
 
 def sweep_alarms(
@@ -97,8 +120,10 @@ def sweep_alarms(
     """Delete our alarms whose instance is not running in the ledger (missed stop events):
     those the tracker recorded putting, in their own account and region, and any under
     the tracker's prefix in its own account that it holds no record of (made before it
-    kept records). ``open_heads``: the open instances if the caller already read them
-    (one Query, paged)."""
+    kept records, or put after their delete), listed once a day (``CENSUS_EVERY``: the
+    listing grows with the alarms in place, the records already know the rest).
+    ``open_heads``: the open instances if the caller already read them (one Query,
+    paged)."""
     prefix = deps.config.utilization.alarm_prefix
     heads = deps.instances.open_heads() if open_heads is None else open_heads
     running = {(h.account, h.instance_id) for h in heads}
@@ -119,6 +144,8 @@ def sweep_alarms(
         for identity in identities:
             store.deleted(identity, now)
         orphans += [i.arn for i in identities]
+    if not store.census_due("", "", now):
+        return orphans
     running_ids = {iid for _, iid in running}
     unrecorded = []
     for name in alarms.managed(prefix):
@@ -127,6 +154,7 @@ def sweep_alarms(
             unrecorded.append(name)
     if unrecorded:
         alarms.delete(unrecorded)
+    store.census_taken("", "", now)
     return orphans + unrecorded
 
 

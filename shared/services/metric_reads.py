@@ -111,32 +111,63 @@ def read_hours(
             key = (head.account, head.profile.region, hour)
             wanted.setdefault(key, []).append((query, target))
     for (account, region, hour), pairs in sorted(wanted.items(), key=lambda kv: kv[0]):
-        try:
-            series = metrics.read_hour(account, region, hour, [q for q, _ in pairs])
-        except Exception as exc:  # a role not assumable, a region off: report, go on
-            logger.warning(
-                "GetMetricData failed",
-                extra={"account": account, "region": region, "error": str(exc)},
-            )
-            outcome.failed.append(f"{account}/{region}: {type(exc).__name__}")
-            continue
-        closed = now >= closes_at(hour)
-        for query, target in pairs:
-            points = device_mean(series[query.instance_id])
-            measured = measure(points, query.period_seconds, target.spans, hour)
-            head = target.head
-            written = store.record(
-                head.account,
-                head.instance_id,
-                head.job_id,
-                hour,
-                measured,
-                closed=closed,
-                read_at=now,
-            )
-            outcome.hours_read += 1
-            outcome.hours_closed += int(written and closed)
+        for batch in _one_per_instance(pairs):
+            _read_batch(store, metrics, (account, region, hour), batch, now, outcome)
     return outcome
+
+
+def _one_per_instance(
+    pairs: list[tuple[MetricQuery, Target]],
+) -> list[list[tuple[MetricQuery, Target]]]:
+    """The pairs in as few batches as can be with each instance once in a batch (an
+    instance in two jobs of one day: its series are per query, the answer per instance)."""
+    batches: list[list[tuple[MetricQuery, Target]]] = []
+    seen: list[set[str]] = []
+    for pair in pairs:
+        instance_id = pair[0].instance_id
+        at = next((n for n, ids in enumerate(seen) if instance_id not in ids), len(seen))
+        if at == len(seen):
+            batches.append([])
+            seen.append(set())
+        batches[at].append(pair)
+        seen[at].add(instance_id)
+    return batches
+
+
+def _read_batch(
+    store: UtilizationStore,
+    metrics: CloudWatchMetrics,
+    where: tuple[str, str, datetime],
+    pairs: list[tuple[MetricQuery, Target]],
+    now: datetime,
+    outcome: ReadOutcome,
+) -> None:
+    account, region, hour = where
+    try:
+        series = metrics.read_hour(account, region, hour, [q for q, _ in pairs])
+    except Exception as exc:  # a role not assumable, a region off: report, go on
+        logger.warning(
+            "GetMetricData failed",
+            extra={"account": account, "region": region, "error": str(exc)},
+        )
+        outcome.failed.append(f"{account}/{region}: {type(exc).__name__}")
+        return
+    closed = now >= closes_at(hour)
+    for query, target in pairs:
+        points = device_mean(series[query.instance_id])
+        measured = measure(points, query.period_seconds, target.spans, hour)
+        head = target.head
+        written = store.record(
+            head.account,
+            head.instance_id,
+            head.job_id,
+            hour,
+            measured,
+            closed=closed,
+            read_at=now,
+        )
+        outcome.hours_read += 1
+        outcome.hours_closed += int(written and closed)
 
 
 def read_last_hour(
@@ -169,12 +200,14 @@ def day_reader(
     start: datetime,
     end: datetime,
     now: datetime,
-) -> Callable[[JobRecords], None]:
-    """For the daily summary's walk (``summarize_day(each_job=...)``): read each job's
-    hours of the day that are not closed yet, before the day's figures are made."""
+) -> Callable[[Sequence[JobRecords]], None]:
+    """For the daily summary's walk (``summarize_day(each_batch=...)``): read the hours of
+    the day that are not closed yet of a batch of jobs at once (one call per account,
+    region and hour for the batch, not per job), before the day's figures are made."""
 
-    def read(records: JobRecords) -> None:
-        read_hours(config, store, metrics, job_targets(records, now), start, end, now)
+    def read(batch: Sequence[JobRecords]) -> None:
+        targets = [t for records in batch for t in job_targets(records, now)]
+        read_hours(config, store, metrics, targets, start, end, now)
 
     return read
 

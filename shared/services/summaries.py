@@ -10,9 +10,10 @@ outputs.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from itertools import islice
 from typing import Any
 
 from shared.adapters.notify import Alert
@@ -33,6 +34,21 @@ from shared.services.deps import LedgerDeps
 from shared.services.job_view import all_rollups, records_active_on
 from shared.services.metric_reads import DayMeasurement
 
+JOBS_PER_BATCH = 100  # jobs held at once by the walk when a batch reader is given
+
+
+def _after_each_batch(
+    active: Iterator[tuple[str, JobRecords]],
+    each_batch: Callable[[Sequence[JobRecords]], None] | None,
+) -> Iterator[tuple[str, JobRecords]]:
+    """``active`` as it comes, each batch handed to ``each_batch`` before its jobs."""
+    if each_batch is None:
+        yield from active
+        return
+    while batch := list(islice(active, JOBS_PER_BATCH)):
+        each_batch([records for _, records in batch])
+        yield from batch
+
 
 def summarize_day(
     deps: LedgerDeps,
@@ -41,10 +57,12 @@ def summarize_day(
     previous_totals: dict[date, Decimal] | None = None,
     rollups: dict[str, list[dict[str, Any]]] | None = None,
     each_job: Callable[[JobRecords], None] | None = None,
+    each_batch: Callable[[Sequence[JobRecords]], None] | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The summary of one finance day and its FOCUS rows, as the ledger knows them at
     ``now``; ``each_job`` sees every active job's records on the way (the day's other
-    figures)."""
+    figures), ``each_batch`` each batch of up to ``JOBS_PER_BATCH`` of them before
+    their figures are made (the day's last hours of utilization, read for the batch)."""
     config = deps.config
     start, end = calendar_of(config).bounds(day)
     by_job: dict[str, Decimal] = {}
@@ -59,10 +77,11 @@ def summarize_day(
     jobs = rollups if rollups is not None else all_rollups(deps.rollups)
     required = set(config.summary.required_tags)
     measured = DayMeasurement(config, UtilizationStore(deps.table), start, end)
-    for job_id, records in records_active_on(deps, day, start, now, jobs):
+    active = records_active_on(deps, day, start, now, jobs)
+    for job_id, records in _after_each_batch(active, each_batch):
         if each_job is not None:
             each_job(records)
-        measured.add(records, now)  # after ``each_job``: it may read the day's last hours
+        measured.add(records, now)  # after ``each_batch``: it may read the day's last hours
         breakdown, priced = job_between(records, start, end, now, deps.prices.series)
         total = breakdown["total"]
         if not total and priced:

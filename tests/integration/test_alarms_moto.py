@@ -11,9 +11,9 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters.alarms import CloudWatchAlarms, alarm_specs
+from shared.adapters.alarms import AlarmSpec, CloudWatchAlarms, alarm_specs
 from shared.app import runtime
-from shared.config.ledger import LedgerConfig
+from shared.config.ledger import LedgerConfig, UtilizationConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import ec2_state_event
 from tests.support import moto_instance, moto_ledger
@@ -113,3 +113,98 @@ def test_sweep_deletes_alarms_whose_instance_is_not_running(aws: dict[str, Any])
         f"costtracker-{iid}-accelerator-low",
         f"costtracker-{iid}-cpu-low",
     }
+
+
+class Recording:
+    """The real alarms, with each PutMetricAlarm and DeleteAlarms named as it is made."""
+
+    def __init__(self, cw: Any) -> None:
+        self.real = CloudWatchAlarms(cw)
+        self.puts: list[str] = []
+        self.deletes: list[str] = []
+        self.listings = 0
+
+    def ensure(self, specs: list[AlarmSpec], config: UtilizationConfig) -> None:
+        self.puts += [s.name for s in specs]
+        self.real.ensure(specs, config)
+
+    def delete(self, names: list[str], account: str = "", region: str = "") -> None:
+        self.deletes += names
+        self.real.delete(names, account, region)
+
+    def managed(self, prefix: str, account: str = "", region: str = "") -> Iterator[str]:
+        self.listings += 1
+        return self.real.managed(prefix, account, region)
+
+
+def sync(alarms: Recording, eid: str, iid: str, state: str, minutes: int = 0) -> str:
+    from shared.services.alarm_lifecycle import sync_alarms
+
+    return sync_alarms(
+        runtime.ledger_deps(),
+        alarms,
+        event_id=eid,
+        at=T0 + timedelta(minutes=minutes),
+        instance_id=iid,
+        state=state,
+        region="us-east-1",
+        account="123456789012",
+    )
+
+
+def test_an_alarm_recorded_as_put_is_not_put_again_nor_deleted_twice(
+    aws: dict[str, Any],
+) -> None:
+    iid = aws["ids"]["trn"]
+    deliver(state_event("e1", iid, "running"))
+    spy = Recording(aws["cw"])
+    assert sync(spy, "e1-again", iid, "running") == "created"
+    assert spy.puts == []  # the records hold this very request, not deleted since
+    assert len(alarms(aws["cw"])) == 2
+    deliver(state_event("e2", iid, "stopped", 60))
+    assert alarms(aws["cw"]) == {}
+    assert sync(spy, "e3", iid, "terminated", 61) == "deleted"
+    assert spy.deletes == []  # both recorded deleted already
+    deliver(state_event("e4", iid, "running", 120))
+    assert len(alarms(aws["cw"])) == 2  # a new run: put again
+
+
+def test_an_alarm_put_with_another_definition_is_put_again(
+    aws: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    iid = aws["ids"]["trn"]
+    deliver(state_event("e1", iid, "running"))
+    config = LedgerConfig(live_prices=False)
+    longer = config.utilization.model_copy(update={"window_minutes": 60})
+    monkeypatch.setenv(
+        "LEDGER_CONFIG", config.model_copy(update={"utilization": longer}).model_dump_json()
+    )
+    runtime.reset()
+    spy = Recording(aws["cw"])
+    assert sync(spy, "e1-again", iid, "running") == "created"
+    assert sorted(spy.puts) == [
+        f"costtracker-{iid}-accelerator-low",
+        f"costtracker-{iid}-cpu-low",
+    ]
+    cpu = alarms(aws["cw"])[f"costtracker-{iid}-cpu-low"]
+    assert cpu["Period"] * cpu["EvaluationPeriods"] == 60 * 60
+
+
+def test_the_census_of_unrecorded_alarms_runs_once_a_day(aws: dict[str, Any]) -> None:
+    from shared.services.alarm_lifecycle import sweep_alarms
+
+    utilization = LedgerConfig().utilization
+    spy = Recording(aws["cw"])
+    orphan = alarm_specs(utilization, "i-0deadbeefdeadbeef", "p5.48xlarge")
+    CloudWatchAlarms(aws["cw"]).ensure(orphan, utilization)
+    assert len(sweep_alarms(runtime.ledger_deps(), spy)) == 2
+    later = alarm_specs(utilization, "i-0feedfacefeedface", "p5.48xlarge")
+    CloudWatchAlarms(aws["cw"]).ensure(later, utilization)
+    clock = runtime.clock()
+    assert isinstance(clock, FixedClock)
+    clock.advance_to(T0 + timedelta(hours=23))
+    assert sweep_alarms(runtime.ledger_deps(), spy) == []  # listed 23 hours ago
+    assert spy.listings == 1 and len(alarms(aws["cw"])) == 2
+    clock.advance_to(T0 + timedelta(hours=24))
+    assert sorted(sweep_alarms(runtime.ledger_deps(), spy)) == sorted(s.name for s in later)
+    assert spy.listings == 2 and alarms(aws["cw"]) == {}

@@ -17,7 +17,7 @@ from shared.domain.instance import InstanceProfile
 from shared.domain.utilization import AcceleratorUse, Measured, Point, measure
 from shared.reports.compare import compare_jobs
 from shared.reports.views import job_summary
-from shared.services.metric_reads import job_targets, read_hours, read_last_hour
+from shared.services.metric_reads import day_reader, job_targets, read_hours, read_last_hour
 from tests.support import ACCOUNT, REGION, Ledger, Timeline, job_records, memory_ledger
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -336,3 +336,44 @@ def test_usd_per_accelerator_hour_is_none_while_time_is_unpriced_never_zero() ->
     cost = ledger.job("llm", T0 + timedelta(hours=2))
     assert not cost.complete and cost.accelerator_seconds == 3600 * 16
     assert job_summary(cost)["usd_per_accelerator_hour"] is None
+
+
+def test_the_day_reader_reads_a_batch_of_jobs_in_one_call_per_hour() -> None:
+    ledger = ledger_of(profile(A1, "trn1.32xlarge", "llm"), profile(A2, "trn1.32xlarge", "vit"))
+    timeline = Timeline()
+    for iid in (A1, A2):
+        timeline.run(iid, T0, T0 + timedelta(hours=2))
+    timeline.apply(ledger)
+    cloudwatch = FakeCloudWatch()
+    cloudwatch.put(A1, every_5_min(T0, 24, "80"))
+    cloudwatch.put(A2, every_5_min(T0, 24, "40"))
+    now = T0 + timedelta(hours=3)
+    ledger.clock.advance_to(now)
+    batch = [job_records(ledger, job, T0) for job in ("llm", "vit")]
+    store = UtilizationStore(ledger.table)
+    read = day_reader(ledger.deps.config, store, CloudWatchMetrics(Clients(cloudwatch)), T0,
+                      T0 + timedelta(days=1), now)  # fmt: skip
+    read(batch)
+    assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [2, 2]  # not 4 calls
+    assert ledger.job("llm").utilization == Decimal("0.8")
+    assert ledger.job("vit").utilization == Decimal("0.4")
+
+
+def test_an_instance_asked_twice_for_an_hour_is_asked_in_calls_of_its_own() -> None:
+    """An instance in two jobs of one day: each job's query is answered on its own (the
+    answer is per instance), the hour kept once."""
+    ledger = ledger_of(profile(A1, "trn1.32xlarge"))
+    timeline = Timeline()
+    timeline.run(A1, T0, T0 + timedelta(hours=1))
+    timeline.apply(ledger)
+    cloudwatch = FakeCloudWatch()
+    cloudwatch.put(A1, every_5_min(T0, 12, "80"))
+    now = T0 + timedelta(hours=2)
+    ledger.clock.advance_to(now)
+    targets = job_targets(job_records(ledger, "llm", T0), now)
+    store = UtilizationStore(ledger.table)
+    metrics = CloudWatchMetrics(Clients(cloudwatch))
+    outcome = read_hours(ledger.deps.config, store, metrics, targets * 2, T0, now, now)
+    assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [1, 1]
+    assert (outcome.hours_read, outcome.hours_closed) == (2, 1)
+    assert ledger.job("llm").utilization == Decimal("0.8")
