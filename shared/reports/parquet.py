@@ -4,10 +4,10 @@ columns of an AWS Data Exports file (read).
 pyarrow is a dependency of the package and a layer of its own in Lambda, carried only by
 the functions that import this module (docs/parquet.md). pyarrow converts, encodes and
 compresses; this module holds what pyarrow leaves to its callers: a decimal is rounded to
-its column's scale (half even, as the CSV cells are) and must fit its precision, a
-timestamp must say its time zone, a column that allows no null gets none (pyarrow would
-truncate 1.5 into an integer, take a naive datetime for UTC and write a null where the
-schema says there is none). Every refusal names the column.
+its column's scale (half even, as the CSV cells are; pyarrow refuses the extra digits)
+and must fit its precision, a timestamp must say its time zone (pyarrow would take a
+naive one for UTC), a text is a ``str`` (pyarrow takes bytes too). Every refusal, pyarrow's
+own included, is a ``ParquetError`` that names the column.
 
 What it writes: one row group, Snappy pages, pyarrow's dictionary encoding and statistics,
 Parquet logical types STRING, DECIMAL(precision, scale) (16-byte fixed-length for precision

@@ -95,7 +95,8 @@ def focus_rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]
 
 def test_each_job_and_resource_against_the_bill(focus_rows: list[dict[str, Any]]) -> None:
     result = reconcile_resources(
-        estimates_from_focus_rows(focus_rows), billed_lines(rows_from_parquet(bill(), "bill.parquet"))
+        estimates_from_focus_rows(focus_rows),
+        billed_lines(rows_from_parquet(bill(), "bill.parquet")),
     )
     jobs = {j["job_id"]: j for j in result["jobs"]}
     assert set(jobs) == {"alpha-pretrain", "beta-sweep"}

@@ -49,7 +49,10 @@ def read_back(path: Path, columns: Sequence[tuple[str, ColumnType, bool]], versi
         [pa.field(name, ARROW_TYPE[kind], nullable=nullable) for name, kind, nullable in columns]
     )
     assert table.schema.remove_metadata() == expected, path
-    assert table.schema.metadata == {b"DataGenerator": b"costtracker", b"FocusVersion": version.encode()}
+    assert table.schema.metadata == {
+        b"DataGenerator": b"costtracker",
+        b"FocusVersion": version.encode(),
+    }
     theirs = table.to_pylist()
     assert read_columns(path.read_bytes(), table.column_names, source=str(path)) == theirs
     return table.num_rows
