@@ -9,7 +9,8 @@ and must fit its precision, a timestamp must say its time zone (pyarrow would ta
 naive one for UTC), a text is a ``str`` (pyarrow takes bytes too). Every refusal, pyarrow's
 own included, is a ``ParquetError`` that names the column.
 
-What it writes: one row group, Snappy pages, pyarrow's dictionary encoding and statistics,
+What it writes: row groups of pyarrow's default size (a day's file is one), Snappy pages,
+pyarrow's dictionary encoding and statistics,
 Parquet logical types STRING, DECIMAL(precision, scale) (16-byte fixed-length for precision
 38, as Arrow's decimal128), BOOLEAN and TIMESTAMP(MICROS, isAdjustedToUTC=true); the
 caller's key-value metadata and no Arrow schema entry (the Parquet types say it all). The
