@@ -10,50 +10,27 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from bench.events import ACCOUNT, ALARM, REGION, STATE, Ids, envelope, iso
+from bench.events import STATE, Ids, iso
+from costtracker.fakes.scenario_events import alarm_state_event
 
 
 def _alarm(
     eid: str, at: datetime, name: str, iid: str, value: str, previous: str
 ) -> dict[str, Any]:
-    stamp = iso(at).replace("Z", ".000+0000")
-    return envelope(
+    # The threshold CloudWatch compared (the tracker's defaults).
+    compared = json.dumps(
+        {"threshold": 10.0 if name.endswith("-cpu-low") else 5.0}, separators=(",", ":")
+    )
+    return alarm_state_event(
         eid,
-        at,
-        "aws.cloudwatch",
-        ALARM,
-        {
-            "alarmName": name,
-            "configuration": {
-                "metrics": [
-                    {
-                        "id": "m1",
-                        "returnData": True,
-                        "metricStat": {
-                            "metric": {
-                                "namespace": "AWS/EC2",
-                                "name": "CPUUtilization",
-                                "dimensions": {"InstanceId": iid},
-                            },
-                            "period": 300,
-                            "stat": "Average",
-                        },
-                    }
-                ]
-            },
-            "previousState": {"value": previous, "timestamp": stamp, "reason": ""},
-            "state": {
-                "value": value,
-                "timestamp": stamp,
-                "reason": "Threshold Crossed",
-                # The threshold CloudWatch compared (the tracker's defaults).
-                "reasonData": json.dumps(
-                    {"threshold": 10.0 if name.endswith("-cpu-low") else 5.0},
-                    separators=(",", ":"),
-                ),
-            },
-        },
-        [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
+        name,
+        value,
+        iso(at),
+        metric=("AWS/EC2", "CPUUtilization"),
+        instance_id=iid,
+        previous=previous,
+        previous_fields=("reason",),
+        state_reason_data=compared,
     )
 
 

@@ -1,7 +1,8 @@
-"""The EventBridge envelope of every scenario event, apart from the scenario itself: the
-account and region, the detail types, event ids, times both ways (written by the
-scenario, read back by the replay and the CPU run), so that the alarm events
-(``bench.alarm_events``) and the scenario (``bench.scenario``) build them alike."""
+"""What the bench's scenario events share, apart from the scenario itself: the account
+and region, the detail types, event ids, times both ways (written by the scenario, read
+back by the replay and the CPU run), so that the alarm events (``bench.alarm_events``)
+and the scenario (``bench.scenario``) build them alike, with the one event builder
+(``costtracker.fakes.scenario_events``)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import random
 from datetime import datetime
 from typing import Any
 
-ACCOUNT, REGION = "123456789012", "us-east-1"
-STATE = "EC2 Instance State-change Notification"
-SPOT_WARNING = "EC2 Spot Instance Interruption Warning"
-REBALANCE = "EC2 Instance Rebalance Recommendation"
-ALARM = "CloudWatch Alarm State Change"
+from costtracker.fakes.scenario_events import ACCOUNT, REBALANCE, REGION, SPOT_WARNING
+from costtracker.fakes.scenario_events import ALARM_STATE_CHANGE as ALARM
+from costtracker.fakes.scenario_events import STATE_CHANGE as STATE
+
+__all__ = ["ACCOUNT", "ALARM", "REBALANCE", "REGION", "SPOT_WARNING", "STATE", "Ids", "iso"]
 
 
 def iso(at: datetime) -> str:
@@ -34,28 +35,3 @@ class Ids:
     def event(self) -> str:
         h = f"{self.rng.getrandbits(128):032x}"
         return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
-
-
-def envelope(
-    eid: str,
-    at: datetime,
-    source: str,
-    detail_type: str,
-    detail: dict[str, Any],
-    resources: list[str] | None = None,
-) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": detail_type,
-        "source": source,
-        "account": ACCOUNT,
-        "time": iso(at),
-        "region": REGION,
-        "resources": resources or [],
-        "detail": detail,
-    }
-
-
-def instance_arn(iid: str) -> list[str]:
-    return [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"]

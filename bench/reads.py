@@ -26,6 +26,7 @@ from typing import Any
 from unittest import mock
 
 from bench.counter import CallCounter, default_events, summarize
+from costtracker.fakes.scenario_events import scheduled_event
 
 ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "bench-reads"
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -294,17 +295,7 @@ def measure_one(jobs: int) -> dict[str, Any]:
                     runtime.clock().advance_to(at)  # type: ignore[attr-defined]  # a FixedClock
                     mark = len(counter.calls)
                     tick(
-                        {
-                            "version": "0",
-                            "id": f"tick-{minute}",
-                            "detail-type": "Scheduled Event",
-                            "source": "aws.events",
-                            "account": ACCOUNT,
-                            "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                            "region": REGION,
-                            "resources": [],
-                            "detail": {},
-                        },
+                        scheduled_event(f"tick-{minute}", at, account=ACCOUNT, region=REGION),
                         FakeLambdaContext(function_name="budget_tick"),  # type: ignore[arg-type]
                     )
                     out["ticks"].append(summarize(counter.since(mark)))

@@ -5,9 +5,9 @@
 ``untagged:<id>``; untagged m5: ignored) in start/stop cycles, spot interruption
 warnings and rebalance recommendations, S3 checkpoint objects written every few
 hours of running (some deleted later, a few naming no job), ~3 % duplicates and
-~2 % late arrivals. Every tracked type has a price in ``prices``. The envelopes are
-``bench.events``; the CloudWatch alarm state changes, drawn afterwards on a stream of
-their own, ``bench.alarm_events``.
+~2 % late arrivals. Every tracked type has a price in ``prices``. The events come from
+the one builder (``costtracker.fakes.scenario_events``); the CloudWatch alarm state
+changes, drawn afterwards on a stream of their own, ``bench.alarm_events``.
 """
 
 from __future__ import annotations
@@ -17,16 +17,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from bench.alarm_events import alarm_events
-from bench.events import (
-    ACCOUNT,
-    REBALANCE,
-    REGION,
-    SPOT_WARNING,
-    STATE,
-    Ids,
-    envelope,
+from bench.events import ACCOUNT, REGION, Ids, iso
+from costtracker.fakes.scenario_events import (
+    ec2_state_event,
     instance_arn,
-    iso,
+    rebalance_event,
+    s3_object_event,
+    spot_warning_event,
 )
 
 BUCKET = "bench-checkpoints"
@@ -91,6 +88,7 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
         for _ in range(size):
             n += 1
             iid = f"i-0{n:016x}"
+            arn = [instance_arn(iid)]
             specs.append(
                 {
                     "instance_id": iid,
@@ -110,25 +108,13 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
             while t < end:
                 add(
                     t - timedelta(seconds=15),
-                    envelope(
-                        ids.event(),
-                        t - timedelta(seconds=15),
-                        "aws.ec2",
-                        STATE,
-                        {"instance-id": iid, "state": "pending"},
-                        instance_arn(iid),
+                    ec2_state_event(
+                        ids.event(), iid, "pending", t - timedelta(seconds=15), resources=arn
                     ),
                 )
                 add(
                     t,
-                    envelope(
-                        ids.event(),
-                        t,
-                        "aws.ec2",
-                        STATE,
-                        {"instance-id": iid, "state": "running"},
-                        instance_arn(iid),
-                    ),
+                    ec2_state_event(ids.event(), iid, "running", t, resources=arn),
                 )
                 stop = t + timedelta(minutes=rng.randrange(60, 16 * 60))
                 if tagged:
@@ -139,70 +125,40 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                         size_b = rng.randrange(2, 20) * 2**30
                         add(
                             ck,
-                            envelope(
+                            s3_object_event(
                                 ids.event(),
+                                BUCKET,
+                                key,
                                 ck,
-                                "aws.s3",
-                                "Object Created",
-                                {
-                                    "version": "0",
-                                    "bucket": {"name": BUCKET},
-                                    "object": {
-                                        "key": key,
-                                        "size": size_b,
-                                        "etag": "e",
-                                        "sequencer": f"{rng.getrandbits(64):016X}",
-                                    },
-                                    "request-id": "R",
-                                    "requester": ACCOUNT,
-                                    "reason": "PutObject",
-                                },
+                                size=size_b,
+                                etag="e",
+                                sequencer=f"{rng.getrandbits(64):016X}",
                             ),
                         )
                         gone = ck + timedelta(hours=6)
                         if rng.random() < 0.3 and gone < end:
                             add(
                                 gone,
-                                envelope(
+                                s3_object_event(
                                     ids.event(),
+                                    BUCKET,
+                                    key,
                                     gone,
-                                    "aws.s3",
-                                    "Object Deleted",
-                                    {
-                                        "version": "0",
-                                        "bucket": {"name": BUCKET},
-                                        "object": {
-                                            "key": key,
-                                            "sequencer": f"{rng.getrandbits(64):016X}",
-                                        },
-                                        "request-id": "R",
-                                        "requester": ACCOUNT,
-                                        "reason": "DeleteObject",
-                                        "deletion-type": "Permanently Deleted",
-                                    },
+                                    deleted=True,
+                                    sequencer=f"{rng.getrandbits(64):016X}",
                                 ),
                             )
                         if rng.random() < 0.003:
                             add(
                                 ck,
-                                envelope(
+                                s3_object_event(
                                     ids.event(),
+                                    BUCKET,
+                                    f"runs/notes-{seq}.txt",
                                     ck,
-                                    "aws.s3",
-                                    "Object Created",
-                                    {
-                                        "version": "0",
-                                        "bucket": {"name": BUCKET},
-                                        "object": {
-                                            "key": f"runs/notes-{seq}.txt",
-                                            "size": 120,
-                                            "etag": "e",
-                                            "sequencer": "01",
-                                        },
-                                        "request-id": "R",
-                                        "requester": ACCOUNT,
-                                        "reason": "PutObject",
-                                    },
+                                    size=120,
+                                    etag="e",
+                                    sequencer="01",
                                 ),
                             )
                         ck += CHECKPOINT_EVERY
@@ -213,54 +169,26 @@ def make_scenario(instances: int = 100, days: int = 7, seed: int = 20261202) -> 
                         at = stop - timedelta(minutes=10)
                         add(
                             at,
-                            envelope(
-                                ids.event(),
-                                at,
-                                "aws.ec2",
-                                REBALANCE,
-                                {"instance-id": iid},
-                                instance_arn(iid),
-                            ),
+                            rebalance_event(ids.event(), iid, at, resources=arn),
                         )
                     at = stop - timedelta(minutes=2)
                     add(
                         at,
-                        envelope(
-                            ids.event(),
-                            at,
-                            "aws.ec2",
-                            SPOT_WARNING,
-                            {"instance-id": iid, "instance-action": "stop"},
-                            instance_arn(iid),
-                        ),
+                        spot_warning_event(ids.event(), iid, at, action="stop", resources=arn),
                     )
                 if rng.random() < 0.05:  # the end of this instance
                     for dt, st in ((0, "shutting-down"), (40, "terminated")):
                         at = stop + timedelta(seconds=dt)
                         add(
                             at,
-                            envelope(
-                                ids.event(),
-                                at,
-                                "aws.ec2",
-                                STATE,
-                                {"instance-id": iid, "state": st},
-                                instance_arn(iid),
-                            ),
+                            ec2_state_event(ids.event(), iid, st, at, resources=arn),
                         )
                     break
                 for dt, st in ((0, "stopping"), (50, "stopped")):
                     at = stop + timedelta(seconds=dt)
                     add(
                         at,
-                        envelope(
-                            ids.event(),
-                            at,
-                            "aws.ec2",
-                            STATE,
-                            {"instance-id": iid, "state": st},
-                            instance_arn(iid),
-                        ),
+                        ec2_state_event(ids.event(), iid, st, at, resources=arn),
                     )
                 t = stop + timedelta(minutes=rng.randrange(20, 5 * 60))
 

@@ -72,7 +72,10 @@ class FunctionGrants:
             self._grant_stop_instances(role)
         if grants.stops_training_jobs:
             self.actions.grant_training_stops(role)
-        if grants.manages_deny_policies or grants.detaches_deny_policies:
+        scp = self.settings.ledger.budget_actions.deny_with == "scp"
+        if grants.manages_deny_policies and scp:
+            self.actions.grant_service_control_policies(role, self.settings.ledger.accounts)
+        elif grants.manages_deny_policies or (grants.detaches_deny_policies and not scp):
             self.actions.grant_deny_policies(role, manage=grants.manages_deny_policies)
         if grants.assumes_member_role:
             self._grant_member_role(role)

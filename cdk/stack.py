@@ -95,6 +95,9 @@ class CostTrackerStack(Stack):
         for spec in FUNCTIONS:  # each queue-triggered function and the one that sends to it
             if isinstance(spec.trigger, Queue):
                 timers.connect(made[spec.trigger.sender], made[spec.name])
+        for spec in FUNCTIONS:  # every other function given the queue plans timers too
+            if "CROSSING_TIMER_QUEUE_URL" in spec.environment:
+                timers.queue.grant_send_messages(made[spec.name].role)
         job_cost_api = made.pop("job_cost_api")
         worker = made.pop("sweep_worker")
         sweep.feed(worker.function, settings.sweep_concurrency)

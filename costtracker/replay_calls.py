@@ -12,6 +12,7 @@ from copy import deepcopy
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from costtracker.fakes.scenario_events import ec2_state_event, instance_arn
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import proxy_event
 from shared.adapters.action_store import ActionStore
@@ -60,17 +61,16 @@ def _ec2_state(replayer: Replayer, iid: str, region: str, account: str, state: s
     scenario = replayer.scenario
     at = replayer.clock.now() + (EC2_STOPPED_AFTER if state == "stopped" else timedelta(0))
     account, region = account or scenario.account, region or scenario.region
-    event = {
-        "version": "0",
-        "id": f"costtracker-stop-{iid}-{state}-{iso(at)}",
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": account,
-        "time": iso(at),
-        "region": region,
-        "resources": [f"arn:aws:ec2:{region}:{account}:instance/{iid}"],
-        "detail": {"instance-id": iid, "state": state},
-    }
+    arn = instance_arn(iid, account=account, region=region)
+    event = ec2_state_event(
+        f"costtracker-stop-{iid}-{state}-{iso(at)}",
+        iid,
+        state,
+        at,
+        account=account,
+        region=region,
+        resources=[arn],
+    )
     replayer.defer(at, "event", event)
 
 

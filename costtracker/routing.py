@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from costtracker.emulator import Emulator
+from costtracker.fakes.scenario_events import scheduled_event
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.progress import Progress
 from costtracker.scenario import Scenario
@@ -171,20 +172,15 @@ class Replayer:
         self.clock.advance_to(to)
 
     def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
-        return {
-            "version": "0",
-            "id": f"schedule-{schedule.function}-{iso(at)}",
-            "detail-type": "Scheduled Event",
-            "source": "aws.events",
-            "account": self.scenario.account,
-            "time": iso(at),
-            "region": self.scenario.region,
-            "resources": [
-                f"arn:aws:events:{self.scenario.region}:{self.scenario.account}:rule/"
-                f"costtracker-{schedule.function}"
-            ],
-            "detail": {},
-        }
+        account, region = self.scenario.account, self.scenario.region
+        rule = f"arn:aws:events:{region}:{account}:rule/costtracker-{schedule.function}"
+        return scheduled_event(
+            f"schedule-{schedule.function}-{iso(at)}",
+            at,
+            resources=[rule],
+            account=account,
+            region=region,
+        )
 
     def deliver(self, event: Any) -> None:
         if not isinstance(event, dict):  # EventBridge delivers only JSON objects

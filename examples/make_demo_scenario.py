@@ -14,7 +14,15 @@ import zlib
 from datetime import datetime, timedelta
 from pathlib import Path
 
-ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "llama-checkpoints"
+from costtracker.fakes.scenario_events import (
+    ACCOUNT,
+    REGION,
+    ec2_state_event,
+    instance_arn,
+    s3_object_event,
+)
+
+BUCKET = "llama-checkpoints"
 TRN_JOB, GPU_JOB = "llama3-8b-lora", "llama3-8b-lora-gpu-baseline"
 STEPS, EVERY = 6000, 500
 # 64 sequences of 4,096 tokens per optimizer step, in both runs.
@@ -23,61 +31,22 @@ TOKENS_PER_STEP = "262144"
 CHECKPOINT_BYTES = 160 * 2**20
 
 
-def envelope(
-    eid: str,
-    at: str,
-    source: str,
-    detail_type: str,
-    detail: dict,
-    resources: list[str] | None = None,
-) -> dict:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": detail_type,
-        "source": source,
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": resources or [],
-        "detail": detail,
-    }
-
-
 def state(n: int, at: str, iid: str, st: str) -> dict:
-    return envelope(
-        f"demo-{n:03d}",
-        at,
-        "aws.ec2",
-        "EC2 Instance State-change Notification",
-        {"instance-id": iid, "state": st},
-        [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"],
-    )
+    return ec2_state_event(f"demo-{n:03d}", iid, st, at, resources=[instance_arn(iid)])
 
 
 def checkpoint(job: str, step: int, at: datetime) -> dict:
     key = f"runs/{job}/step-{step}/adapter.safetensors"
     eid = f"ckpt-{zlib.crc32(key.encode()):08x}"
-    obj = {
-        "key": key,
-        "size": CHECKPOINT_BYTES,
-        "etag": "d41d8cd98f00b204e9800998ecf8427e",
-        "sequencer": f"00{zlib.crc32(eid.encode()):08X}",
-    }
-    return envelope(
+    return s3_object_event(
         eid,
-        at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "aws.s3",
-        "Object Created",
-        {
-            "version": "0",
-            "bucket": {"name": BUCKET},
-            "object": obj,
-            "request-id": "R",
-            "requester": ACCOUNT,
-            "reason": "PutObject",
-        },
-        [f"arn:aws:s3:::{BUCKET}"],
+        BUCKET,
+        key,
+        at,
+        resources=[f"arn:aws:s3:::{BUCKET}"],
+        size=CHECKPOINT_BYTES,
+        etag="d41d8cd98f00b204e9800998ecf8427e",
+        sequencer=f"00{zlib.crc32(eid.encode()):08X}",
     )
 
 

@@ -22,7 +22,17 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "ml-checkpoints"
+from costtracker.fakes.scenario_events import (
+    ACCOUNT,
+    REGION,
+    alarm_state_event,
+    ec2_state_event,
+    rebalance_event,
+    s3_object_event,
+    spot_warning_event,
+)
+
+BUCKET = "ml-checkpoints"
 GIB = 2**30
 METRICS = {
     "accelerator-neuron": ("NeuronMonitor", "neuroncore_utilization"),
@@ -42,135 +52,34 @@ def eid(prefix: str) -> str:
     return f"{prefix}-{counter['n']:04d}"
 
 
-def envelope(prefix: str, when: str, source: str, detail_type: str, detail: dict) -> None:
-    events.append(
-        {
-            "version": "0",
-            "id": eid(prefix),
-            "detail-type": detail_type,
-            "source": source,
-            "account": ACCOUNT,
-            "time": when,
-            "region": REGION,
-            "resources": [],
-            "detail": detail,
-        }
-    )
-
-
 def state(when: str, iid: str, st: str) -> None:
-    envelope(
-        "st",
-        when,
-        "aws.ec2",
-        "EC2 Instance State-change Notification",
-        {"instance-id": iid, "state": st},
-    )
+    events.append(ec2_state_event(eid("st"), iid, st, when))
 
 
 def alarm(when: str, iid: str, signal: str, value: str, prev: str) -> None:
-    namespace, metric = METRICS[signal]
     short = "accelerator" if signal.startswith("accelerator") else "cpu"
     name = f"costtracker-{iid}-{short}-low"
-    threshold = 10.0 if short == "cpu" else 5.0
-    stamp = when.replace("Z", ".000+0000")
-    events.append(
-        {
-            "version": "0",
-            "id": eid("al"),
-            "detail-type": "CloudWatch Alarm State Change",
-            "source": "aws.cloudwatch",
-            "account": ACCOUNT,
-            "time": when,
-            "region": REGION,
-            "resources": [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
-            "detail": {
-                "alarmName": name,
-                "configuration": {
-                    "metrics": [
-                        {
-                            "id": "m1",
-                            "returnData": True,
-                            "metricStat": {
-                                "metric": {
-                                    "namespace": namespace,
-                                    "name": metric,
-                                    "dimensions": {"InstanceId": iid},
-                                },
-                                "period": 300,
-                                "stat": "Average",
-                            },
-                        }
-                    ]
-                },
-                "previousState": {
-                    "value": prev,
-                    "timestamp": stamp,
-                    "reason": "",
-                    "reasonData": "",
-                },
-                "state": {
-                    "value": value,
-                    "timestamp": stamp,
-                    "reason": "Threshold Crossed",
-                    # What CloudWatch says it compared: the tracker's default thresholds.
-                    "reasonData": json.dumps(
-                        {
-                            "version": "1.0",
-                            "queryDate": stamp,
-                            "statistic": "Average",
-                            "period": 300,
-                            "recentDatapoints": [],
-                            "threshold": threshold,
-                        },
-                        separators=(",", ":"),
-                    ),
-                },
-            },
-        }
+    # What CloudWatch says it compared: the tracker's default thresholds.
+    event = alarm_state_event(
+        eid("al"), name, value, when, metric=METRICS[signal], instance_id=iid, previous=prev
     )
+    events.append(event)
 
 
 def checkpoint(when: str, job: str, step: int, size_gib: int) -> None:
     key = f"runs/{job}/step-{step}/model.pt"
-    envelope(
-        "ck",
-        when,
-        "aws.s3",
-        "Object Created",
-        {
-            "version": "0",
-            "bucket": {"name": BUCKET},
-            "object": {
-                "key": key,
-                "size": size_gib * GIB,
-                "etag": "0" * 32,
-                "sequencer": f"{counter['n']:016X}",
-            },
-            "request-id": "R",
-            "requester": ACCOUNT,
-            "reason": "PutObject",
-        },
+    sequencer = f"{counter['n']:016X}"  # before this event's id is drawn
+    events.append(
+        s3_object_event(
+            eid("ck"), BUCKET, key, when, size=size_gib * GIB, etag="0" * 32, sequencer=sequencer
+        )
     )
 
 
 def delete(when: str, job: str, step: int) -> None:
     key = f"runs/{job}/step-{step}/model.pt"
-    envelope(
-        "dl",
-        when,
-        "aws.s3",
-        "Object Deleted",
-        {
-            "version": "0",
-            "bucket": {"name": BUCKET},
-            "object": {"key": key, "sequencer": f"{counter['n']:016X}"},
-            "request-id": "R",
-            "requester": ACCOUNT,
-            "reason": "DeleteObject",
-            "deletion-type": "Permanently Deleted",
-        },
-    )
+    sequencer = f"{counter['n']:016X}"  # before this event's id is drawn
+    events.append(s3_object_event(eid("dl"), BUCKET, key, when, deleted=True, sequencer=sequencer))
 
 
 T1, G1 = "i-0a100000000000a01", "i-0a200000000000a02"
@@ -212,16 +121,8 @@ for n, (day, hh) in enumerate(
     [(9, 9), (9, 12), (9, 15), (9, 18), (9, 21), (10, 0), (10, 3), (10, 6)], 3
 ):
     checkpoint(at(day, hh), "vit-spot", 1500 * n, 40)
-envelope(
-    "rb", at(10, 7, 30), "aws.ec2", "EC2 Instance Rebalance Recommendation", {"instance-id": P1}
-)
-envelope(
-    "itn",
-    at(10, 7, 50),
-    "aws.ec2",
-    "EC2 Spot Instance Interruption Warning",
-    {"instance-id": P1, "instance-action": "terminate"},
-)
+events.append(rebalance_event(eid("rb"), P1, at(10, 7, 30)))
+events.append(spot_warning_event(eid("itn"), P1, at(10, 7, 50)))
 state(at(10, 7, 52), P1, "shutting-down")
 state(at(10, 7, 52, 30), P1, "terminated")
 state(at(10, 8, 10), P2, "running")

@@ -1,142 +1,60 @@
-"""EventBridge events shaped as AWS sends them (``tests/events/ec2-state-change.json``),
-built for tests that drive a handler: one builder instead of a literal per test module."""
+"""EventBridge events shaped as AWS sends them, for tests that drive a handler. The
+events the scenario generators also send come from the one builder
+(``costtracker.fakes.scenario_events``); what is here is the FSx CloudTrail records
+only tests send, in that builder's envelope."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-ACCOUNT = "123456789012"
-REGION = "us-east-1"
+from costtracker.fakes.scenario_events import (
+    ACCOUNT,
+    REGION,
+    TRACKER_METRICS,
+    alarm_state_event,
+    aws_time,
+    capacity_block_event,
+    cloudtrail_event,
+    ec2_state_event,
+    envelope,
+    limit,
+    reason_data,
+    rebalance_event,
+    s3_object_event,
+    scheduled_event,
+    spot_warning_event,
+    training_job_event,
+)
 
-
-def ec2_state_event(
-    event_id: str,
-    instance_id: str,
-    state: str,
-    at: datetime | str,
-    *,
-    account: str = ACCOUNT,
-    region: str = REGION,
-    resources: Sequence[str] = (),
-) -> dict[str, Any]:
-    """An EC2 Instance State-change Notification (``at``: a UTC datetime or AWS's text)."""
-    time = at if isinstance(at, str) else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {
-        "version": "0",
-        "id": event_id,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": account,
-        "time": time,
-        "region": region,
-        "resources": list(resources),
-        "detail": {"instance-id": instance_id, "state": state},
-    }
-
-
-# What the tracker's alarms watch by default (``UtilizationConfig``): per family.
-TRACKER_METRICS = {
-    "neuron": ("NeuronMonitor", "neuroncore_utilization"),
-    "gpu": ("CWAgent", "nvidia_smi_utilization_gpu"),
-    "cpu": ("AWS/EC2", "CPUUtilization"),
-}
-
-
-def alarm_state_event(
-    event_id: str,
-    alarm_name: str,
-    state: str,
-    at: datetime | str,
-    *,
-    metric: tuple[str, str],
-    instance_id: str,
-    period: int = 300,
-    stat: str = "Average",
-    account: str = ACCOUNT,
-    region: str = REGION,
-    threshold: float | None = None,
-) -> dict[str, Any]:
-    """A CloudWatch Alarm State Change of a one-metric alarm, shaped as
-    ``tests/events/alarm-state-change-single-metric.json`` (``metric``: namespace, name;
-    ``threshold``: what its ``reasonData`` says, default the tracker's for the metric)."""
-    time = at if isinstance(at, str) else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    stamp = time.replace("Z", ".000+0000")
-    namespace, name = metric
-    return {
-        "version": "0",
-        "id": event_id,
-        "detail-type": "CloudWatch Alarm State Change",
-        "source": "aws.cloudwatch",
-        "account": account,
-        "time": time,
-        "region": region,
-        "resources": [f"arn:aws:cloudwatch:{region}:{account}:alarm:{alarm_name}"],
-        "detail": {
-            "alarmName": alarm_name,
-            "configuration": {
-                "metrics": [
-                    {
-                        "id": "m1",
-                        "metricStat": {
-                            "metric": {
-                                "dimensions": {"InstanceId": instance_id},
-                                "name": name,
-                                "namespace": namespace,
-                            },
-                            "period": period,
-                            "stat": stat,
-                        },
-                        "returnData": True,
-                    }
-                ]
-            },
-            "previousState": {"value": "OK", "timestamp": stamp, "reason": ""},
-            "state": {
-                "value": state,
-                "timestamp": stamp,
-                "reason": "Threshold Crossed",
-                "reasonData": reason_data(
-                    stamp,
-                    stat,
-                    period,
-                    limit(metric) if threshold is None else threshold,
-                ),
-            },
-        },
-    }
+__all__ = [
+    "ACCOUNT",
+    "REGION",
+    "TRACKER_METRICS",
+    "alarm_state_event",
+    "capacity_block_event",
+    "ec2_state_event",
+    "envelope",
+    "fsx_call_event",
+    "fsx_create_event",
+    "fsx_delete_event",
+    "fsx_record_delivered",
+    "fsx_update_event",
+    "limit",
+    "reason_data",
+    "rebalance_event",
+    "s3_object_event",
+    "scheduled_event",
+    "spot_warning_event",
+    "training_job_event",
+]
 
 
 def fsx_record_delivered(record: dict[str, Any], event_id: str) -> dict[str, Any]:
     """A CloudTrail record of FSx (such as the real one in
     ``tests/events/fsx-tag-resource-cloudtrail-record.json``) in the envelope EventBridge
     gives it: account, region and time are the record's own."""
-    return {
-        "version": "0",
-        "id": event_id,
-        "detail-type": "AWS API Call via CloudTrail",
-        "source": "aws.fsx",
-        "account": record["recipientAccountId"],
-        "time": record["eventTime"],
-        "region": record["awsRegion"],
-        "resources": [],
-        "detail": record,
-    }
-
-
-def limit(metric: tuple[str, str]) -> float:
-    """The threshold the tracker puts on ``metric`` by default (CPU 10 %, accelerator 5 %)."""
-    return 10.0 if metric == ("AWS/EC2", "CPUUtilization") else 5.0
-
-
-def reason_data(stamp: str, stat: str, period: int, threshold: float) -> str:
-    """``state.reasonData`` as CloudWatch writes it for a threshold alarm."""
-    data = {"version": "1.0", "queryDate": stamp, "statistic": stat, "period": period}
-    return json.dumps(
-        {**data, "recentDatapoints": [], "threshold": threshold}, separators=(",", ":")
-    )
+    return cloudtrail_event(event_id, "aws.fsx", record)
 
 
 def fsx_call_event(
@@ -151,29 +69,20 @@ def fsx_call_event(
 ) -> dict[str, Any]:
     """An FSx API call as EventBridge forwards it from CloudTrail (the envelope and record
     fields of ``tests/events/fsx-create-file-system-cloudtrail.json``)."""
-    time = at if isinstance(at, str) else at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {
-        "version": "0",
-        "id": event_id,
-        "detail-type": "AWS API Call via CloudTrail",
-        "source": "aws.fsx",
-        "account": account,
-        "time": time,
-        "region": region,
-        "resources": [],
-        "detail": {
-            "eventVersion": "1.08",
-            "eventTime": time,
-            "eventSource": "fsx.amazonaws.com",
-            "eventName": name,
-            "awsRegion": region,
-            "requestParameters": request or {},
-            "responseElements": response,
-            "eventID": f"ct-{event_id}",
-            "eventType": "AwsApiCall",
-            "recipientAccountId": account,
-        },
+    time = aws_time(at)
+    record = {
+        "eventVersion": "1.08",
+        "eventTime": time,
+        "eventSource": "fsx.amazonaws.com",
+        "eventName": name,
+        "awsRegion": region,
+        "requestParameters": request or {},
+        "responseElements": response,
+        "eventID": f"ct-{event_id}",
+        "eventType": "AwsApiCall",
+        "recipientAccountId": account,
     }
+    return cloudtrail_event(event_id, "aws.fsx", record)
 
 
 def fsx_create_event(

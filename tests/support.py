@@ -1,16 +1,21 @@
 """Unit-test wiring of the ledger services: the real stores over the in-memory table
 (the twin of the DynamoDB table: every record kind, budgets and price cache included), a
-fake EC2 inventory and a fixed clock."""
+fake EC2 inventory and a fixed clock; and the moto set-up the integration tests share
+(the ledger's table and settings, a tagged instance)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
+import boto3
+import pytest
+
 from costtracker.fakes.twins import FakeInventory, RecordingNotifier
+from shared.adapters import ledger_schema
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.checkpoint_store import CheckpointStore
 from shared.adapters.instance_store import InstanceStore
@@ -32,6 +37,33 @@ if TYPE_CHECKING:
 
 ACCOUNT = "123456789012"
 REGION = "us-east-1"
+
+
+def moto_ledger(monkeypatch: pytest.MonkeyPatch, table: str, config: str) -> None:
+    """Inside ``mock_aws``: the ledger's table on moto, and the settings (``config``: the
+    ``LEDGER_CONFIG`` JSON) the functions read."""
+    boto3.client("dynamodb", region_name=REGION).create_table(
+        **ledger_schema.create_table_request(table)
+    )
+    monkeypatch.setenv("TABLE_NAME", table)
+    monkeypatch.setenv("LEDGER_CONFIG", config)
+
+
+def moto_instance(ec2: Any, instance_type: str, tags: Mapping[str, str], **more: Any) -> str:
+    """Inside ``mock_aws``: one instance of ``instance_type`` carrying ``tags`` (``more``:
+    other RunInstances parameters), in a reservation of its own; its id."""
+    tagging = [
+        {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}
+    ]
+    launched = ec2.run_instances(
+        ImageId="ami-12c6146b",
+        MinCount=1,
+        MaxCount=1,
+        InstanceType=instance_type,
+        TagSpecifications=tagging if tags else [],
+        **more,
+    )
+    return str(launched["Instances"][0]["InstanceId"])
 
 
 @dataclass

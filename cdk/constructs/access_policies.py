@@ -5,7 +5,7 @@ rules (matched on the caller's ARN) then decide what the handler shows them.
 | policy | routes |
 |---|---|
 | team reader | GET /jobs, /jobs/*, /compare, /idle, /change, /efficiency, /prices, /budgets |
-| finance | GET on every route, PUT and DELETE /budgets/* |
+| finance | GET on every route, PUT and DELETE /budgets/*, POST /budgets/*/actions/*/release |
 | admin | every method on every route |
 """
 
@@ -35,6 +35,7 @@ ROUTES: dict[str, tuple[tuple[str, str], ...]] = {
         ("GET", "/"),
         ("PUT", "/budgets/*"),
         ("DELETE", "/budgets/*"),
+        ("POST", "/budgets/*/actions/*/release"),
     ),
     "admin": (("*", "/*"), ("*", "/")),
 }

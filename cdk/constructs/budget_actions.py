@@ -5,7 +5,10 @@ stopper stop opted-in training jobs and lets the tracker manage its own deny pol
 Every statement is bounded: StopTrainingJob only on jobs carrying the auto-stop opt-in
 tag (``aws:ResourceTag``); iam:CreatePolicy / DeletePolicy only on ``policy/costtracker/*``;
 attach and detach only with a policy ARN on that path (``iam:PolicyARN``), so no other
-policy can be attached to anyone.
+policy can be attached to anyone. With ``deny_with`` ``"scp"`` instead: Organizations
+CreatePolicy / AttachPolicy / DetachPolicy only of service control policies
+(``organizations:PolicyType``), only on the organisation's SCPs and accounts, and an
+explicit deny of AttachPolicy to the management account when it is configured.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from constructs import Construct
 from cdk.constructs.lambda_factory import LedgerFunction
 from cdk.nag import acknowledge
 from shared.adapters.launch_denial import POLICY_PATH
+from shared.adapters.scp_denial import SCP
+from shared.config.ledger import AccountsConfig
 
 # A timer is consumed within seconds; one that fails five times goes to the dead letters.
 MAX_RECEIVES = 5
@@ -133,4 +138,60 @@ class BudgetActionPermissions:
                 f"policy{POLICY_PATH}*: each budget action's deny policy is named at run time.",
                 finding=f"Resource::arn:<AWS::Partition>:iam::{self.account or '<AWS::AccountId>'}"
                 f":policy{POLICY_PATH}*",
+            )
+
+    def grant_service_control_policies(self, role: iam.IRole, accounts: AccountsConfig) -> None:
+        """deny_launch as an SCP: the tracker's own role, in the management account or an
+        Organizations delegated administrator (whose delegation policy must allow these)."""
+        partition, org = self.stack.partition, accounts.organization_id
+        assert org, "deny_with scp needs accounts.organization_id (checked by the config)"
+        management = accounts.management_account or "*"
+        policies = (
+            f"arn:{partition}:organizations::{management}:policy/{org}/service_control_policy/*"
+        )
+        member_accounts = f"arn:{partition}:organizations::{management}:account/{org}/*"
+        only_scps = {"StringEquals": {"organizations:PolicyType": SCP}}
+        statements = [
+            iam.PolicyStatement(
+                actions=["organizations:CreatePolicy", "organizations:ListPolicies"],
+                resources=["*"],
+                conditions=only_scps,
+            ),
+            iam.PolicyStatement(
+                actions=["organizations:AttachPolicy", "organizations:DetachPolicy"],
+                resources=[policies, member_accounts],
+                conditions=only_scps,
+            ),
+            iam.PolicyStatement(actions=["organizations:DeletePolicy"], resources=[policies]),
+            iam.PolicyStatement(actions=["organizations:DescribeOrganization"], resources=["*"]),
+        ]
+        if accounts.management_account:
+            statements.append(
+                iam.PolicyStatement(
+                    effect=iam.Effect.DENY,
+                    actions=["organizations:AttachPolicy"],
+                    resources=[
+                        f"arn:{partition}:organizations::{management}:account/{org}/"
+                        f"{accounts.management_account}"
+                    ],
+                )
+            )
+        for statement in statements:
+            role.add_to_principal_policy(statement)
+        acknowledge(
+            role,
+            "IAM5",
+            "organizations:CreatePolicy / ListPolicies only of service control policies "
+            "(organizations:PolicyType); CreatePolicy and DescribeOrganization support no "
+            "resource-level permissions.",
+            finding="Resource::*",
+        )
+        for arn, what in ((policies, "the organisation's SCPs"), (member_accounts, "its accounts")):
+            acknowledge(
+                role,
+                "IAM5",
+                f"Attach / detach / delete of service control policies only "
+                f"(organizations:PolicyType), on {what}: each budget action's SCP and the "
+                "scope's accounts are known at run time.",
+                finding=f"Resource::arn:<AWS::Partition>:{arn.split(':', 2)[2]}",
             )

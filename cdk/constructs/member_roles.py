@@ -15,8 +15,10 @@ permissions, least privilege (``MEMBER_PERMISSIONS`` is the written-down list):
   tracker's own alarms only (``<alarm_prefix>*``);
 - ``ec2:StopInstances`` and ``sagemaker:StopTrainingJob`` only where the auto-stop
   opt-in tag is ``true`` (an IAM tag condition);
-- attach and detach (roles, users, groups) only of policies on the tracker's path
-  (``policy/costtracker/*``), for budget actions.
+- only while budget actions are on and deny with IAM (``ledger.budget_actions.enabled``,
+  ``deny_with`` ``"iam"``): create, read and delete policies only on the tracker's path
+  (``policy/costtracker/*``), and attach and detach (roles, users, groups) only of
+  policies on that path (``iam:PolicyARN``), for deny_launch in this account.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ ALARM_ACTIONS = (
     "cloudwatch:DescribeAlarms",
     "cloudwatch:TagResource",
 )
+POLICY_MANAGEMENT = ("iam:CreatePolicy", "iam:GetPolicy", "iam:DeletePolicy")
 POLICY_ACTIONS = (
     "iam:AttachRolePolicy",
     "iam:DetachRolePolicy",
@@ -60,6 +63,10 @@ MEMBER_PERMISSIONS: tuple[tuple[str, str, str], ...] = (
     *((a, "alarm:<alarm_prefix>*", "none") for a in ALARM_ACTIONS),
     ("ec2:StopInstances", "instance/*", "aws:ResourceTag/<auto_stop.tag_key> = true"),
     ("sagemaker:StopTrainingJob", "training-job/*", "aws:ResourceTag/<auto_stop.tag_key> = true"),
+)
+# Only while budget actions are on and deny with IAM (deny_launch in this account).
+DENY_PERMISSIONS: tuple[tuple[str, str, str], ...] = (
+    *((a, "policy/costtracker/*", "none") for a in POLICY_MANAGEMENT),
     *(
         (a, "role/*, user/*, group/*", "iam:PolicyARN like policy/costtracker/*")
         for a in POLICY_ACTIONS
@@ -115,7 +122,8 @@ class MemberRoles(Construct):
         principals = [
             f"arn:{partition}:iam::{account}:{kind}/*" for kind in ("role", "user", "group")
         ]
-        statements = (
+        own_policies = f"arn:{partition}:iam::{account}:policy{POLICY_PATH}*"
+        statements = [
             iam.PolicyStatement(actions=list(DESCRIBE), resources=["*"]),
             iam.PolicyStatement(actions=list(TRAINING_READS), resources=[jobs]),
             iam.PolicyStatement(actions=list(ALARM_ACTIONS), resources=[alarms]),
@@ -125,19 +133,23 @@ class MemberRoles(Construct):
             iam.PolicyStatement(
                 actions=["sagemaker:StopTrainingJob"], resources=[jobs], conditions=opted_in
             ),
-            iam.PolicyStatement(
-                actions=list(POLICY_ACTIONS),
-                resources=principals,
-                conditions={
-                    "ArnLike": {
-                        "iam:PolicyARN": f"arn:{partition}:iam::{account}:policy{POLICY_PATH}*"
-                    }
-                },
-            ),
-        )
+        ]
+        actions = ledger.budget_actions
+        denies = actions.enabled and actions.deny_with == "iam"
+        if denies:
+            statements += [
+                iam.PolicyStatement(actions=list(POLICY_MANAGEMENT), resources=[own_policies]),
+                iam.PolicyStatement(
+                    actions=list(POLICY_ACTIONS),
+                    resources=principals,
+                    conditions={"ArnLike": {"iam:PolicyARN": own_policies}},
+                ),
+            ]
         for statement in statements:
             self.role.add_to_policy(statement)
-        self._acknowledge(stack, alarms, jobs, instances, principals)
+        self._acknowledge(
+            stack, alarms, jobs, instances, [*principals, own_policies] if denies else []
+        )
 
     def _acknowledge(
         self, stack: Stack, alarms: str, jobs: str, instances: str, principals: list[str]
@@ -151,8 +163,8 @@ class MemberRoles(Construct):
             _finding(stack, instances): "ec2:StopInstances only where the auto-stop opt-in "
             "tag is true.",
             **{
-                _finding(stack, p): "Attach/detach only policies on the tracker's path "
-                "(iam:PolicyARN condition), for budget actions."
+                _finding(stack, p): "Create/delete only policies on the tracker's path, and "
+                "attach/detach only those (iam:PolicyARN condition), for budget actions."
                 for p in principals
             },
         }

@@ -5,6 +5,7 @@ from __future__ import annotations
 from shared.adapters.telemetry import count
 from shared.app.event_function import Answer, event_function, logger
 from shared.app.runtime import Runtime
+from shared.app.trust_edge import team_bound
 from shared.events.aws import SPOT_NOTICE, SpotInterruptionEvent, SpotNotice
 from shared.services.instances import record_spot_notice
 
@@ -17,7 +18,7 @@ def handler(event: SpotNotice, rt: Runtime) -> Answer:
     )
     logger.append_keys(instance_id=event.detail.instance_id)
     outcome = record_spot_notice(
-        rt.ledger_deps(),
+        team_bound(rt, rt.ledger_deps()),
         event_id=event.id,
         at=event.time,
         instance_id=event.detail.instance_id,

@@ -39,6 +39,8 @@ EVENT_KINDS = {
     "AWS API Call via CloudTrail": "fsx",
     "Capacity Block Delivered": "capacity_block",
     "Capacity Block Expiration Warning": "capacity_block",
+    "Capacity Block Reservation Delivered": "capacity_block",
+    "Capacity Block Reservation Expiration Warning": "capacity_block",
 }
 
 

@@ -111,6 +111,32 @@ class ActionStore:
         stamp = {"lifted_at": now.isoformat(), "expires_at": int(now.timestamp()) + 2 * 86400}
         self.table.transact([Put(item | stamp, [])])
 
+    def mark_waiting(self, job_id: str, record: ActionRecord, until: datetime) -> None:
+        """A waiting stop of ``job_id``'s instances: what the job's next complete
+        checkpoint wakes (one small item per job and action, expiring a day after the
+        grace ends)."""
+        pk, sk = keys.waiting_stop_key(job_id, record.action_id)
+        item = {
+            "pk": pk,
+            "sk": sk,
+            "kind": "waiting_stop",
+            "action_id": record.action_id,
+            "budget_id": record.budget_id,
+            "period_key": record.period_key,
+            "threshold": record.at_percent,
+            "expires_at": int(until.timestamp()) + 86400,
+        }
+        self.table.transact([Put(item, [])])
+
+    def waiting_on(self, job_id: str) -> list[tuple[str, str, str, int]]:
+        """(action id, budget id, period key, threshold) of the stops waiting for this
+        job's checkpoint (at most one per budget action: bounded by the budgets)."""
+        pk, _ = keys.waiting_stop_key(job_id, "")
+        return [
+            (str(i["action_id"]), str(i["budget_id"]), str(i["period_key"]), int(i["threshold"]))
+            for i in self.table.query(pk)
+        ]
+
     def claim_timer(self, budget_id: str, period_key: str, what: str, moment: datetime) -> bool:
         """Claim the timer of one moment (a threshold's predicted crossing, a grace's end),
         once however many ticks see it; the claim expires a day after the moment (TTL)."""

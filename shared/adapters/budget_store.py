@@ -78,7 +78,7 @@ class BudgetStore:
     def record_api_subscription(self, email: str, subscription_arn: str) -> None:
         self.table.transact([Put(_recipient_item(email, subscription_arn))])
 
-    def forget_api_subscription(self, email: str) -> None:
+    def clear_api_subscription(self, email: str) -> None:
         """The API's subscription of ``email`` is gone (a marker: the API only puts)."""
         self.table.transact([Put(_recipient_item(email, ""))])
 

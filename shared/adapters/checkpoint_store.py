@@ -1,11 +1,13 @@
 """Checkpoint object heads, their sealed versions, step markers and unmatched objects
-(keys in ``shared.adapters.keys``); as the other stores, writers keep what they wrote
-and every write is guarded by a version or a condition."""
+(keys in ``shared.adapters.keys``); as the other stores, a write is staged into the
+event's unit of work, kept once written and forgotten on a conflict, and every write is
+guarded by a version or a condition."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from shared.adapters import keys
@@ -22,6 +24,7 @@ from shared.adapters.table import (
     VersionIs,
     apply_update,
 )
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain.checkpoint import CheckpointHead, Version
 from shared.domain.index_facts import index_facts
 
@@ -55,11 +58,23 @@ class CheckpointStore:
         self._heads[cache_key] = head
         return head
 
-    def forget(self, job_id: str, account: str, bucket: str, key: str, step: str) -> None:
-        self._heads.pop((job_id, account, bucket, key), None)
-        self._steps.pop((job_id, step), None)
+    def stage_head(
+        self, uow: UnitOfWork, head: CheckpointHead, expected_version: int | None
+    ) -> Put:
+        """Write ``head`` if the stored one is still at ``expected_version`` (None: none
+        yet); kept once written, forgotten on a conflict."""
+        op = self._put_head(head, expected_version)
+        uow.add(
+            op,
+            on_commit=partial(self._remember, op, head),
+            on_conflict=partial(self._forget_head, head),
+        )
+        return op
 
-    def put_head(self, head: CheckpointHead, expected_version: int | None) -> Put:
+    def _forget_head(self, head: CheckpointHead) -> None:
+        self._heads.pop((head.job_id, head.account, head.bucket, head.key), None)
+
+    def _put_head(self, head: CheckpointHead, expected_version: int | None) -> Put:
         stored = head.model_copy(update={"version": (expected_version or 0) + 1})
         item: Item = {
             "pk": keys.job_pk(head.job_id),
@@ -78,13 +93,10 @@ class CheckpointStore:
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         return Put(item, [condition])
 
-    def remember(self, op: Put, head: CheckpointHead | None = None) -> None:
+    def _remember(self, op: Put, head: CheckpointHead) -> None:
         """Keep what was written (``head``: the same record, saving a parse)."""
-        if head is None:
-            head = checkpoint_of(op.item)
-        else:
-            head = head.model_copy(update={"version": int(op.item["version"])})
-        self._heads[(head.job_id, head.account, head.bucket, head.key)] = head
+        kept = head.model_copy(update={"version": int(op.item["version"])})
+        self._heads[(kept.job_id, kept.account, kept.bucket, kept.key)] = kept
 
     def sealed_version(self, head: CheckpointHead, version: Version, void: bool = False) -> Put:
         assert version.end is not None
@@ -126,7 +138,31 @@ class CheckpointStore:
             self._steps[cache_key] = self.table.get(keys.job_pk(job_id), keys.step_sk(step)) or {}
         return self._steps[cache_key] or None
 
-    def step_update(
+    def stage_step(
+        self,
+        uow: UnitOfWork,
+        job_id: str,
+        step: str,
+        write_at: str,
+        new_object: bool,
+        complete_at: str | None,
+        *,
+        read: bool = True,
+    ) -> Update:
+        """Count a write into the step's marker (``read`` as for ``step_marker``); the
+        marker is kept as written, and forgotten on a conflict."""
+        op = self._step_update(job_id, step, write_at, new_object, complete_at, read=read)
+        uow.add(
+            op,
+            on_commit=partial(self._remember_step, job_id, step, op),
+            on_conflict=partial(self._forget_step, job_id, step),
+        )
+        return op
+
+    def _forget_step(self, job_id: str, step: str) -> None:
+        self._steps.pop((job_id, step), None)
+
+    def _step_update(
         self,
         job_id: str,
         step: str,
@@ -165,7 +201,7 @@ class CheckpointStore:
         """Every step marker of the job (one Query, read from the table)."""
         return list(self.table.query(keys.job_pk(job_id), begins_with=keys.STEP_PREFIX))
 
-    def remember_step(self, job_id: str, step: str, op: Update) -> None:
+    def _remember_step(self, job_id: str, step: str, op: Update) -> None:
         self._steps[(job_id, step)] = apply_update(self._steps.get((job_id, step)) or None, op)
 
     def unmatched(self, bucket: str, key: str, event_id: str, at: datetime) -> Put:

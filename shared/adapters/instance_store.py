@@ -1,9 +1,11 @@
 """Instance pointers (which job an instance belongs to), instance heads and their
 sealed segments and notices (keys in ``shared.adapters.keys``).
 
-Writers keep what they wrote (a warm Lambda container or the replay reuses it without a
-read); every write is guarded by a version or a condition, so a stale copy only costs a
-retry, never a lost update. Index entries come from ``index_facts``.
+A write is staged into the event's unit of work (``stage_*``) with what this store keeps
+once it lands (a warm Lambda container or the replay reuses it without a read) and
+forgets when its condition fails; every write is guarded by a version or a condition,
+so a stale copy only costs a retry, never a lost update. Index entries come from
+``index_facts``.
 """
 
 from __future__ import annotations
@@ -12,15 +14,27 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 
 from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
 from shared.adapters.table import Absent, Condition, Item, Put, Table, VersionIs
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain.accrual import Accrual
 from shared.domain.index_facts import NOT_INDEXED, index_facts
 from shared.domain.instance import InstanceHead
 from shared.domain.lifecycle import Notice
 from shared.domain.segments import SegmentCost
+
+
+@dataclass(frozen=True)
+class SealedSegment:
+    """A sealed segment record: its cost, and whose it is (the head it left)."""
+
+    cost: SegmentCost
+    account: str
+    instance_id: str
+    partition: str  # its job's partition, where that head is
 
 
 @dataclass(frozen=True)
@@ -53,15 +67,31 @@ class InstanceStore:
         self._pointers[(account, instance_id)] = found
         return found
 
-    def put_pointer(self, pointer: Pointer, expires_at: int | None = None) -> Put:
+    def _put_pointer(self, pointer: Pointer, expires_at: int | None = None) -> Put:
         pk, sk = keys.pointer(pointer.account, pointer.instance_id)
         item: Item = {"pk": pk, "sk": sk, "kind": "pointer", "job_id": pointer.job_id or ""}
         if expires_at is not None:
             item["expires_at"] = expires_at
         return Put(item, [Absent()])
 
-    def remember_pointer(self, pointer: Pointer) -> None:
+    def stage_pointer(
+        self, uow: UnitOfWork, pointer: Pointer, expires_at: int | None = None
+    ) -> Put:
+        """Write the pointer once (it is kept when written; on a conflict another event
+        wrote it first, and the next read finds theirs)."""
+        op = self._put_pointer(pointer, expires_at)
+        uow.add(
+            op,
+            on_commit=partial(self._keep_pointer, pointer),
+            on_conflict=partial(self._drop_pointer, pointer),
+        )
+        return op
+
+    def _keep_pointer(self, pointer: Pointer) -> None:
         self._pointers[(pointer.account, pointer.instance_id)] = pointer
+
+    def _drop_pointer(self, pointer: Pointer) -> None:
+        self._pointers.pop((pointer.account, pointer.instance_id), None)
 
     # heads
     def head(self, job_id: str, account: str, instance_id: str) -> InstanceHead | None:
@@ -76,28 +106,42 @@ class InstanceStore:
         self._heads[key] = head
         return head
 
-    def forget(self, job_id: str, account: str, instance_id: str) -> None:
+    def _forget(self, job_id: str, account: str, instance_id: str) -> None:
+        """Drop the head (and its accrual) and the pointer that led to it."""
         head = self._heads.pop((job_id, account, instance_id), None)
         if head is not None:
             self._accruals.pop(id(head), None)
         self._pointers.pop((account, instance_id), None)
 
-    def put_head(self, head: InstanceHead, expected_version: int | None) -> Put:
+    def _put_head(self, head: InstanceHead, expected_version: int | None) -> Put:
         stored = head.model_copy(update={"version": (expected_version or 0) + 1})
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         return Put(head_item(stored), [condition])
 
-    def remember(
-        self, op: Put, head: InstanceHead | None = None, accrual: Accrual | None = None
-    ) -> None:
+    def stage_head(
+        self,
+        uow: UnitOfWork,
+        head: InstanceHead,
+        expected_version: int | None,
+        accrual: Accrual | None = None,
+    ) -> Put:
+        """Write ``head`` if the stored one is still at ``expected_version`` (None: none
+        yet); once written it is kept (with ``accrual``, its accrual if known), and on a
+        conflict the head and pointer read are forgotten."""
+        op = self._put_head(head, expected_version)
+        uow.add(
+            op,
+            on_commit=partial(self._remember, op, head, accrual),
+            on_conflict=partial(self._forget, head.job_id, head.account, head.instance_id),
+        )
+        return op
+
+    def _remember(self, op: Put, head: InstanceHead, accrual: Accrual | None) -> None:
         """Keep what was written (``head``: the same record, saving a parse)."""
-        if head is None:
-            head = head_of(op.item)
-        else:
-            head = head.model_copy(update={"version": int(op.item["version"])})
-        self._hold(head)
+        kept = head.model_copy(update={"version": int(op.item["version"])})
+        self._hold(kept)
         if accrual is not None:
-            self._accruals[id(head)] = accrual
+            self._accruals[id(kept)] = accrual
 
     def _hold(self, head: InstanceHead) -> None:
         """Hold ``head`` in place of the copy held before (and that copy's accrual)."""
@@ -166,12 +210,11 @@ class InstanceStore:
             and item.get("account") == head.account
         ]
 
-    def stored_head_of(self, sealed: Item) -> InstanceHead | None:
+    def stored_head_of(self, sealed: SealedSegment) -> InstanceHead | None:
         """The head of the instance a sealed segment record belongs to, as the table
         holds it (not this store's cache)."""
         item = self.table.get(
-            str(sealed["pk"]),
-            keys.instance_head_sk(str(sealed["account"]), str(sealed["instance_id"])),
+            sealed.partition, keys.instance_head_sk(sealed.account, sealed.instance_id)
         )
         return None if item is None else head_of(item)
 
@@ -240,3 +283,12 @@ def head_item(head: InstanceHead) -> Item:
 def head_of(item: Item) -> InstanceHead:
     head = InstanceHead.model_validate_json(item["record"])
     return head.model_copy(update={"version": int(item["version"])})
+
+
+def sealed_of(item: Item) -> SealedSegment:
+    return SealedSegment(
+        cost=SegmentCost.model_validate_json(str(item["record"])),
+        account=str(item["account"]),
+        instance_id=str(item["instance_id"]),
+        partition=str(item["pk"]),
+    )

@@ -117,5 +117,10 @@ def attached_denial_key(budget_id: str, action_id: str) -> tuple[str, str]:
     return ("DENIALS", f"{part(budget_id)}#{part(action_id)}")
 
 
+def waiting_stop_key(job_id: str, action_id: str) -> tuple[str, str]:
+    """A stop_after_checkpoint waiting for one of this job's checkpoints."""
+    return (f"WAITING#{part(job_id)}", part(action_id))
+
+
 def timer_key(budget_id: str, period_key: str, what: str, moment: datetime) -> tuple[str, str]:
     return ("TIMERS", f"{part(budget_id)}#{period_key}#{part(what)}#{iso(moment)}")

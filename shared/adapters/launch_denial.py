@@ -1,16 +1,20 @@
 """deny_launch in IAM: a deny policy the tracker creates under its own path
-(``/costtracker/``), attached to and detached from the configured principals. Only
-policies on that path are ever attached or detached (the function's IAM grants say so
-too). A principal at its quota of attached policies (``LimitExceeded``) is reported,
-never retried for ever."""
+(``/costtracker/``) in each principal's own account (the tracker's own with the
+function's role, a member account through its member role, both from the one client
+factory), attached to and detached from the configured principals, and deleted once
+lifted. Only policies on that path are ever attached or detached (the function's and the
+member role's IAM grants say so too). A principal at its quota of attached policies
+(``LimitExceeded``) is reported, never retried for ever."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
+
+from shared.adapters.accounts import factory_of
 
 POLICY_PATH = "/costtracker/"
 # Launch actions a scope's tags are denied on; ec2:CreateTags too, so that launching
@@ -18,7 +22,13 @@ POLICY_PATH = "/costtracker/"
 DENIED_LAUNCHES = ("ec2:RunInstances", "sagemaker:CreateTrainingJob")
 
 
-class PrincipalAtQuota(Exception):
+class DenialRefused(Exception):
+    """AWS (or the tracker) refuses this part of a deny for good: not retried."""
+
+    result = "failed"
+
+
+class PrincipalAtQuota(DenialRefused):
     """IAM refused to attach: the principal has as many managed policies as it may."""
 
 
@@ -52,6 +62,11 @@ def policy_name(action_id: str) -> str:
     return f"deny-launch-{safe}"[:128]
 
 
+def account_of(arn: str) -> str:
+    """The account an IAM ARN names (``arn:aws:iam::<account>:...``)."""
+    return arn.split(":")[4]
+
+
 def _principal(arn: str) -> tuple[str, str]:
     """("role" | "user" | "group", name) of an IAM principal ARN."""
     resource = arn.split(":", 5)[-1]
@@ -62,17 +77,25 @@ def _principal(arn: str) -> tuple[str, str]:
 
 
 class IamLaunchDenial:
-    def __init__(self, iam: Any, account: Callable[[], str], partition: str = "aws") -> None:
-        """``account``: the tracker's own account, asked only when needed."""
-        self._iam = iam
-        self._account = account
+    """One policy per action and account; ``clients``: the one client factory (or one
+    IAM client, for every account)."""
+
+    via = "iam"
+
+    def __init__(self, clients: Any, partition: str = "aws") -> None:
+        self._clients = factory_of(clients)
         self._partition = partition
 
-    def ensure_policy(self, action_id: str, tags: Mapping[str, str]) -> str:
-        """The deny policy's ARN, created under the tracker's path if it is not there."""
+    def _iam(self, account: str) -> Any:
+        return self._clients.client_for("iam", account)
+
+    def ensure_policy(self, action_id: str, tags: Mapping[str, str], account: str) -> str:
+        """The deny policy's ARN in ``account``, created under the tracker's path if it is
+        not there."""
         name = policy_name(action_id)
+        iam = self._iam(account)
         try:
-            created = self._iam.create_policy(
+            created = iam.create_policy(
                 PolicyName=name,
                 Path=POLICY_PATH,
                 PolicyDocument=json.dumps(deny_document(tags)),
@@ -83,14 +106,14 @@ class IamLaunchDenial:
             if exc.response.get("Error", {}).get("Code") != "EntityAlreadyExists":
                 raise
         # Made by an earlier try (its answer lost): the same name on the same path.
-        arn = f"arn:{self._partition}:iam::{self._account()}:policy{POLICY_PATH}{name}"
-        return str(self._iam.get_policy(PolicyArn=arn)["Policy"]["Arn"])
+        arn = f"arn:{self._partition}:iam::{account}:policy{POLICY_PATH}{name}"
+        return str(iam.get_policy(PolicyArn=arn)["Policy"]["Arn"])
 
     def attach(self, policy_arn: str, principal_arn: str) -> None:
-        self._check_path(policy_arn)
+        self._check_path(policy_arn, principal_arn)
         kind, name = _principal(principal_arn)
         try:
-            getattr(self._iam, f"attach_{kind}_policy")(
+            getattr(self._iam(account_of(principal_arn)), f"attach_{kind}_policy")(
                 **{f"{kind.capitalize()}Name": name, "PolicyArn": policy_arn}
             )
         except ClientError as exc:
@@ -99,17 +122,29 @@ class IamLaunchDenial:
             raise
 
     def detach(self, policy_arn: str, principal_arn: str) -> None:
-        self._check_path(policy_arn)
+        self._check_path(policy_arn, principal_arn)
         kind, name = _principal(principal_arn)
         try:
-            getattr(self._iam, f"detach_{kind}_policy")(
+            getattr(self._iam(account_of(principal_arn)), f"detach_{kind}_policy")(
                 **{f"{kind.capitalize()}Name": name, "PolicyArn": policy_arn}
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") != "NoSuchEntity":
                 raise  # not attached (any more): nothing to detach
 
+    def delete_policy(self, policy_arn: str) -> None:
+        """Delete a lifted deny (gone already: nothing to do; still attached somewhere,
+        ``DeleteConflict``: raised, the next lift tries again)."""
+        self._check_path(policy_arn)
+        try:
+            self._iam(account_of(policy_arn)).delete_policy(PolicyArn=policy_arn)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "NoSuchEntity":
+                raise
+
     @staticmethod
-    def _check_path(policy_arn: str) -> None:
+    def _check_path(policy_arn: str, principal_arn: str = "") -> None:
         if f":policy{POLICY_PATH}" not in policy_arn:
             raise ValueError(f"{policy_arn} is not a policy under {POLICY_PATH}")
+        if principal_arn and account_of(principal_arn) != account_of(policy_arn):
+            raise ValueError(f"{policy_arn} is not in the account of {principal_arn}")

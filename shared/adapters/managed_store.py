@@ -1,12 +1,16 @@
 """Stores of managed training heads (``JOB#<job>`` / ``H#T#<account>#<name>``) and capacity
-reservation heads (``RES#<account>#<id>`` / ``HEAD``). As the other stores: writers keep what
-they wrote, every write is guarded by a version."""
+reservation heads (``RES#<account>#<id>`` / ``HEAD``). As the other stores: a write is staged
+into the event's unit of work, kept once written and forgotten on a conflict; every write is
+guarded by a version."""
 
 from __future__ import annotations
+
+from functools import partial
 
 from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
 from shared.adapters.table import Absent, Condition, Item, Put, Table, VersionIs
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain.index_facts import NOT_INDEXED, REFRESHED_RESERVATION, index_facts
 from shared.domain.managed.reservation import ReservationHead
 from shared.domain.managed.training import TrainingHead
@@ -31,7 +35,14 @@ class TrainingStore:
         items = self.table.query(keys.job_pk(job_id), begins_with="H#T#")
         return [training_of(item) for item in items]
 
-    def put(self, head: TrainingHead, expected_version: int | None) -> Put:
+    def stage(self, uow: UnitOfWork, head: TrainingHead, expected_version: int | None) -> Put:
+        """Write ``head`` if the stored one is still at ``expected_version`` (None: none yet)."""
+        op = self._put(head, expected_version)
+        key = (head.job_id, head.account, head.name)
+        uow.add(op, on_commit=partial(self._remember, op), on_conflict=partial(self._forget, key))
+        return op
+
+    def _put(self, head: TrainingHead, expected_version: int | None) -> Put:
         stored = head.model_copy(update={"version": (expected_version or 0) + 1})
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         item: Item = {
@@ -46,12 +57,12 @@ class TrainingStore:
         item |= schema.index_entries(index_facts(head), f"{head.account}#{head.name}", "training")
         return Put(item, [condition])
 
-    def remember(self, op: Put) -> None:
+    def _remember(self, op: Put) -> None:
         head = training_of(op.item)
         self._heads[(head.job_id, head.account, head.name)] = head
 
-    def forget(self, job_id: str, account: str, name: str) -> None:
-        self._heads.pop((job_id, account, name), None)
+    def _forget(self, key: tuple[str, str, str]) -> None:
+        self._heads.pop(key, None)
 
 
 def training_of(item: Item) -> TrainingHead:
@@ -73,7 +84,22 @@ class ReservationStore:
             self._heads[key] = reservation_of_item(item)
         return self._heads[key]
 
-    def put(
+    def stage(
+        self,
+        uow: UnitOfWork,
+        head: ReservationHead,
+        expected_version: int | None,
+        *,
+        indexed: bool = True,
+    ) -> Put:
+        """Write ``head`` if the stored one is still at ``expected_version`` (None: none
+        yet); ``indexed`` as for ``_put``."""
+        op = self._put(head, expected_version, indexed=indexed)
+        key = (head.account, head.reservation_id)
+        uow.add(op, on_commit=partial(self._remember, op), on_conflict=partial(self._forget, key))
+        return op
+
+    def _put(
         self, head: ReservationHead, expected_version: int | None, *, indexed: bool = True
     ) -> Put:
         """The head's write; ``indexed``: the daily refresh still looks at it."""
@@ -94,12 +120,12 @@ class ReservationStore:
         item |= schema.index_entries(facts, f"{head.account}#{head.reservation_id}")
         return Put(item, [condition])
 
-    def remember(self, op: Put) -> None:
+    def _remember(self, op: Put) -> None:
         head = reservation_of_item(op.item)
         self._heads[(head.account, head.reservation_id)] = head
 
-    def forget(self, account: str, reservation_id: str) -> None:
-        self._heads.pop((account, reservation_id), None)
+    def _forget(self, key: tuple[str, str]) -> None:
+        self._heads.pop(key, None)
 
     def refreshed(self) -> list[ReservationHead]:
         """The reservations the daily refresh looks at (sparse index, one Query)."""

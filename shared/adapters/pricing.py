@@ -51,6 +51,11 @@ class PriceBook:
         self._today = today
         self._series: SeriesBook | None = None
 
+    @property
+    def today(self) -> date:
+        """The check date of anything asked now."""
+        return self._today
+
     def _rate(
         self, list_usd: Decimal, source: RateSource, region: str, checked_on: date, note: str = ""
     ) -> Rate:

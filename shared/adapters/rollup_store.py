@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from shared.adapters import keys
 from shared.adapters import ledger_schema as schema
 from shared.adapters.table import Above, Below, Condition, Item, Table, Update, apply_update
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain import accrual as acc
 from shared.domain.accrual import Accrual
 from shared.domain.index_facts import ROLLUP
@@ -40,6 +42,9 @@ class RollupChange:
 # it was applied on, a price filled in later): a figure computed for a past moment stays
 # right while the job's counters are unchanged.
 PAST_CHANGES = "past_changes"
+# Spends at past moments a container keeps at most (a day's period starts for every job,
+# and more): cleared when full.
+MAX_BOOKED_SPENDS = 50_000
 
 
 class RollupStore:
@@ -49,9 +54,8 @@ class RollupStore:
     def __init__(self, table: Table) -> None:
         self.table = table
         self._cache: dict[tuple[str, str], Item] = {}
-        self._whose: dict[tuple[str, str], tuple[str, str]] = {}  # item key -> (job, account)
         # Per container: (job, moment) -> (the job's past-changes stamp, its spend then).
-        self.books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
+        self._books: dict[tuple[str, datetime], tuple[tuple[tuple[str, int], ...], Decimal]] = {}
 
     def cached(self, job_id: str, account: str) -> Item | None:
         key = (job_id, account)
@@ -60,10 +64,22 @@ class RollupStore:
             self._cache[key] = item or {}
         return self._cache[key] or None
 
-    def forget(self, job_id: str, account: str) -> None:
+    def _forget(self, job_id: str, account: str) -> None:
         self._cache.pop((job_id, account), None)
 
-    def update(self, change: RollupChange) -> Update | None:
+    def stage(self, uow: UnitOfWork, change: RollupChange) -> Update | None:
+        """Stage the change's operation (None: it changes nothing); once written the
+        rollup is kept as written, and on a conflict the copy it was built from (read
+        even when nothing changed) is forgotten."""
+        op = self._update(change)
+        uow.add(
+            op,
+            on_commit=None if op is None else partial(self._remember, change, op),
+            on_conflict=partial(self._forget, change.job_id, change.account),
+        )
+        return op
+
+    def _update(self, change: RollupChange) -> Update | None:
         """The operation for a change, or None when it changes nothing."""
         current = self.cached(change.job_id, change.account) or {}
         add: dict[str, Any] = {k: v for k, v in acc.to_attributes(change.delta).items()}
@@ -98,11 +114,9 @@ class RollupStore:
             "kind": "rollup",
             **schema.index_entries(ROLLUP, keys.rollup_index_sk(change.job_id, change.account)),
         }
-        pk, sk = keys.job_pk(change.job_id), keys.rollup_sk(change.account)
-        self._whose[(pk, sk)] = (change.job_id, change.account)
         return Update(
-            pk,
-            sk,
+            keys.job_pk(change.job_id),
+            keys.rollup_sk(change.account),
             add=add,
             set=sets,
             # What the item is known to hold already is not sent again (nothing of the
@@ -111,12 +125,31 @@ class RollupStore:
             conditions=conditions,
         )
 
-    def remember(self, op: Update) -> None:
-        key = self._whose[(op.pk, op.sk)]  # an operation of this store's ``update``
+    def _remember(self, change: RollupChange, op: Update) -> None:
+        key = (change.job_id, change.account)
         self._cache[key] = apply_update(self._cache.get(key) or None, op)
+
+    def booked_spend(self, job_id: str, at: datetime, rollups: list[Item]) -> Decimal | None:
+        """The job's spend at ``at`` as booked by this container, while its ``rollups``
+        (all of the job's, as read now) say no write has changed its past since."""
+        booked = self._books.get((job_id, at))
+        if booked is None or booked[0] != _past_stamp(rollups):
+            return None
+        return booked[1]
+
+    def book_spend(self, job_id: str, at: datetime, rollups: list[Item], spend: Decimal) -> None:
+        """Keep the job's spend at ``at`` (computed from its records) for later reads."""
+        if len(self._books) >= MAX_BOOKED_SPENDS:
+            self._books.clear()
+        self._books[(job_id, at)] = (_past_stamp(rollups), spend)
 
     def all(self) -> list[Item]:
         return list(self.table.query(schema.ROLLUPS, index=schema.ROLLUPS_INDEX.name))
 
     def of_job(self, job_id: str) -> list[Item]:
         return list(self.table.query(keys.job_pk(job_id), begins_with="R#"))
+
+
+def _past_stamp(rollups: list[Item]) -> tuple[tuple[str, int], ...]:
+    """Each account's count of the writes that changed the job's past."""
+    return tuple(sorted((str(r.get("account", "")), int(r.get(PAST_CHANGES, 0))) for r in rollups))

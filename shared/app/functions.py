@@ -146,6 +146,8 @@ FUNCTIONS: tuple[Function, ...] = (
             checkpoint_buckets=True,
         ),
         Grants(unscoped_reads=("pricing:GetProducts",)),
+        # A complete checkpoint wakes a stop waiting for it (a timer at its moment).
+        environment=(_TIMERS,),
     ),
     Function(
         "fsx_event",

@@ -181,7 +181,11 @@ class BudgetActionsConfig(_Config):
     dry run whatever they say, and the stack grants no stop or IAM permission for them."""
 
     enabled: bool = False
-    # IAM principals (role, user or group ARNs) a deny_launch policy is attached to.
+    # How deny_launch denies: "iam", a policy in each principal's own account attached to
+    # deny_principals; "scp", a service control policy on the scope's member accounts
+    # (the tracker in the management account or an Organizations delegated admin).
+    deny_with: Literal["iam", "scp"] = "iam"
+    # IAM principals (role, user or group ARNs, each naming its account) for "iam".
     deny_principals: tuple[str, ...] = ()
 
     @field_validator("deny_principals")
@@ -362,6 +366,12 @@ class LedgerConfig(_Config):
         known = self.known_tag_keys()
         for budget in self.budgets:
             budget.check_tag_keys(known)
+        return self
+
+    @model_validator(mode="after")
+    def _scp_needs_an_organisation(self) -> LedgerConfig:
+        if self.budget_actions.deny_with == "scp" and not self.accounts.organization_id:
+            raise ValueError("budget_actions.deny_with 'scp' needs accounts.organization_id")
         return self
 
     @model_validator(mode="after")

@@ -3,7 +3,7 @@ their adapters (IAM for deny_launch, SQS for timers) and the bundle a run is giv
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -13,11 +13,18 @@ from shared.services.stopper import Stopper
 
 
 class LaunchDenial(Protocol):
-    def ensure_policy(self, action_id: str, tags: Mapping[str, str]) -> str: ...
+    """IAM (``via`` "iam": a policy per account, its parts principal ARNs) or an SCP
+    ("scp": one policy, its parts member account ids)."""
 
-    def attach(self, policy_arn: str, principal_arn: str) -> None: ...
+    via: str
 
-    def detach(self, policy_arn: str, principal_arn: str) -> None: ...
+    def ensure_policy(self, action_id: str, tags: Mapping[str, str], account: str) -> str: ...
+
+    def attach(self, policy: str, target: str) -> None: ...
+
+    def detach(self, policy: str, target: str) -> None: ...
+
+    def delete_policy(self, policy: str) -> None: ...
 
 
 class CrossingTimers(Protocol):
@@ -34,3 +41,5 @@ class ActionDeps:
     denial: LaunchDenial | None
     deny_principals: tuple[str, ...] = ()
     timers: CrossingTimers | None = None
+    # The tracker's own account (a release detaches there at once; the tick the rest).
+    home_account: Callable[[], str] = lambda: ""

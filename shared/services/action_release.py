@@ -1,7 +1,9 @@
 """Releasing a budget action (finance and admins, through the API): a waiting stop is
 cancelled, a deny is detached, and the action is suppressed for the rest of its period
 (its record says ``released``, and an action fires only once per period). It never
-starts anything: no stop is undone by starting an instance."""
+starts anything: no stop is undone by starting an instance. A deny is detached here from
+the principals of the tracker's own account; its parts elsewhere (member accounts, an
+SCP) by the next minute's budget evaluation, which may act there."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from shared.domain.finance_day import FinanceCalendar
 from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster
 from shared.services.budget_actions import announce
+from shared.services.launch_denials import DENY_PARTS, detach_parts
 
 
 class UnknownAction(LookupError):
@@ -70,13 +73,15 @@ def release_action(
     if record.state == "released":
         return Released(record, [], False)
     cancelled = [
-        t.target_id for t in acts.store.targets(aid) if not t.result or t.result == "would_stop"
+        t.target_id
+        for t in acts.store.targets(aid)
+        if t.kind not in DENY_PARTS and (not t.result or t.result == "would_stop")
     ]
     detached = False
-    if record.policy_arn and acts.denial is not None:
-        for principal in acts.deny_principals:
-            acts.denial.detach(record.policy_arn, principal)
-        detached = True
+    if record.kind == "deny_launch" and record.fired_at is not None and acts.denial is not None:
+        # The principals of the tracker's own account now; the next minute's tick
+        # detaches the rest (member accounts, an SCP) and deletes the policies.
+        detached = detach_parts(acts, record, now, home_only=True)
     saved = acts.store.save(
         replace(record, state="released", released_by=caller_arn, released_at=now)
     )

@@ -18,15 +18,21 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from shared.adapters.action_store import ActionRecord, ActionTarget
-from shared.adapters.launch_denial import PrincipalAtQuota
 from shared.adapters.notify import Alert, Audience
 from shared.config.budgets import Budget
-from shared.config.ledger import LedgerConfig
-from shared.domain.budget_actions import STOPS, BudgetAction, action_id, stop_due
+from shared.config.ledger import CheckpointConfig
+from shared.domain.budget_actions import (
+    STOPS,
+    BudgetAction,
+    action_id,
+    job_of_checkpoint_prefix,
+    stop_due,
+)
 from shared.reports.formatting import iso
 from shared.services.action_deps import ActionDeps
 from shared.services.alerts import AlertPoster
 from shared.services.deps import LedgerDeps
+from shared.services.launch_denials import crossed, deny, deny_parts, lift_denials
 from shared.services.stopper import StopRequest
 from shared.services.utilization import last_complete_checkpoint_at
 
@@ -35,10 +41,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger("costtracker.budget_actions")
 ACTED = frozenset({"stopped", "not_running", "opted_out", "stop_failed"})
-
-
-def crossed(status: BudgetStatus, percent: int) -> bool:
-    return status.spend * 100 >= status.budget.amount_usd * percent
 
 
 def run_actions(
@@ -58,7 +60,7 @@ def run_actions(
         pending = record is not None and _pending(record)
         if pending and _progress(deps, status, action, record, now, poster, acts):  # type: ignore[arg-type]
             changed.append(aid)
-    changed += _lift_denials(status, now, acts)
+    changed += lift_denials(status, now, acts)
     return changed
 
 
@@ -93,8 +95,11 @@ def _fire(
     dry = action.dry_run or (acts.stopper is None and action.do in STOPS)
     dry = dry or (action.do == "deny_launch" and acts.denial is None)
     targets = list(stop_targets(deps, status, acts)) if action.do in STOPS else []
+    if action.do == "deny_launch":
+        targets = deny_parts(deps, status, acts)
+    would = "would_deny" if action.do == "deny_launch" else "would_stop"
     for target in targets:
-        acts.store.put_target(aid, replace(target, result="would_stop" if dry else ""))
+        acts.store.put_target(aid, replace(target, result=would if dry else ""))
     state = "waiting_for_checkpoint" if action.do == "stop_after_checkpoint" else "announced"
     record = ActionRecord(
         action_id=aid,
@@ -112,6 +117,9 @@ def _fire(
         known = acts.store.get(aid)
         assert known is not None
         return known
+    if record.state == "waiting_for_checkpoint":  # the jobs' checkpoints wake it
+        for job_id in sorted({t.job_id for t in targets}):
+            acts.store.mark_waiting(job_id, record, now + action.grace)
     announce(status.budget, record, "fired", now, poster)
     return record
 
@@ -130,7 +138,8 @@ def _plan(action: BudgetAction, targets: list[ActionTarget], dry: bool) -> str:
             f"latest: {names}{more}"
         )
     if action.do == "deny_launch":
-        return f"{verb}deny launches carrying the scope's tags"
+        where = ", ".join(t.target_id for t in targets[:20]) or "nowhere (no principal or account)"
+        return f"{verb}deny launches carrying the scope's tags: {where}{more}"
     return "notify only"
 
 
@@ -155,7 +164,7 @@ def stop_targets(
                 request = StopRequest(training.name, training.region, training.account)
                 now = acts.stopper.training_job_now(request) if acts.stopper else None
                 uri = now.checkpoint_uri if now is not None else ""
-                tracked = checkpoints_tracked(uri, config.checkpoint.buckets)
+                tracked = checkpoints_tracked(uri, config.checkpoint, job_id)
                 yield ActionTarget(
                     "training_job",
                     training.name,
@@ -166,12 +175,16 @@ def stop_targets(
                 )
 
 
-def checkpoints_tracked(uri: str, buckets: tuple[str, ...]) -> bool:
+def checkpoints_tracked(uri: str, checkpoint: CheckpointConfig, job_id: str) -> bool:
     """A SageMaker job's ``CheckpointConfig.S3Uri`` is under a tracked checkpoint bucket
-    (the key pattern then names its job, as for an instance's checkpoints)."""
+    and its prefix names this job under the tracked key pattern, so the ledger sees its
+    checkpoints as the job's; any other is stopped at the crossing."""
     if not uri.startswith("s3://"):
         return False
-    return uri[len("s3://") :].split("/", 1)[0] in buckets
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
+    if bucket not in checkpoint.buckets:
+        return False
+    return job_of_checkpoint_prefix(checkpoint.key_pattern, prefix) == job_id
 
 
 def _progress(
@@ -186,7 +199,10 @@ def _progress(
     if action.do in STOPS:
         return _progress_stops(deps, status, action, record, now, poster, acts)
     if action.do == "deny_launch":
-        return _deny(deps.config, status, record, now, poster, acts)
+        saved = deny(deps.config, status, record, now, acts)
+        if saved is not None:
+            announce(status.budget, saved, "acted", now, poster)
+        return saved is not None
     return False
 
 
@@ -243,67 +259,6 @@ def _due(
         return True
     checkpoint = last_complete_checkpoint_at(deps, target.job_id, now)
     return stop_due(action, fired_at, checkpoint, now)
-
-
-def _deny(
-    config: LedgerConfig,
-    status: BudgetStatus,
-    record: ActionRecord,
-    now: datetime,
-    poster: AlertPoster,
-    acts: ActionDeps,
-) -> bool:
-    assert acts.denial is not None
-    tags = deny_tags(status.budget, config)
-    acts.store.mark_attached(status.budget.budget_id, record.action_id)
-    try:
-        arn = acts.denial.ensure_policy(record.action_id, tags)
-        for principal in acts.deny_principals:
-            acts.denial.attach(arn, principal)
-    except PrincipalAtQuota as exc:  # reported, not retried for ever
-        saved = acts.store.save(replace(record, state="failed", detail=f"not attached: {exc}"))
-    except Exception as exc:  # the next tick tries again
-        logger.exception("deny_launch failed", extra={"action_id": record.action_id})
-        acts.store.save(replace(record, detail=f"deny_launch: last try failed: {exc}"[:500]))
-        return False
-    else:
-        saved = acts.store.save(replace(record, state="done", acted_at=now, policy_arn=arn))
-    if saved is not None:
-        announce(status.budget, saved, "acted", now, poster)
-    return True
-
-
-def deny_tags(budget: Budget, config: LedgerConfig) -> dict[str, str]:
-    if budget.scope.tag:
-        return dict(budget.scope.tag)
-    if budget.scope.job is not None:
-        return {config.tracking.job_tag_keys[0]: budget.scope.job}
-    raise ValueError("deny_launch needs a tag or job scope")
-
-
-def _lift_denials(status: BudgetStatus, now: datetime, acts: ActionDeps) -> list[str]:
-    """A denial ends with its period, or when the budget is raised above its threshold."""
-    lifted: list[str] = []
-    if acts.denial is None or not any(a.do == "deny_launch" for a in status.budget.actions):
-        return lifted
-    budget_id = status.budget.budget_id
-    for aid in acts.store.attached(budget_id):
-        record = acts.store.get(aid)
-        ended = record is None or record.period_key != status.period_key
-        if record is None or record.state != "done" or not record.policy_arn:
-            # released through the API, failed, or never attached: nothing left on
-            if record is None or record.state in ("released", "failed") or ended:
-                acts.store.mark_lifted(budget_id, aid, now)
-            continue
-        if not ended and crossed(status, record.at_percent):
-            continue
-        for principal in acts.deny_principals:
-            acts.denial.detach(record.policy_arn, principal)
-        why = "period ended" if ended else "budget raised"
-        if acts.store.save(replace(record, state="released", released_by=why, released_at=now)):
-            lifted.append(record.action_id)
-            acts.store.mark_lifted(budget_id, aid, now)
-    return lifted
 
 
 def announce(

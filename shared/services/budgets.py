@@ -19,7 +19,6 @@ from typing import Any
 from shared.adapters.budget_store import BudgetStore
 from shared.adapters.job_records import load_job
 from shared.adapters.outbox import OutboxStore
-from shared.adapters.rollup_store import PAST_CHANGES
 from shared.config.budgets import Budget
 from shared.config.ledger import LedgerConfig
 from shared.domain import accrual as acc
@@ -56,10 +55,6 @@ def effective_budgets(
     return [budgets[k] for k in sorted(budgets)]
 
 
-# Books kept per container at most (a day's period starts for every job, and more).
-MAX_BOOKS = 50_000
-
-
 @dataclass
 class JobCache:
     """Every job's rollups, read once per evaluation run (one Query) and shared by every
@@ -76,25 +71,19 @@ class JobCache:
 
     def spend_at(self, job_id: str, at: datetime, now: datetime) -> Decimal:
         """The job's total accrued up to ``at`` (<= now), as known at ``now``. A figure
-        that needed the job's records is kept for the container's later ticks (the
-        rollup store's ``books``) while no write changed the job's past."""
+        that needed the job's records is kept for the container's later ticks (booked
+        with the rollup store) while no write changed the job's past."""
         key = (job_id, at)
         if key in self._at:
             return self._at[key]
         rollups = self.jobs()[job_id]
-        stamp = tuple(
-            sorted((str(r.get("account", "")), int(r.get(PAST_CHANGES, 0))) for r in rollups)
-        )
-        books = self.deps.rollups.books
-        booked = books.get(key)
-        if booked is not None and booked[0] == stamp:
-            self._at[key] = booked[1]
-            return booked[1]
+        booked = self.deps.rollups.booked_spend(job_id, at, rollups)
+        if booked is not None:
+            self._at[key] = booked
+            return booked
         value, from_records = _spend_at(self.deps, job_id, rollups, at, now)
         if from_records:
-            if len(books) >= MAX_BOOKS:
-                books.clear()
-            books[key] = (stamp, value)
+            self.deps.rollups.book_spend(job_id, at, rollups, value)
         self._at[key] = value
         return value
 

@@ -10,8 +10,9 @@ storage cost only.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from urllib.parse import unquote_plus
 
 from shared.adapters.checkpoint_store import CheckpointStore
@@ -59,8 +60,11 @@ def record_object_event(
     raw_key: str,
     size_bytes: int | None,
     sequencer: str = "",
+    on_complete: Callable[[str, datetime], object] | None = None,
 ) -> CheckpointOutcome:
-    """Apply an Object Created (``size_bytes`` given) or Object Deleted (None) event."""
+    """Apply an Object Created (``size_bytes`` given) or Object Deleted (None) event;
+    ``on_complete(job, moment)`` is told when the write completes a checkpoint (its
+    step's marker) or would, quiet from then on (no marker configured)."""
     key = unquote_plus(raw_key)
     config = deps.config.checkpoint
     matched = config.match(bucket, key)
@@ -113,18 +117,17 @@ def record_object_event(
             return CheckpointOutcome("ignored", bucket, key, job_id, step)
         change = apply_object_event(head, event)
         uow = UnitOfWork(deps.table)
-        head_op = store.put_head(change.head, expected)
-        uow.add(head_op)
+        store.stage_head(uow, change.head, expected)
         for version in change.write:
             uow.add(store.sealed_version(change.head, version))
         for version in change.void:
             uow.add(store.sealed_version(change.head, version, void=True))
         step_key = head.step_key
-        step_op = None
         counted = False
         if event.is_write:
             new_step = store.step_marker(job_id, step_key, read=not optimistic) is None
-            step_op = store.step_update(
+            store.stage_step(
+                uow,
                 job_id,
                 step_key,
                 at.isoformat(),
@@ -132,7 +135,6 @@ def record_object_event(
                 complete_at=at.isoformat() if marker else None,
                 read=not optimistic,
             )
-            uow.add(step_op)
             counted = marker if config.completion_marker else new_step
         delta = object_accrual(change.head)
         if current is not None:
@@ -151,19 +153,8 @@ def record_object_event(
         if at < day_start(now):
             rollup.counters["late_events"] = 1
             rollup.counters[PAST_CHANGES] = 1
-        rollup_op = deps.rollups.update(rollup)
-        uow.add(rollup_op)
-
-        def forget() -> None:
-            store.forget(job_id, account, bucket, key, step_key)
-            deps.rollups.forget(job_id, account)
-
-        commit(uow, forget)
-        store.remember(head_op, change.head)
-        if step_op is not None:
-            store.remember_step(job_id, step_key, step_op)
-        if rollup_op is not None:
-            deps.rollups.remember(rollup_op)
+        deps.rollups.stage(uow, rollup)
+        commit(uow)
         orphan = size_bytes is None and change.head.writes == 0
         if orphan:
             logger.warning(
@@ -172,4 +163,10 @@ def record_object_event(
             )
         return CheckpointOutcome("applied", bucket, key, job_id, step, orphan)
 
-    return versioned_update(attempt, f"s3://{bucket}/{key}")
+    outcome = versioned_update(attempt, f"s3://{bucket}/{key}")
+    if on_complete is not None and outcome.result == "applied" and event.is_write:
+        if marker:
+            on_complete(job_id, at)
+        elif not config.completion_marker:
+            on_complete(job_id, at + timedelta(minutes=config.quiet_minutes))
+    return outcome

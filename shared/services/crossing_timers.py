@@ -70,6 +70,24 @@ def plan_timers(
     return min(wake, plan_deadlines(status, now, acts))
 
 
+def wake_waiting_stops(acts: ActionDeps, job_id: str, complete_at: datetime, now: datetime) -> int:
+    """A checkpoint of ``job_id`` completes at ``complete_at`` (its marker was written, or
+    its quiet period ends then): a timer at that moment for each budget whose stop waits
+    for the job, so the stop acts then, not at the next minute. Once per (budget, job,
+    moment) however often the event is delivered. Returns the timers planned."""
+    planned = 0
+    if acts.timers is None or complete_at - now > HORIZON:
+        return planned
+    for aid, budget_id, period_key, threshold in acts.store.waiting_on(job_id):
+        record = acts.store.get(aid)
+        if record is None or record.state != "waiting_for_checkpoint" or record.dry_run:
+            continue
+        if acts.store.claim_timer(budget_id, period_key, f"checkpoint:{job_id}", complete_at):
+            acts.timers.plan(budget_id, threshold, max(complete_at, now), now)
+            planned += 1
+    return planned
+
+
 def plan_deadlines(status: BudgetStatus, now: datetime, acts: ActionDeps) -> datetime:
     """A waiting stop_after_checkpoint stops anyway when its grace ends: a timer at that
     moment too, so that the stop is not up to a minute late."""

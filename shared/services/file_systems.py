@@ -296,23 +296,10 @@ class FileSystemLedger:
                 return FileSystemOutcome("untracked", fs_id)
             new = remember_event(self._repriced(new), source)
             uow = UnitOfWork(deps.table)
-            head_op = self.store.put(new, old.version if old is not None else None)
-            uow.add(head_op)
-            rollup_op = None
+            self.store.stage(uow, new, old.version if old is not None else None)
             if new.job_id is not None:
-                change = self._rollup_change(old, new, at)
-                rollup_op = deps.rollups.update(change)
-                uow.add(rollup_op)
-
-            def forget() -> None:
-                self.store.forget(account, fs_id)
-                if new.job_id is not None:
-                    deps.rollups.forget(new.job_id, account)
-
-            commit(uow, forget)
-            self.store.remember(head_op)
-            if rollup_op is not None:
-                deps.rollups.remember(rollup_op)
+                deps.rollups.stage(uow, self._rollup_change(old, new, at))
+            commit(uow)
             return FileSystemOutcome("applied" if new.job_id else "untracked", fs_id, new.job_id)
 
         return versioned_update(attempt, fs_id)

@@ -15,7 +15,6 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from shared.adapters.instance_store import Pointer
 from shared.adapters.inventory import InstanceNotFound
@@ -178,10 +177,9 @@ def apply_to_instance(
             new_pointer = pointer
             if created is None:
                 expires = int(now.timestamp()) + UNTRACKED_TTL_SECONDS
-                uow.add(deps.instances.put_pointer(pointer, expires))
+                deps.instances.stage_pointer(uow, pointer, expires)
                 with contextlib.suppress(ConditionFailed):  # another event recorded it first
                     uow.commit()
-                deps.instances.remember_pointer(pointer)
                 return Outcome("untracked", instance_id, None, account)
             old: InstanceHead | None = None
             head = created
@@ -202,10 +200,11 @@ def apply_to_instance(
         result = change_head(head)
         if result is None:
             return Outcome("ignored", instance_id, head.job_id, account, "nothing to change")
-        head_op = deps.instances.put_head(result.head, expected)
         if new_pointer is not None:
-            uow.add(deps.instances.put_pointer(new_pointer))
-        uow.add(head_op)
+            deps.instances.stage_pointer(uow, new_pointer)
+        old_accrual = deps.instances.accrual(old) if old is not None else None
+        new_accrual = head_accrual(result.head)
+        deps.instances.stage_head(uow, result.head, expected, new_accrual)
         written = [deps.instances.sealed_segment(result.head, cost) for cost in result.write]
         uow.extend(written)
         rewritten = {op.key for op in written}
@@ -215,48 +214,25 @@ def apply_to_instance(
                 uow.add(void)
         for notice in result.seal_notices:
             uow.add(deps.instances.notice_item(result.head, notice))
-        old_accrual = deps.instances.accrual(old) if old is not None else None
-        new_accrual = head_accrual(result.head)
         main = rollup_change(old, result.head, deps.config, now, event_at, old_accrual, new_accrual)
-        reserved = _reservation_writes(deps, uow, result, main)
-        rollup_op = deps.rollups.update(main)
-        uow.add(rollup_op)
-
-        def forget() -> None:
-            deps.instances.forget(head.job_id, account, instance_id)
-            deps.rollups.forget(head.job_id, account)
-            if reserved is not None and deps.reservations is not None:
-                deps.reservations.forget(reserved[0].head.account, reserved[0].head.reservation_id)
-                deps.rollups.forget(reserved[0].change.job_id, reserved[0].change.account)
-
-        commit(uow, forget)
-        if reserved is not None and deps.reservations is not None:
-            deps.reservations.remember(reserved[0])
-            if reserved[1] is not None:
-                deps.rollups.remember(reserved[1])
-        if new_pointer is not None:
-            deps.instances.remember_pointer(new_pointer)
-        deps.instances.remember(head_op, result.head, new_accrual)
-        if rollup_op is not None:
-            deps.rollups.remember(rollup_op)
+        _stage_reservation(deps, uow, result, main)
+        deps.rollups.stage(uow, main)
+        commit(uow)
         return Outcome("applied", instance_id, result.head.job_id, account, head=result.head)
 
     return versioned_update(attempt, instance_id)
 
 
-def _reservation_writes(
+def _stage_reservation(
     deps: LedgerDeps, uow: UnitOfWork, result: Change, main: RollupChange
-) -> tuple[Any, Any] | None:
+) -> None:
     """An instance in a capacity reservation also moves the reservation's head and its
     unused time (``shared.services.reservations``), in the same transaction."""
     if deps.reservations is None or not result.head.profile.capacity_reservation_id:
-        return None
-    from shared.services.reservations import add_reservation_update
-
+        return
     update = deps.reservations.instance_change(result.head, result.void)
-    if update is None:
-        return None
-    return update, add_reservation_update(uow, deps.rollups, update, main)
+    if update is not None:
+        deps.reservations.stage(uow, deps.rollups, update, main)
 
 
 def record_state_change(

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shared.adapters.checkpoint_store import CheckpointStore, checkpoint_of
-from shared.adapters.instance_store import head_of
+from shared.adapters.checkpoint_store import CheckpointStore
+from shared.adapters.instance_store import SealedSegment
 from shared.adapters.notify import Alert, Notifier
 from shared.adapters.outbox import OutboxStore
 from shared.adapters.rollup_store import PAST_CHANGES, RollupChange
 from shared.adapters.table import ConditionFailed
 from shared.adapters.unit_of_work import UnitOfWork
-from shared.adapters.unpriced import unpriced_records
+from shared.adapters.unpriced import Unpriced, unpriced_records
 from shared.domain import accrual as acc
-from shared.domain.checkpoint import object_accrual, version_accrual
+from shared.domain.checkpoint import CheckpointHead, object_accrual, version_accrual
 from shared.domain.instance import InstanceHead, head_accrual
 from shared.domain.segments import SegmentCost, price_span, segment_accrual
 from shared.reports.formatting import iso
@@ -51,8 +51,7 @@ def _commit(
     deps: LedgerDeps, old: InstanceHead, new: InstanceHead, sealed: list[SegmentCost]
 ) -> bool:
     uow = UnitOfWork(deps.table)
-    head_op = deps.instances.put_head(new, old.version)
-    uow.add(head_op)
+    deps.instances.stage_head(uow, new, old.version)
     for cost in sealed:
         uow.add(deps.instances.sealed_segment(new, cost))
     delta = head_accrual(new).minus(head_accrual(old))
@@ -61,17 +60,11 @@ def _commit(
     rollup.add_strings["price_sources"] = {c.pin.provenance for c in sealed if c.pin} | {
         s.pin.provenance for s in new.segments if s.pin
     }
-    rollup_op = deps.rollups.update(rollup)
-    uow.add(rollup_op)
+    deps.rollups.stage(uow, rollup)
     try:
         uow.commit()
-    except ConditionFailed:
-        deps.instances.forget(new.job_id, new.account, new.instance_id)
-        deps.rollups.forget(new.job_id, new.account)
+    except ConditionFailed:  # the stores forgot what was read; the next run tries again
         return False
-    deps.instances.remember(head_op)
-    if rollup_op is not None:
-        deps.rollups.remember(rollup_op)
     return True
 
 
@@ -89,9 +82,9 @@ def _backfill_head(deps: LedgerDeps, head: InstanceHead) -> bool:
     return _commit(deps, head, new, changed)
 
 
-def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
-    cost = SegmentCost.model_validate_json(str(item["record"]))
-    head = deps.instances.stored_head_of(item)
+def _backfill_sealed(deps: LedgerDeps, record: SealedSegment) -> bool:
+    cost = record.cost
+    head = deps.instances.stored_head_of(record)
     if head is None:
         return False
     if any(s.span.key == cost.span.key for s in head.segments):
@@ -106,8 +99,7 @@ def _backfill_sealed(deps: LedgerDeps, item: dict[str, object]) -> bool:
     return _commit(deps, head, new, [priced])
 
 
-def _backfill_checkpoint(deps: LedgerDeps, store: CheckpointStore, item: dict[str, object]) -> bool:
-    head = checkpoint_of(item)
+def _backfill_checkpoint(deps: LedgerDeps, store: CheckpointStore, head: CheckpointHead) -> bool:
     rate = deps.prices.s3_rate(head.region)
     if rate is None:
         return False
@@ -120,23 +112,23 @@ def _backfill_checkpoint(deps: LedgerDeps, store: CheckpointStore, item: dict[st
             sealed.add(version_accrual(priced, version))
     new = priced.model_copy(update={"sealed": acc.to_attributes(sealed)})
     uow = UnitOfWork(deps.table)
-    op = store.put_head(new, head.version)
-    uow.add(op)
+    store.stage_head(uow, new, head.version)
     delta = object_accrual(new).minus(object_accrual(head))
-    rollup_op = deps.rollups.update(
+    deps.rollups.stage(
+        uow,
         RollupChange(
             job_id=head.job_id, account=head.account, delta=delta, counters={PAST_CHANGES: 1}
-        )
+        ),
     )
-    uow.add(rollup_op)
     try:
         uow.commit()
     except ConditionFailed:
         return False
-    store.remember(op)
-    if rollup_op is not None:
-        deps.rollups.remember(rollup_op)
     return True
+
+
+def _backfill_order(record: Unpriced) -> int:
+    return 0 if isinstance(record, SealedSegment) else 1 if isinstance(record, InstanceHead) else 2
 
 
 def backfill_prices(
@@ -148,16 +140,9 @@ def backfill_prices(
     repriced: list[str] = []
     missing: dict[str, list[str]] = {}
     # Sealed segments first: a head's own check then sees what this run priced.
-    order = {"segment": 0, "instance": 1, "checkpoint": 2}
-    items = sorted(
-        unpriced_records(deps.table),
-        key=lambda i: order.get(str(i.get("kind")), 3),
-    )
-    for item in items:
-        kind = item.get("kind")
-        if kind == "instance":
-            head = head_of(item)
-            head = deps.instances.head(head.job_id, head.account, head.instance_id) or head
+    for record in sorted(unpriced_records(deps.table), key=_backfill_order):
+        if isinstance(record, InstanceHead):
+            head = deps.instances.head(record.job_id, record.account, record.instance_id) or record
             if _backfill_head(deps, head):
                 repriced.append(head.instance_id)
                 head = deps.instances.head(head.job_id, head.account, head.instance_id) or head
@@ -167,17 +152,15 @@ def backfill_prices(
                     missing.setdefault(component.removeprefix("unpriced:"), []).append(
                         head.instance_id
                     )
-        elif kind == "segment" and not item.get("void"):
-            if _backfill_sealed(deps, item):
-                repriced.append(f"{item['instance_id']} (sealed)")
-        elif kind == "checkpoint":
-            head_c = checkpoint_of(item)
-            if _backfill_checkpoint(deps, checkpoints, item):
-                repriced.append(f"s3://{head_c.bucket}/{head_c.key}")
-            else:
-                missing.setdefault(f"s3:standard:{head_c.region}", []).append(
-                    f"s3://{head_c.bucket}/{head_c.key}"
-                )
+        elif isinstance(record, SealedSegment):
+            if _backfill_sealed(deps, record):
+                repriced.append(f"{record.instance_id} (sealed)")
+        elif _backfill_checkpoint(deps, checkpoints, record):
+            repriced.append(f"s3://{record.bucket}/{record.key}")
+        else:
+            missing.setdefault(f"s3:standard:{record.region}", []).append(
+                f"s3://{record.bucket}/{record.key}"
+            )
     alerted = []
     poster = AlertPoster(OutboxStore(deps.table), notifier)
     for key, instances in sorted(missing.items()):

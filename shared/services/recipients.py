@@ -29,7 +29,7 @@ class SubscriptionRecords(Protocol):
 
     def record_api_subscription(self, email: str, subscription_arn: str) -> None: ...
 
-    def forget_api_subscription(self, email: str) -> None: ...
+    def clear_api_subscription(self, email: str) -> None: ...
 
 
 @dataclass
@@ -102,15 +102,15 @@ def unsubscribe_removed(
                 changes.not_ours.append(email)
             continue
         if listed is None:  # gone already (SNS deleted it unconfirmed, or by hand)
-            records.forget_api_subscription(email)
+            records.clear_api_subscription(email)
         elif listed == PENDING or not listed.startswith("arn:"):
             changes.left_unconfirmed.append(email)  # still recorded: removable later
         elif listed == recorded:
             subscriptions.unsubscribe(recorded)
-            records.forget_api_subscription(email)
+            records.clear_api_subscription(email)
             changes.unsubscribed.append(email)
         else:  # the address's subscription now is not the one the API made
-            records.forget_api_subscription(email)
+            records.clear_api_subscription(email)
             changes.not_ours.append(email)
     return changes
 

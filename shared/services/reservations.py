@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import TYPE_CHECKING
 
 from shared.adapters.managed_store import ReservationStore
@@ -30,7 +31,7 @@ from shared.adapters.reservations import (
     needs_refresh,
 )
 from shared.adapters.rollup_store import RollupChange, RollupStore
-from shared.adapters.table import Put, Table, Update
+from shared.adapters.table import Table
 from shared.adapters.unit_of_work import UnitOfWork
 from shared.config.ledger import LedgerConfig
 from shared.domain.accrual import Accrual
@@ -54,9 +55,13 @@ logger = logging.getLogger("costtracker.reservations")
 
 @dataclass(frozen=True)
 class ReservationUpdate:
-    put: Put
-    change: RollupChange
+    """A reservation head to write (over ``expected``, None: none yet; ``indexed``: the
+    daily refresh still looks at it) and the change it makes to its job's rollup."""
+
     head: ReservationHead
+    expected: int | None
+    indexed: bool
+    change: RollupChange
 
 
 class ReservationLedger:
@@ -81,7 +86,7 @@ class ReservationLedger:
         self, reservation: CapacityReservation, region: str
     ) -> tuple[Rate | None, Decimal | None]:
         """(rate per reserved instance-hour, the block's fee) from configuration and prices."""
-        as_of = self.config.prices.as_of or self.prices._today
+        as_of = self.config.prices.as_of or self.prices.today
         if reservation.kind == "capacity-block":
             fee = block_fee(
                 reservation,
@@ -188,14 +193,36 @@ class ReservationLedger:
         change.add_strings["reservations"] = {f"{new.account}#{new.reservation_id}"}
         if new.rate is not None:
             change.add_strings["price_sources"] = {new.rate.provenance}
-        return ReservationUpdate(self.store.put(new, expected, indexed=indexed), change, new)
+        return ReservationUpdate(new, expected, indexed, change)
 
-    def remember(self, update: ReservationUpdate) -> None:
-        self.store.remember(update.put)
-        self._pending.pop((update.head.account, update.head.reservation_id), None)
+    def stage(
+        self,
+        uow: UnitOfWork,
+        rollups: RollupStore,
+        update: ReservationUpdate,
+        main: RollupChange | None = None,
+    ) -> None:
+        """Stage the reservation's head and its rollup change (merged into ``main``, an
+        instance event's own change, when both are the same rollup). Written or refused,
+        the head is no longer pending: the store holds it, or the next read finds it."""
+        head = update.head
+        self.store.stage(uow, head, update.expected, indexed=update.indexed)
+        settled = partial(self._settled, head.account, head.reservation_id)
+        uow.add(None, on_commit=settled, on_conflict=settled)
+        change = update.change
+        if main is None or (change.job_id, change.account) != (main.job_id, main.account):
+            rollups.stage(uow, change)
+            return
+        # a copy: the instance's own accrual may be the same object (kept by its store)
+        main.delta = main.delta.minus(Accrual()).add(change.delta)
+        for name, value in change.at_least.items():
+            main.at_least[name] = max(main.at_least.get(name, value), value)
+        for name, value in change.at_most.items():
+            main.at_most[name] = min(main.at_most.get(name, value), value)
+        for name, values in change.add_strings.items():
+            main.add_strings[name] = main.add_strings.get(name, set()) | values
 
-    def forget(self, account: str, reservation_id: str) -> None:
-        self.store.forget(account, reservation_id)
+    def _settled(self, account: str, reservation_id: str) -> None:
         self._pending.pop((account, reservation_id), None)
 
     def save(
@@ -228,41 +255,9 @@ class ReservationLedger:
                 return
             update = self._update(old, merged, old.version if old is not None else None, indexed)
             uow = UnitOfWork(table)
-            uow.add(update.put)
-            rollup_op = rollups.update(update.change)
-            uow.add(rollup_op)
-
-            def forget() -> None:
-                self.forget(new.account, new.reservation_id)
-                rollups.forget(update.change.job_id, update.change.account)
-
-            commit(uow, forget)
-            self.remember(update)
-            if rollup_op is not None:
-                rollups.remember(rollup_op)
+            self.stage(uow, rollups, update)
+            commit(uow)
 
         # A head that keeps losing races is left as it is: the next refresh or event writes it.
         with contextlib.suppress(ConcurrentUpdates):
             versioned_update(attempt, new.reservation_id)
-
-
-def add_reservation_update(
-    uow: UnitOfWork, rollups: RollupStore, update: ReservationUpdate, main: RollupChange
-) -> Update | None:
-    """Put the reservation's writes into an instance event's unit of work: its head, and its
-    rollup change (merged into the instance's own when both are the same rollup)."""
-    uow.add(update.put)
-    change = update.change
-    if (change.job_id, change.account) == (main.job_id, main.account):
-        # a copy: the instance's own accrual may be the same object (kept by its store)
-        main.delta = main.delta.minus(Accrual()).add(change.delta)
-        for name, value in change.at_least.items():
-            main.at_least[name] = max(main.at_least.get(name, value), value)
-        for name, value in change.at_most.items():
-            main.at_most[name] = min(main.at_most.get(name, value), value)
-        for name, values in change.add_strings.items():
-            main.add_strings[name] = main.add_strings.get(name, set()) | values
-        return None
-    op = rollups.update(change)
-    uow.add(op)
-    return op

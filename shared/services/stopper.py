@@ -1,5 +1,5 @@
-"""The one stopper of instances (auto-stop of idle instances today; budget actions and
-member accounts later): each instance is stopped on its own, and only if it may be.
+"""The one stopper of instances, for auto-stop of idle instances and for budget actions,
+in each instance's own account: each instance is stopped on its own, and only if it may be.
 
 Just before each stop the instance is read again (DescribeInstances): a tag read when the
 ledger first saw the instance may have been removed since, and only the tag as it is now

@@ -126,19 +126,9 @@ def record_training_event(
         if old is not None and new.same_as(old):
             return TrainingOutcome("duplicate", described.name, job_id, "nothing changed")
         uow = UnitOfWork(deps.table)
-        head_op = store.put(new, old.version if old is not None else None)
-        uow.add(head_op)
-        rollup_op = deps.rollups.update(rollup_change(deps, old, new, at))
-        uow.add(rollup_op)
-
-        def forget() -> None:
-            store.forget(job_id, described.account, described.name)
-            deps.rollups.forget(job_id, described.account)
-
-        commit(uow, forget)
-        store.remember(head_op)
-        if rollup_op is not None:
-            deps.rollups.remember(rollup_op)
+        store.stage(uow, new, old.version if old is not None else None)
+        deps.rollups.stage(uow, rollup_change(deps, old, new, at))
+        commit(uow)
         return TrainingOutcome("applied", described.name, job_id, new.status)
 
     return versioned_update(attempt, described.name)

@@ -2,10 +2,10 @@
 
 An attempt reads what it needs (the stores keep warm copies), builds one unit of
 work whose writes are conditioned on the versions it read, and commits it with
-``commit``. A write that lost a race (a condition failed) writes nothing: ``commit``
-makes the stores forget what the attempt read and the attempt runs again, reading
-afresh, at most ``MAX_ATTEMPTS`` times; then ``ConcurrentUpdates`` (Lambda retries
-the event later).
+``commit``. A write that lost a race (a condition failed) writes nothing: the stores
+that staged its operations forget what the attempt read (they said so when staging,
+``UnitOfWork.add``) and the attempt runs again, reading afresh, at most
+``MAX_ATTEMPTS`` times; then ``ConcurrentUpdates`` (Lambda retries the event later).
 """
 
 from __future__ import annotations
@@ -30,13 +30,12 @@ class LostRace(Exception):
     """An attempt's commit failed on a version it read: run the attempt again."""
 
 
-def commit(uow: UnitOfWork, forget: Callable[[], None]) -> None:
-    """Commit the attempt's writes; on a failed condition ``forget()`` what was read (the
-    stores' warm copies) and raise ``LostRace``."""
+def commit(uow: UnitOfWork) -> None:
+    """Commit the attempt's writes; on a failed condition (the stores have forgotten
+    what the attempt read) raise ``LostRace``."""
     try:
         uow.commit()
     except ConditionFailed as exc:
-        forget()
         raise LostRace from exc
 
 

@@ -3,8 +3,10 @@ its index entries and its TTL attributes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -20,12 +22,21 @@ from shared.adapters.outbox import OutboxStore
 from shared.adapters.price_cache_store import PriceCacheStore
 from shared.adapters.rollup_store import RollupChange, RollupStore
 from shared.adapters.table import ConditionFailed, Table
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.config.budgets import Budget
 from shared.domain.base import Rate, RateSource
 from tests.contract.conftest import ACCOUNT, T0
 from tests.contract.records import reservation_head, training_head
 
 NOW = datetime(2026, 11, 3, 12, tzinfo=UTC)
+
+
+def written(table: Table, *stages: Callable[[UnitOfWork], Any]) -> None:
+    """Stage into one unit of work and commit it (as a service does)."""
+    uow = UnitOfWork(table)
+    for stage in stages:
+        stage(uow)
+    uow.commit()
 
 
 def _budget(budget_id: str, amount: str) -> Budget:
@@ -66,7 +77,7 @@ def test_the_apis_recipient_subscriptions_are_recorded_and_forgotten(table: Tabl
         "lead@example.com": "arn:aws:sns:us-east-1:1:finance:a",
         "cfo@example.com": "arn:aws:sns:us-east-1:1:finance:b",
     }
-    store.forget_api_subscription("lead@example.com")
+    store.clear_api_subscription("lead@example.com")
     assert store.api_subscriptions() == {"cfo@example.com": "arn:aws:sns:us-east-1:1:finance:b"}
     assert store.stored_budgets() == {}  # a partition of its own, never read as a budget
 
@@ -142,11 +153,11 @@ def test_an_alert_is_recorded_once_and_leaves_the_pending_index_when_sent(table:
 def test_pointers_are_written_once_with_their_ttl(table: Table) -> None:
     store = InstanceStore(table)
     tracked = Pointer(ACCOUNT, "i-1", "llama")
-    table.transact([store.put_pointer(tracked)])
+    written(table, lambda uow: store.stage_pointer(uow, tracked))
     with pytest.raises(ConditionFailed):
-        table.transact([store.put_pointer(Pointer(ACCOUNT, "i-1", "other"))])
+        written(table, lambda uow: store.stage_pointer(uow, Pointer(ACCOUNT, "i-1", "other")))
     untracked = Pointer(ACCOUNT, "i-2", None)
-    table.transact([store.put_pointer(untracked, expires_at=1_900_000_000)])
+    written(table, lambda uow: store.stage_pointer(uow, untracked, expires_at=1_900_000_000))
     fresh = InstanceStore(table)
     assert fresh.pointer(ACCOUNT, "i-1") == tracked
     assert fresh.pointer(ACCOUNT, "i-2") == untracked
@@ -166,16 +177,18 @@ def test_rollups_accumulate_and_are_listed_by_the_rollups_index(table: Table) ->
         change = RollupChange(job, account, counters={"n_instances": 1})
         change.at_most["started_at"] = started
         change.add_strings["tag_values"] = {f"team={account}"}
-        op = store.update(change)
+        uow = UnitOfWork(table)
+        op = store.stage(uow, change)
         assert op is not None
-        # The item's identity and index keys are sent until the item is known to exist.
+        # The item's identity and index keys are sent until the item is known to exist
+        # (the store keeps what it wrote).
         known = (job, account) == ("a", ACCOUNT) and started == "2026-11-01"
         assert (op.set_if_absent == {}) is known
-        table.transact([op])
-        store.remember(op)
-    later = RollupStore(table).update(RollupChange("a", ACCOUNT, counters={"n_running": 1}))
+        uow.commit()
+    uow = UnitOfWork(table)
+    later = RollupStore(table).stage(uow, RollupChange("a", ACCOUNT, counters={"n_running": 1}))
     assert later is not None and later.set_if_absent == {}  # read, then known
-    table.transact([later])
+    uow.commit()
     rollups = RollupStore(table).all()  # a new container: one Query
     assert [(r["job_id"], r["account"]) for r in rollups] == [  # by job, then account
         ("a", ACCOUNT),
@@ -188,21 +201,21 @@ def test_rollups_accumulate_and_are_listed_by_the_rollups_index(table: Table) ->
     assert mine[ACCOUNT]["tag_values"] == {f"team={ACCOUNT}"}
     # Nothing new: no write at all.
     again = RollupChange("a", ACCOUNT, add_strings={"tag_values": {f"team={ACCOUNT}"}})
-    assert RollupStore(table).update(again) is None
+    assert RollupStore(table).stage(UnitOfWork(table), again) is None
 
 
 def test_checkpoint_steps_and_unmatched_objects(table: Table) -> None:
     store = CheckpointStore(table)
-    first = store.step_update("j", "7", "2026-11-01T00:00:10Z", True, None)
-    table.transact([first])
-    store.remember_step("j", "7", first)
-    later = store.step_update("j", "7", "2026-11-01T00:00:30Z", True, "2026-11-01T00:00:30Z")
-    stale = CheckpointStore(table).step_update(
-        "j", "7", "2026-11-01T00:00:05Z", True, None, read=False
+    written(table, lambda uow: store.stage_step(uow, "j", "7", "2026-11-01T00:00:10Z", True, None))
+    later = UnitOfWork(table)
+    store.stage_step(later, "j", "7", "2026-11-01T00:00:30Z", True, "2026-11-01T00:00:30Z")
+    stale = UnitOfWork(table)
+    CheckpointStore(table).stage_step(
+        stale, "j", "7", "2026-11-01T00:00:05Z", True, None, read=False
     )
-    table.transact([later])
+    later.commit()
     with pytest.raises(ConditionFailed):  # it guessed "no marker yet": wrong
-        table.transact([stale])
+        stale.commit()
     marker = CheckpointStore(table).step_marker("j", "7")
     assert marker is not None
     assert (marker["first_write"], marker["last_write"], marker["objects"]) == (
@@ -219,19 +232,22 @@ def test_checkpoint_steps_and_unmatched_objects(table: Table) -> None:
 def test_training_and_reservation_heads_are_versioned_and_indexed(table: Table) -> None:
     training, reservations = TrainingStore(table), ReservationStore(table)
     head = training_head(None)
-    op = training.put(head, None)
-    table.transact([op])
+    written(table, lambda uow: training.stage(uow, head, None))
     with pytest.raises(ConditionFailed):
-        table.transact([training.put(head, None)])
+        written(table, lambda uow: TrainingStore(table).stage(uow, head, None))
     unpriced = [i["kind"] for i in table.query(schema.UNPRICED, index=schema.UNPRICED_INDEX.name)]
     assert unpriced == ["training"]
-    table.transact([TrainingStore(table).put(training_head(Decimal(1)), 1)])
+    written(table, lambda uow: TrainingStore(table).stage(uow, training_head(Decimal(1)), 1))
     assert list(table.query(schema.UNPRICED, index=schema.UNPRICED_INDEX.name)) == []
     stored = TrainingStore(table).head(head.job_id, head.account, head.name)
     assert stored is not None and stored.version == 2
 
     live, done = reservation_head("cr-1"), reservation_head("cr-2")
-    table.transact([reservations.put(live, None), reservations.put(done, None, indexed=False)])
+    written(
+        table,
+        lambda uow: reservations.stage(uow, live, None),
+        lambda uow: reservations.stage(uow, done, None, indexed=False),
+    )
     assert [h.reservation_id for h in ReservationStore(table).refreshed()] == [live.reservation_id]
-    table.transact([reservations.put(live, 1, indexed=False)])
+    written(table, lambda uow: reservations.stage(uow, live, 1, indexed=False))
     assert ReservationStore(table).refreshed() == []

@@ -52,7 +52,10 @@ QUEUE_CONSUMES = {
 POLICY_ATTACHES = {"iam:AttachRolePolicy", "iam:AttachUserPolicy", "iam:AttachGroupPolicy"}
 POLICY_DETACHES = {"iam:DetachRolePolicy", "iam:DetachUserPolicy", "iam:DetachGroupPolicy"}
 POLICY_MANAGES = {"iam:CreatePolicy", "iam:GetPolicy", "iam:DeletePolicy"}
-QUEUE_SENDERS = {f.trigger.sender for f in FUNCTIONS if isinstance(f.trigger, Queue)}
+# The queue's sender, and every function given its URL (they plan timers too).
+QUEUE_SENDERS = {f.trigger.sender for f in FUNCTIONS if isinstance(f.trigger, Queue)} | {
+    f.name for f in FUNCTIONS if "CROSSING_TIMER_QUEUE_URL" in f.environment
+}
 
 
 def attach_detach(grants: Grants) -> set[str]:

@@ -140,7 +140,11 @@ def test_one_managed_policy_per_audience_with_its_routes(synthesized: Synthesize
                     ("GET", "/prices"), ("GET", "/budgets")}  # fmt: skip
     finance = _policy_routes(synthesized, "finance")
     assert {("PUT", "/budgets/*"), ("DELETE", "/budgets/*"), ("GET", "/*")} <= finance
-    assert {m for m, _ in finance} == {"GET", "PUT", "DELETE"}
+    # Finance releases budget actions (the only POST it may call), never anything else.
+    assert {(m, r) for m, r in finance if m == "POST"} == {
+        ("POST", "/budgets/*/actions/*/release")
+    }
+    assert {m for m, _ in finance} == {"GET", "PUT", "DELETE", "POST"}
     assert ("*", "/*") in _policy_routes(synthesized, "admin")
     outputs = synthesized.json["Outputs"]
     for name in ("TeamPolicyArn", "FinancePolicyArn", "AdminPolicyArn", "ApiUrl"):

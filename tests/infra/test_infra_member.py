@@ -24,15 +24,29 @@ MEMBER_CONTEXT = {
 }
 
 
-@pytest.fixture(scope="module")
-def member(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    outdir = tmp_path_factory.mktemp("member.out")
-    app, tracker, _ = build_app(cdk_json_context(**MEMBER_CONTEXT), outdir=str(outdir), nag=False)
+# Budget actions on, denying with IAM: the member role may manage the tracker's own deny
+# policies in its account.
+DENYING_CONTEXT = {**MEMBER_CONTEXT, "ledger.budget_actions.enabled": "true"}
+
+
+def _member_template(tmp: pytest.TempPathFactory, context: dict[str, str]) -> dict[str, Any]:
+    outdir = tmp.mktemp("member.out")
+    app, tracker, _ = build_app(cdk_json_context(**context), outdir=str(outdir), nag=False)
     assert tracker.stack_name == "CostTracker"
     stack = app.node.find_child("CostTrackerMember")
     assert isinstance(stack, Stack)
     assert (stack.account, stack.region) == ("210987654321", "eu-west-1")
     return dict(Template.from_stack(stack).to_json())
+
+
+@pytest.fixture(scope="module")
+def member(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _member_template(tmp_path_factory, MEMBER_CONTEXT)
+
+
+@pytest.fixture(scope="module")
+def denying(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return _member_template(tmp_path_factory, DENYING_CONTEXT)
 
 
 def _of_type(template: dict[str, Any], kind: str) -> list[dict[str, Any]]:
@@ -91,6 +105,17 @@ def test_forwarding_role_may_only_put_events_on_the_tracker_bus(member: dict[str
         assert "123456789012" in json.dumps(statement["Resource"])
 
 
+def _member_role_statements(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    (policy,) = [
+        p["Properties"] for p in _of_type(template, "AWS::IAM::Policy")
+        if "sagemaker:DescribeTrainingJob" in json.dumps(p)
+    ]  # fmt: skip
+    return {
+        a: s for s in policy["PolicyDocument"]["Statement"]
+        for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
+    }  # fmt: skip
+
+
 def test_member_role_trusts_exactly_the_tracker_role(member: dict[str, Any]) -> None:
     (role,) = [
         r["Properties"] for r in _of_type(member, "AWS::IAM::Role")
@@ -102,14 +127,8 @@ def test_member_role_trusts_exactly_the_tracker_role(member: dict[str, Any]) -> 
                                   ":iam::123456789012:role/costtracker-tracker"]]}
     }  # fmt: skip
     assert "Condition" not in trust
-    (policy,) = [
-        p["Properties"] for p in _of_type(member, "AWS::IAM::Policy")
-        if "sagemaker:DescribeTrainingJob" in json.dumps(p)
-    ]  # fmt: skip
-    by_action = {
-        a: s for s in policy["PolicyDocument"]["Statement"]
-        for a in (s["Action"] if isinstance(s["Action"], list) else [s["Action"]])
-    }  # fmt: skip
+    by_action = _member_role_statements(member)
+    # Without budget actions, no IAM action at all.
     assert set(by_action) == {
         "ec2:DescribeInstances", "ec2:DescribeVolumes", "ec2:DescribeCapacityReservations",
         "ec2:DescribeSpotPriceHistory", "fsx:DescribeFileSystems", "cloudwatch:GetMetricData",
@@ -117,8 +136,6 @@ def test_member_role_trusts_exactly_the_tracker_role(member: dict[str, Any]) -> 
         "cloudwatch:PutMetricAlarm", "cloudwatch:DeleteAlarms", "cloudwatch:DescribeAlarms",
         "cloudwatch:TagResource",
         "ec2:StopInstances", "sagemaker:StopTrainingJob",
-        "iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:AttachUserPolicy",
-        "iam:DetachUserPolicy", "iam:AttachGroupPolicy", "iam:DetachGroupPolicy",
     }  # fmt: skip
     for action, statement in by_action.items():
         resource = json.dumps(statement["Resource"])
@@ -128,11 +145,34 @@ def test_member_role_trusts_exactly_the_tracker_role(member: dict[str, Any]) -> 
             assert statement["Condition"] == {
                 "StringEquals": {"aws:ResourceTag/costtracker:auto-stop": "true"}
             }, action
-        if action.startswith("iam:"):
-            condition = json.dumps(statement["Condition"]["ArnLike"]["iam:PolicyARN"])
-            assert ":policy/costtracker/*" in condition, action
         if statement["Resource"] == "*":
             assert action.startswith(("ec2:Describe", "fsx:Describe", "cloudwatch:GetMetric"))
+
+
+def test_with_budget_actions_the_member_role_manages_only_its_own_deny_policies(
+    member: dict[str, Any], denying: dict[str, Any]
+) -> None:
+    plain, by_action = _member_role_statements(member), _member_role_statements(denying)
+    added = {a: s for a, s in by_action.items() if a not in plain}
+    assert set(added) == {
+        "iam:CreatePolicy", "iam:GetPolicy", "iam:DeletePolicy",
+        "iam:AttachRolePolicy", "iam:DetachRolePolicy", "iam:AttachUserPolicy",
+        "iam:DetachUserPolicy", "iam:AttachGroupPolicy", "iam:DetachGroupPolicy",
+    }  # fmt: skip
+    for action, statement in added.items():
+        if action in ("iam:CreatePolicy", "iam:GetPolicy", "iam:DeletePolicy"):
+            assert "Condition" not in statement
+            (resource,) = _as_list(statement["Resource"])
+            assert json.dumps(resource).endswith(':210987654321:policy/costtracker/*"]]}')
+        else:
+            condition = json.dumps(statement["Condition"]["ArnLike"]["iam:PolicyARN"])
+            assert condition.endswith(':210987654321:policy/costtracker/*"]]}'), action
+            resources = [json.dumps(r) for r in _as_list(statement["Resource"])]
+            assert all(":210987654321:" in r for r in resources), action
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
 
 
 def test_checkpoint_buckets_of_the_member_send_to_eventbridge(member: dict[str, Any]) -> None:
@@ -142,8 +182,8 @@ def test_checkpoint_buckets_of_the_member_send_to_eventbridge(member: dict[str, 
 
 @pytest.mark.parametrize(
     "context",
-    [{"stacks": "member"}, MEMBER_CONTEXT],
-    ids=["stack-set-ready", "with-buckets"],
+    [{"stacks": "member"}, MEMBER_CONTEXT, DENYING_CONTEXT],
+    ids=["stack-set-ready", "with-buckets", "denying"],
 )
 def test_member_stack_is_nag_clean(tmp_path: Path, context: dict[str, str]) -> None:
     context = {**context, "stacks": "member"}

@@ -12,8 +12,15 @@ from conftest import FEATURED_CONTEXT, cdk_json_context
 
 from cdk.app import build_app
 
+# Budget actions denying launches with SCPs (the tracker in the management account).
+SCP_CONTEXT = {
+    **FEATURED_CONTEXT,
+    "ledger.budget_actions.deny_with": "scp",
+    "ledger.accounts.management_account": "111122223333",
+}
 
-@pytest.fixture(scope="module", params=["cdk.json", "every feature on"])
+
+@pytest.fixture(scope="module", params=["cdk.json", "every feature on", "deny with SCPs"])
 def nag_report(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> dict[str, Any]:
@@ -23,7 +30,8 @@ def nag_report(
     but entries of validation-report.json, and errors make synth raise.
     """
     outdir = Path(tmp_path_factory.mktemp("nag.out"))
-    extra = FEATURED_CONTEXT if request.param == "every feature on" else {}
+    extras = {"every feature on": FEATURED_CONTEXT, "deny with SCPs": SCP_CONTEXT}
+    extra = extras.get(request.param, {})
     app, _, _ = build_app(cdk_json_context(**extra), outdir=str(outdir), nag=True)
     try:
         app.synth()

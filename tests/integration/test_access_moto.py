@@ -24,6 +24,7 @@ from shared.app import runtime
 from shared.config.ledger import AccountsConfig, LedgerConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-access"
@@ -93,12 +94,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         ec2 = boto3.client("ec2", region_name="us-east-1")
         ids = {}
         for job, squad in (("llama", "nlp"), ("vit", "vision")):
-            ids[job] = ec2.run_instances(
-                ImageId="ami-12c6146b", MinCount=1, MaxCount=1, InstanceType="trn1.32xlarge",
-                TagSpecifications=[{"ResourceType": "instance", "Tags": [
-                    {"Key": "training-job", "Value": job}, {"Key": "squad", "Value": squad},
-                    {"Key": "project", "Value": "foundation"}]}],
-            )["Instances"][0]["InstanceId"]  # fmt: skip
+            ids[job] = moto_instance(
+                ec2, "trn1.32xlarge", {"training-job": job, "squad": squad, "project": "foundation"}
+            )
         monkeypatch.setenv("TABLE_NAME", TABLE)
         use_config(monkeypatch, _config(RULES))
         clock = FixedClock(T0)

@@ -14,13 +14,14 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters import ledger_schema
 from shared.adapters.account_store import AccountStore
 from shared.app import runtime
 from shared.app.trust_edge import trust_of
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
+from tests.aws_events import spot_warning_event
+from tests.support import moto_ledger
 
 TABLE = "ledger-trust"
 HOME = "123456789012"
@@ -36,34 +37,21 @@ def org(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             status = organizations.create_account(AccountName=name, Email=f"{name}@example.com")
             return str(status["CreateAccountStatus"]["AccountId"])
 
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("TRACKER_ACCOUNT", HOME)
-        monkeypatch.setenv(
-            "LEDGER_CONFIG",
+        moto_ledger(
+            monkeypatch,
+            TABLE,
             LedgerConfig.model_validate(
                 {"live_prices": False, "accounts": {"organization_id": org_id}}
             ).model_dump_json(),
         )
+        monkeypatch.setenv("TRACKER_ACCOUNT", HOME)
         clock = FixedClock(datetime(2026, 11, 2, 9, 0, tzinfo=UTC))
         with runtime.override(clock):
             yield {"join": join, "clock": clock, "organizations": organizations}
 
 
 def _event(account: str, at: datetime, event_id: str = "e1") -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": event_id,
-        "source": "aws.ec2",
-        "detail-type": "EC2 Spot Instance Interruption Warning",
-        "account": account,
-        "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": "i-0123456789abcdef0", "instance-action": "terminate"},
-    }
+    return spot_warning_event(event_id, "i-0123456789abcdef0", at, account=account)
 
 
 def _deliver(event: dict[str, Any]) -> Any:

@@ -14,6 +14,7 @@ from moto import mock_aws
 from shared.adapters.accounts import AccountClients, boto3_client, caller_account
 from shared.adapters.inventory import Ec2Inventory, InstanceNotFound
 from shared.adapters.sagemaker import SageMakerTrainingJobs, TrainingJobNotFound
+from tests.support import moto_instance
 
 MEMBER = "222222222222"
 ROLE = "costtracker-member-read"
@@ -35,16 +36,7 @@ def factory() -> Iterator[AccountClients]:
 
 
 def launch(ec2: Any, tags: dict[str, str]) -> str:
-    reservation = ec2.run_instances(
-        ImageId="ami-12c6146b",
-        MinCount=1,
-        MaxCount=1,
-        InstanceType="p4d.24xlarge",
-        TagSpecifications=[
-            {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}
-        ],
-    )
-    return str(reservation["Instances"][0]["InstanceId"])
+    return moto_instance(ec2, "p4d.24xlarge", tags)
 
 
 def test_member_instance_is_described_in_its_account_and_region(factory: AccountClients) -> None:

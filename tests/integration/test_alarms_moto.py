@@ -11,12 +11,12 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters import ledger_schema
 from shared.adapters.alarms import CloudWatchAlarms, alarm_specs
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance, moto_ledger
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-alarms"
@@ -25,9 +25,7 @@ TABLE = "ledger-alarms"
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
+        moto_ledger(monkeypatch, TABLE, LedgerConfig(live_prices=False).model_dump_json())
         ec2 = boto3.client("ec2", region_name="us-east-1")
         ids = {}
         for name, itype, tags in (
@@ -35,20 +33,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
             ("gpu", "g6e.xlarge", {"training-job": "vit"}),
             ("cpu", "m5.large", {"training-job": "llama"}),
         ):
-            ids[name] = ec2.run_instances(
-                ImageId="ami-12c6146b",
-                MinCount=1,
-                MaxCount=1,
-                InstanceType=itype,
-                TagSpecifications=[
-                    {
-                        "ResourceType": "instance",
-                        "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
-                    }
-                ],
-            )["Instances"][0]["InstanceId"]
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", LedgerConfig(live_prices=False).model_dump_json())
+            ids[name] = moto_instance(ec2, itype, tags)
         with runtime.override(FixedClock(T0)):
             yield {"ids": ids, "cw": boto3.client("cloudwatch", region_name="us-east-1")}
 

@@ -24,13 +24,12 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters import ledger_schema
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
-from tests.aws_events import TRACKER_METRICS, ec2_state_event, limit
-from tests.support import alarm_name
+from tests.aws_events import TRACKER_METRICS, ec2_state_event, limit, scheduled_event
+from tests.support import alarm_name, moto_instance, moto_ledger
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-guarantees"
@@ -48,9 +47,7 @@ CONFIG = LedgerConfig.model_validate(
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
+        moto_ledger(monkeypatch, TABLE, CONFIG.model_dump_json())
         sns = boto3.client("sns", region_name="us-east-1")
         sqs = boto3.client("sqs", region_name="us-east-1")
         topic = sns.create_topic(Name="team")["TopicArn"]
@@ -59,21 +56,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         sns.subscribe(TopicArn=topic, Protocol="sqs", Endpoint=arn["Attributes"]["QueueArn"])
         ec2 = boto3.client("ec2", region_name="us-east-1")
         tags = {"training-job": "llama", "team": "nlp", "costtracker:auto-stop": "true"}
-        iid = ec2.run_instances(
-            ImageId="ami-12c6146b",
-            MinCount=1,
-            MaxCount=1,
-            InstanceType="trn1.32xlarge",
-            TagSpecifications=[
-                {
-                    "ResourceType": "instance",
-                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
-                }
-            ],
-        )["Instances"][0]["InstanceId"]
-        monkeypatch.setenv("TABLE_NAME", TABLE)
+        iid = moto_instance(ec2, "trn1.32xlarge", tags)
         monkeypatch.setenv("TEAM_TOPIC_ARN", topic)
-        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
         clock = FixedClock(T0)
         with runtime.override(clock):
             world = {"iid": iid, "clock": clock, "sqs": sqs, "queue": queue, "ec2": ec2}
@@ -151,17 +135,7 @@ def checkpoint_object(key: str, minutes: float) -> dict[str, Any]:
 
 
 def sweep(world: dict[str, Any], minutes: float) -> Any:
-    event = {
-        "version": "0",
-        "id": f"sweep-{minutes}",
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": "123456789012",
-        "time": stamp(T0 + timedelta(minutes=minutes)),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {},
-    }
+    event = scheduled_event(f"sweep-{minutes}", stamp(T0 + timedelta(minutes=minutes)))
     return deliver(world, "alarm_sweep", event)
 
 

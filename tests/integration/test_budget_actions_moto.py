@@ -16,7 +16,6 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, proxy_event, with_local_admin
-from shared.adapters import ledger_schema
 from shared.adapters.launch_denial import PrincipalAtQuota
 from shared.app import runtime
 from shared.app.action_runtime import action_deps
@@ -24,6 +23,7 @@ from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.budget_tick import run_tick
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance, moto_ledger
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-actions"
@@ -60,33 +60,15 @@ def api(method: str, path: str, body: Any = None, caller: str = LOCAL_CALLER_ARN
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
+        moto_ledger(monkeypatch, TABLE, with_local_admin(CONFIG.model_dump_json()))
         iam = boto3.client("iam", region_name="us-east-1")
         iam.create_role(RoleName="ml-nlp", AssumeRolePolicyDocument=json.dumps({"Statement": []}))
         ec2 = boto3.client("ec2", region_name="us-east-1")
-        iid = ec2.run_instances(
-            ImageId="ami-12c6146b",
-            MinCount=1,
-            MaxCount=1,
-            InstanceType="trn1.32xlarge",
-            TagSpecifications=[
-                {
-                    "ResourceType": "instance",
-                    "Tags": [
-                        {"Key": "training-job", "Value": "nlp-job"},
-                        {"Key": "team", "Value": "nlp"},
-                    ],
-                }
-            ],
-        )["Instances"][0]["InstanceId"]
+        iid = moto_instance(ec2, "trn1.32xlarge", {"training-job": "nlp-job", "team": "nlp"})
         sns = boto3.client("sns", region_name="us-east-1")
         for audience in ("FINANCE", "TEAM", "ADMIN"):
             topic = sns.create_topic(Name=audience.lower())["TopicArn"]
             monkeypatch.setenv(f"{audience}_TOPIC_ARN", topic)
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
         clock = FixedClock(T0)
         with runtime.override(clock):
             from functions.instance_state.handler import handler
@@ -152,9 +134,12 @@ def test_deny_launch_is_attached_at_the_crossing_and_released_through_the_api(
     )
     assert released["released_by"] == LOCAL_CALLER_ARN
     assert attached(iam) == []
-    # Suppressed for the rest of the period: later ticks attach nothing again.
+    # Suppressed for the rest of the period: later ticks attach nothing again; the next
+    # tick deletes the detached policy.
     tick(T0 + timedelta(minutes=41))
     assert attached(iam) == []
+    with pytest.raises(iam.exceptions.NoSuchEntityException):
+        iam.get_policy(PolicyArn=arn)
     assert api("POST", RELEASE)[1]["state"] == "released"  # releasing again: the same
     assert api("POST", "/budgets/nlp-cap/actions/nlp-cap:total:100:stop_now/release")[0] == 404
 
@@ -162,11 +147,17 @@ def test_deny_launch_is_attached_at_the_crossing_and_released_through_the_api(
 class AtQuota:
     """A LaunchDenial whose principal holds as many policies as IAM allows."""
 
+    via = "iam"
+
     def __init__(self) -> None:
         self.attaches = 0
+        self.deleted: list[str] = []
 
-    def ensure_policy(self, action_id: str, tags: Mapping[str, str]) -> str:
+    def ensure_policy(self, action_id: str, tags: Mapping[str, str], account: str) -> str:
         return "arn:aws:iam::123456789012:policy/costtracker/deny"
+
+    def delete_policy(self, policy: str) -> None:
+        self.deleted.append(policy)  # made, never attached: deleted once it is final
 
     def attach(self, policy_arn: str, principal_arn: str) -> None:
         self.attaches += 1
@@ -184,6 +175,7 @@ def test_a_principal_at_its_policy_quota_is_reported_not_retried(aws: dict[str, 
         tick(T0 + timedelta(minutes=32))
         tick(T0 + timedelta(minutes=33))
         assert denial.attaches == 1
+        assert denial.deleted == ["arn:aws:iam::123456789012:policy/costtracker/deny"]
         status, listed = api("GET", "/budgets/nlp-cap")
         assert status == 200
         assert listed["actions"] == [
@@ -214,3 +206,29 @@ def test_raising_the_budget_lifts_the_deny_reading_only_what_is_attached(
     assert record is not None
     assert (record.state, record.released_by) == ("released", "budget raised")
     assert store.attached("nlp-cap") == []
+
+
+def test_a_deny_attached_before_parts_were_recorded_is_still_lifted(
+    aws: dict[str, Any],
+) -> None:
+    """A record from before each principal had its own part (the policy in the tracker's
+    account, on its deny_principals there) is detached all the same."""
+    iam = aws["iam"]
+    aws["clock"].advance_to(T0 + timedelta(minutes=31))
+    tick(T0 + timedelta(minutes=31))
+    (arn,) = [p["PolicyArn"] for p in attached(iam)]
+    table = boto3.client("dynamodb", region_name="us-east-1")
+    parts = table.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"ACTION#{ACTION}"}},
+    )["Items"]
+    assert [p["kind"]["S"] for p in parts] == ["deny_principal"]
+    for part in parts:
+        table.delete_item(TableName=TABLE, Key={"pk": part["pk"], "sk": part["sk"]})
+    assert api("PUT", "/budgets/nlp-cap", {**BUDGET, "amount_usd": "100"})[0] == 200
+    aws["clock"].advance_to(T0 + timedelta(minutes=33))
+    tick(T0 + timedelta(minutes=33))
+    assert attached(iam) == []
+    record = action_deps(runtime.current()).store.get(ACTION)
+    assert record is not None and record.state == "released" and record.policy_arn == arn

@@ -14,12 +14,12 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import with_local_admin
-from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.budget_tick import run_tick
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance, moto_ledger
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 TABLE = "ledger-budgets"
@@ -48,9 +48,7 @@ CONFIG = LedgerConfig.model_validate(
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
+        moto_ledger(monkeypatch, TABLE, with_local_admin(CONFIG.model_dump_json()))
         sns = boto3.client("sns", region_name="us-east-1")
         sqs = boto3.client("sqs", region_name="us-east-1")
         topic = sns.create_topic(Name="finance")["TopicArn"]
@@ -71,25 +69,9 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         ids = []
         for team in ("nlp", "vision"):
             ids.append(
-                ec2.run_instances(
-                    ImageId="ami-12c6146b",
-                    MinCount=1,
-                    MaxCount=1,
-                    InstanceType="trn1.32xlarge",
-                    TagSpecifications=[
-                        {
-                            "ResourceType": "instance",
-                            "Tags": [
-                                {"Key": "training-job", "Value": f"{team}-job"},
-                                {"Key": "team", "Value": team},
-                            ],
-                        }
-                    ],
-                )["Instances"][0]["InstanceId"]
+                moto_instance(ec2, "trn1.32xlarge", {"training-job": f"{team}-job", "team": team})
             )
-        monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("FINANCE_TOPIC_ARN", topic)
-        monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
         clock = FixedClock(T0)
         with runtime.override(clock):
             from functions.instance_state.handler import handler

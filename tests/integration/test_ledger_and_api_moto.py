@@ -14,14 +14,14 @@ from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.local_api import LOCAL_CALLER_ARN, with_local_admin
-from shared.adapters import ledger_schema
 from shared.adapters.daily_store import SummaryStore
 from shared.adapters.table import DynamoTable
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig, PriceOverrides
 from shared.domain.clock import FixedClock
-from tests.aws_events import ec2_state_event
+from tests.aws_events import ec2_state_event, scheduled_event
 from tests.integration.conftest import CallCounter
+from tests.support import moto_instance, moto_ledger
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-test"
@@ -33,36 +33,20 @@ CONFIG = LedgerConfig(
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        dynamodb = boto3.client("dynamodb", region_name="us-east-1")
-        dynamodb.create_table(**ledger_schema.create_table_request(TABLE))
+        moto_ledger(monkeypatch, TABLE, with_local_admin(CONFIG.model_dump_json()))
         ec2 = boto3.client("ec2", region_name="us-east-1")
+        volume = {"DeviceName": "/dev/sdf", "Ebs": {"VolumeSize": 100, "VolumeType": "gp3"}}
         ids = {}
         for job, team in (("llama", "nlp"), ("vit", "vision")):
-            reservation = ec2.run_instances(
-                ImageId="ami-12c6146b",
-                MinCount=1,
-                MaxCount=1,
-                InstanceType="trn1.32xlarge",
-                BlockDeviceMappings=[
-                    {"DeviceName": "/dev/sdf", "Ebs": {"VolumeSize": 100, "VolumeType": "gp3"}}
-                ],
-                TagSpecifications=[
-                    {
-                        "ResourceType": "instance",
-                        "Tags": [
-                            {"Key": "training-job", "Value": job},
-                            {"Key": "team", "Value": team},
-                            {"Key": "project", "Value": "foundation"},
-                        ],
-                    }
-                ],
-            )
-            ids[job] = reservation["Instances"][0]["InstanceId"]
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", with_local_admin(CONFIG.model_dump_json()))
+            tags = {"training-job": job, "team": team, "project": "foundation"}
+            ids[job] = moto_instance(ec2, "trn1.32xlarge", tags, BlockDeviceMappings=[volume])
         clock = FixedClock(T0)
         with runtime.override(clock):
-            yield {"ids": ids, "clock": clock, "client": dynamodb}
+            yield {
+                "ids": ids,
+                "clock": clock,
+                "client": boto3.client("dynamodb", region_name="us-east-1"),
+            }
 
 
 def send(aws: dict[str, Any], eid: str, seconds: int, state: str, job: str = "llama") -> str:
@@ -186,11 +170,10 @@ def test_a_stale_writer_is_refused_and_nothing_of_its_transaction_lands(
     deps = runtime.ledger_deps()
     head = deps.instances.head("llama", "123456789012", aws["ids"]["llama"])
     assert head is not None
-    stale = deps.instances.put_head(head, head.version - 1)  # another writer moved it on
     delta = acc.Accrual().fixed(acc.INSTANCE, "s", 3600, 3600 * 1000)
     uow = UnitOfWork(deps.table)
-    uow.add(stale)
-    uow.add(deps.rollups.update(RollupChange("llama", "123456789012", delta)))
+    deps.instances.stage_head(uow, head, head.version - 1)  # another writer moved it on
+    deps.rollups.stage(uow, RollupChange("llama", "123456789012", delta))
     with pytest.raises(ConditionFailed):
         uow.commit()
     aws["clock"].advance_to(T0 + timedelta(hours=1))
@@ -214,17 +197,7 @@ def test_day_boundary_and_backfill_handlers_run_on_schedule_events(aws: dict[str
     from shared.services.job_view import active_between, all_rollups
 
     send(aws, "e1", 0, "running")
-    event = {
-        "version": "0",
-        "id": "s1",
-        "detail-type": "Scheduled Event",
-        "source": "aws.events",
-        "account": "123456789012",
-        "time": "2026-11-02T00:00:00Z",
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {},
-    }
+    event = scheduled_event("s1", "2026-11-02T00:00:00Z")
     assert day_boundary(event, FakeLambdaContext("test")) == {"day": "2026-11-02", "jobs_marked": 1}
     rollups = all_rollups(runtime.ledger_deps().rollups)["llama"]
     later = datetime(2026, 11, 2, 1, tzinfo=UTC)

@@ -16,14 +16,14 @@ from botocore.exceptions import ClientError
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters import ledger_schema
 from shared.adapters.account_store import AccountStore
 from shared.adapters.accounts import AccountClients, boto3_client
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.account_trust import UntrustedAccount
-from tests.aws_events import ec2_state_event
+from tests.aws_events import ec2_state_event, scheduled_event
+from tests.support import moto_instance, moto_ledger
 
 TABLE = "ledger-org-sweep"
 HOME, MEMBER_A, MEMBER_B = "123456789012", "222222222222", "333333333333"
@@ -33,19 +33,7 @@ REGIONS = ("us-east-1", "eu-west-1")
 def _launch(ec2: Any, count: int, tags: dict[str, str]) -> list[str]:
     """``count`` instances, one reservation each (moto pages DescribeInstances by
     reservation)."""
-    tagging = [
-        {"ResourceType": "instance", "Tags": [{"Key": k, "Value": v} for k, v in tags.items()]}
-    ]
-    return [
-        ec2.run_instances(
-            ImageId="ami-12c6146b",
-            MinCount=1,
-            MaxCount=1,
-            InstanceType="trn1.32xlarge",
-            TagSpecifications=tagging,
-        )["Instances"][0]["InstanceId"]
-        for _ in range(count)
-    ]
+    return [moto_instance(ec2, "trn1.32xlarge", tags) for _ in range(count)]
 
 
 def _config(**accounts: Any) -> str:
@@ -67,9 +55,7 @@ def _config(**accounts: Any) -> str:
 def org(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
         boto3.setup_default_session()  # hooks registered below die with this session
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
+        moto_ledger(monkeypatch, TABLE, _config())
         queue_url = boto3.client("sqs", region_name="us-east-1").create_queue(QueueName="units")[
             "QueueUrl"
         ]
@@ -93,10 +79,8 @@ def org(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
                 {"training-job": "b-run", "team": "nlp"},
             ),
         }
-        monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("TRACKER_ACCOUNT", HOME)
         monkeypatch.setenv("SWEEP_QUEUE_URL", queue_url)
-        monkeypatch.setenv("LEDGER_CONFIG", _config())
         clock = FixedClock(datetime.now(UTC))
         with runtime.override(clock):
             yield {"queue_url": queue_url, "launched": launched, "clock": clock}
@@ -106,17 +90,7 @@ def org(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
 def _tick() -> dict[str, Any]:
     from functions.ledger_sweep.handler import handler
 
-    event = {
-        "version": "0",
-        "id": "sweep-1",
-        "source": "aws.scheduler",
-        "detail-type": "Scheduled Event",
-        "account": HOME,
-        "time": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {},
-    }
+    event = scheduled_event("sweep-1", datetime.now(UTC), source="aws.scheduler", account=HOME)
     return dict(handler(event, FakeLambdaContext("ledger_sweep")))
 
 

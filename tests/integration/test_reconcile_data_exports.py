@@ -28,6 +28,7 @@ from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.services.data_exports import DataExports
 from shared.services.reconcile import reconcile_by_resource
+from tests.aws_events import scheduled_event
 from tests.integration.conftest import scenario_dict
 from tests.integration.test_data_exports import ALPHA, BETA, DAY, VOLUME, line
 
@@ -98,11 +99,7 @@ def test_the_reconcile_function_reconciles_each_job_by_resource_with_the_export(
 ) -> None:
     from functions.reconcile.handler import handler
 
-    event = {
-        "version": "0", "id": "r-1", "detail-type": "Scheduled Event", "source": "aws.events",
-        "account": "123456789012", "time": "2026-11-04T06:00:00Z", "region": "us-east-1",
-        "resources": [], "detail": {},
-    }  # fmt: skip
+    event = scheduled_event("r-1", "2026-11-04T06:00:00Z")
     answer = handler(event, FakeLambdaContext("reconcile"))
     assert answer["enabled"] is True and "2026-11-02" in answer["days"]
     stored = runtime.reconciliation_store().get_reconciliations([DAY.date()])[DAY.date()]

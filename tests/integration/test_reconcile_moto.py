@@ -22,6 +22,7 @@ from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from shared.services.reconcile import reconcile_day
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance
 
 TABLE = "ledger-reconcile"
 DAY = date(2026, 11, 1)
@@ -64,15 +65,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReconciliationStore]:
         client = boto3.client("dynamodb", region_name="us-east-1")
         client.create_table(**ledger_schema.create_table_request(TABLE))
         ec2 = boto3.client("ec2", region_name="us-east-1")
-        iid = ec2.run_instances(
-            ImageId="ami-12c6146b",
-            MinCount=1,
-            MaxCount=1,
-            InstanceType="trn1.32xlarge",
-            TagSpecifications=[
-                {"ResourceType": "instance", "Tags": [{"Key": "training-job", "Value": "llama"}]}
-            ],
-        )["Instances"][0]["InstanceId"]
+        iid = moto_instance(ec2, "trn1.32xlarge", {"training-job": "llama"})
         monkeypatch.setenv("TABLE_NAME", TABLE)
         monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
         with runtime.override(FixedClock(NOW)):

@@ -56,17 +56,20 @@ def checkpoint() -> dict[str, Any]:
 def test_a_stop_after_checkpoint_waits_for_the_checkpoint_and_cost_ends_there(
     checkpoint: dict[str, Any],
 ) -> None:
-    """The step's _COMPLETE marker lands at 04:59:05; the next minute's evaluation,
-    05:00:00, stops the instance (stopping then, stopped at 05:01:00): 18,000 s billed,
-    $107.50, no rerun waste (nothing after the checkpoint is lost)."""
+    """The step's _COMPLETE marker lands at 04:59:05 and wakes the waiting stop then (a
+    timer at the checkpoint's moment, not the next minute's evaluation): stopping at
+    04:59:05, stopped 60 s later at 05:00:05, so 55 s less than stopping at 05:00:00
+    (stopped 05:01:00, 18,000 s): 17,945 s billed, 17,945 x $21.50 / 3,600 =
+    $107.171527..., no rerun waste (nothing after the checkpoint is lost)."""
     action = only_action(checkpoint)
     assert action["action_id"] == "llama-cap:total:100:stop_after_checkpoint"
-    assert (action["fired_at"], action["acted_at"]) == (CROSSING, "2026-11-01T05:00:00Z")
+    assert (action["fired_at"], action["acted_at"]) == (CROSSING, "2026-11-01T04:59:05Z")
     assert action["instance_ids"] == [A] and action["training_jobs"] == []
     assert (action["dry_run"], action["state"]) == (False, "done")
     sft = job(checkpoint, JOB)
-    assert sft["status"] == "stopped" and sft["instance_seconds"] == 18_000
-    assert Decimal(sft["cost_usd"]["total"]) == cost(18_000) == Decimal("107.5")
+    assert sft["status"] == "stopped" and sft["instance_seconds"] == 17_945
+    assert Decimal(sft["cost_usd"]["total"]) == cost(17_945)
+    assert cost(17_945).quantize(Decimal("0.000001")) == Decimal("107.171528")
     assert Decimal(sft["cost_usd"]["wasted_rerun"]) == 0
     assert not checkpoint["rejected_events"]
 
@@ -82,7 +85,7 @@ def test_the_action_and_the_budget_alert_come_at_the_crossing_to_team_and_financ
         assert alert["action_id"] == "llama-cap:total:100:stop_after_checkpoint"
         assert alert["alert_id"].startswith("action:llama-cap:total:100:stop_after_checkpoint:")
     done = [a for a in checkpoint["alerts"] if a["kind"] == "action" and a["state"] == "done"]
-    assert {a["at"] for a in done} == {"2026-11-01T05:00:00Z"}
+    assert {a["at"] for a in done} == {"2026-11-01T04:59:05Z"}
 
 
 def test_with_grace_and_no_checkpoint_it_stops_when_the_grace_ends() -> None:

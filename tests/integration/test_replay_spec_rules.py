@@ -34,7 +34,7 @@ import pytest
 
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
-from tests.aws_events import TRACKER_METRICS, alarm_state_event, ec2_state_event
+from tests.aws_events import TRACKER_METRICS, alarm_state_event, ec2_state_event, s3_object_event
 
 ACCOUNT, REGION = "123456789012", "us-east-1"
 
@@ -53,21 +53,7 @@ def alarm(eid: str, at: str, iid: str, signal: str, value: str) -> dict[str, Any
 
 
 def created(eid: str, at: str, key: str, size: int) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "Object Created",
-        "source": "aws.s3",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [],
-        "detail": {
-            "version": "0",
-            "bucket": {"name": "ckpt-bucket"},
-            "object": {"key": key, "size": size, "sequencer": "0A"},
-        },
-    }
+    return s3_object_event(eid, "ckpt-bucket", key, at, size=size, sequencer="0A")
 
 
 EBS, ZOMBIE, IDLE, NEW = (

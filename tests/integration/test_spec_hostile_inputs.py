@@ -14,6 +14,7 @@ from costtracker.local_api import proxy_event
 from costtracker.progress import Progress
 from costtracker.replay import replay, replay_session
 from costtracker.scenario import Scenario
+from tests.aws_events import s3_object_event
 from tests.integration.conftest import scenario_dict
 
 HUGE_STEP = "9" * 30
@@ -21,21 +22,7 @@ LONGEST_STEP = "9" * 18
 
 
 def _object_created(event_id: str, key: str, at: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": event_id,
-        "detail-type": "Object Created",
-        "source": "aws.s3",
-        "account": "123456789012",
-        "time": at,
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {
-            "version": "0",
-            "bucket": {"name": "ckpt-bucket"},
-            "object": {"key": key, "size": 1024, "sequencer": "00B2B73650"},
-        },
-    }
+    return s3_object_event(event_id, "ckpt-bucket", key, at, size=1024, sequencer="00B2B73650")
 
 
 def _hostile_scenario() -> dict[str, Any]:

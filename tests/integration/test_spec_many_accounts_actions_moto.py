@@ -13,7 +13,6 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.domain.clock import FixedClock
 from shared.services.stopper import StopRequest
@@ -28,7 +27,7 @@ from tests.integration.test_alerts_guarantees import (
     stamp,
     sweep,
 )
-from tests.support import alarm_name
+from tests.support import alarm_name, moto_instance, moto_ledger
 
 MEMBER, REGION = "222222222222", "eu-west-1"
 OPT_IN = "costtracker:auto-stop"
@@ -38,27 +37,12 @@ OPT_IN = "costtracker:auto-stop"
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     """A trn1.32xlarge of the member account in eu-west-1, opted in to auto-stop."""
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        moto_ledger(monkeypatch, TABLE, CONFIG.model_dump_json())
         clock = FixedClock(T0)
         with runtime.override(clock) as rt:
             ec2 = rt.accounts.client_for("ec2", MEMBER, REGION)
             tags = {"training-job": "eu-run", OPT_IN: "true"}
-            iid = ec2.run_instances(
-                ImageId="ami-12c6146b",
-                MinCount=1,
-                MaxCount=1,
-                InstanceType="trn1.32xlarge",
-                TagSpecifications=[
-                    {
-                        "ResourceType": "instance",
-                        "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
-                    }
-                ],
-            )["Instances"][0]["InstanceId"]
+            iid = moto_instance(ec2, "trn1.32xlarge", tags)
             yield {"rt": rt, "iid": iid, "ec2": ec2, "clock": clock}
 
 
@@ -102,25 +86,10 @@ def test_alarms_named_like_the_tracker_s_for_a_cpu_node_never_stop_it(
     alarms someone made under the tracker's names (on CPU metrics, in ALARM) neither make
     it idle nor stop it, even with a complete checkpoint after them."""
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+        moto_ledger(monkeypatch, TABLE, CONFIG.model_dump_json())
         ec2 = boto3.client("ec2", region_name="us-east-1")
         tags = {"training-job": "llama", OPT_IN: "true"}
-        iid = ec2.run_instances(
-            ImageId="ami-12c6146b",
-            MinCount=1,
-            MaxCount=1,
-            InstanceType="c5.24xlarge",
-            TagSpecifications=[
-                {
-                    "ResourceType": "instance",
-                    "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
-                }
-            ],
-        )["Instances"][0]["InstanceId"]
+        iid = moto_instance(ec2, "c5.24xlarge", tags)
         with runtime.override(FixedClock(T0)) as rt:
             world = {"clock": rt.clock, "iid": iid}
             start = ec2_state_event(f"{iid}-run", iid, "running", stamp(T0))

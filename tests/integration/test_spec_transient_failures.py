@@ -15,11 +15,11 @@ from botocore.awsrequest import AWSResponse
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
 from shared.domain.clock import FixedClock
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance, moto_ledger
 
 T0 = datetime(2026, 11, 1, 10, tzinfo=UTC)
 TABLE = "ledger-faults"
@@ -57,24 +57,15 @@ class _Raw:
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
-        iid = boto3.client("ec2", region_name="us-east-1").run_instances(
-            ImageId="ami-12c6146b",
-            MinCount=1,
-            MaxCount=1,
-            InstanceType="trn1.32xlarge",
-            TagSpecifications=[
-                {"ResourceType": "instance", "Tags": [{"Key": "training-job", "Value": "llama"}]}
-            ],
-        )["Instances"][0]["InstanceId"]
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv(
-            "LEDGER_CONFIG",
+        moto_ledger(
+            monkeypatch,
+            TABLE,
             LedgerConfig.model_validate(
                 {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "36"}}}
             ).model_dump_json(),
+        )
+        iid = moto_instance(
+            boto3.client("ec2", region_name="us-east-1"), "trn1.32xlarge", {"training-job": "llama"}
         )
         with runtime.override(FixedClock(T0)):
             yield iid

@@ -18,7 +18,6 @@ import pytest
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from shared.adapters import ledger_schema
 from shared.app import runtime
 from shared.domain.clock import FixedClock
 from tests.aws_events import TRACKER_METRICS
@@ -32,7 +31,7 @@ from tests.integration.test_alerts_guarantees import (
     state_event,
     sweep,
 )
-from tests.support import alarm_name
+from tests.support import alarm_name, moto_instance, moto_ledger
 
 OPT_IN = "costtracker:auto-stop"
 NAMES = ("opted_out", "gone", "failing", "ok")
@@ -41,27 +40,12 @@ NAMES = ("opted_out", "gone", "failing", "ok")
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
+        moto_ledger(monkeypatch, TABLE, CONFIG.model_dump_json())
         ec2 = boto3.client("ec2", region_name="us-east-1")
         tags = {"training-job": "llama", "team": "nlp", OPT_IN: "true"}
         ids = {}
         for name in NAMES:
-            ids[name] = ec2.run_instances(
-                ImageId="ami-12c6146b",
-                MinCount=1,
-                MaxCount=1,
-                InstanceType="trn1.32xlarge",
-                TagSpecifications=[
-                    {
-                        "ResourceType": "instance",
-                        "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
-                    }
-                ],
-            )["Instances"][0]["InstanceId"]
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv("LEDGER_CONFIG", CONFIG.model_dump_json())
+            ids[name] = moto_instance(ec2, "trn1.32xlarge", tags)
         clock = FixedClock(T0)
         with runtime.override(clock):
             world = {"ids": ids, "clock": clock, "ec2": ec2}

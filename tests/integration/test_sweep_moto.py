@@ -11,7 +11,6 @@ import pytest
 from moto import mock_aws
 
 from costtracker.lambda_context import FakeLambdaContext
-from shared.adapters import ledger_schema
 from shared.adapters.inventory import Ec2Inventory
 from shared.app import runtime
 from shared.config.ledger import LedgerConfig
@@ -19,6 +18,7 @@ from shared.domain.clock import FixedClock
 from shared.domain.instance import InstanceHead
 from shared.services.sweep import sweep_missed_events
 from tests.aws_events import ec2_state_event
+from tests.support import moto_instance, moto_ledger
 
 TABLE = "ledger-sweep"
 
@@ -26,36 +26,18 @@ TABLE = "ledger-sweep"
 @pytest.fixture
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     with mock_aws():
-        boto3.client("dynamodb", region_name="us-east-1").create_table(
-            **ledger_schema.create_table_request(TABLE)
-        )
-        ec2 = boto3.client("ec2", region_name="us-east-1")
-
-        def launch(itype: str, tags: dict[str, str]) -> str:
-            return str(
-                ec2.run_instances(
-                    ImageId="ami-12c6146b",
-                    MinCount=1,
-                    MaxCount=1,
-                    InstanceType=itype,
-                    TagSpecifications=[
-                        {
-                            "ResourceType": "instance",
-                            "Tags": [{"Key": k, "Value": v} for k, v in tags.items()],
-                        }
-                    ]
-                    if tags
-                    else [],
-                )["Instances"][0]["InstanceId"]
-            )
-
-        monkeypatch.setenv("TABLE_NAME", TABLE)
-        monkeypatch.setenv(
-            "LEDGER_CONFIG",
+        moto_ledger(
+            monkeypatch,
+            TABLE,
             LedgerConfig.model_validate(
                 {"live_prices": False, "prices": {"ec2": {"trn1.32xlarge": "10"}}}
             ).model_dump_json(),
         )
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+
+        def launch(itype: str, tags: dict[str, str]) -> str:
+            return moto_instance(ec2, itype, tags)
+
         clock = FixedClock(datetime.now(UTC))
         with runtime.override(clock):
             yield {"ec2": ec2, "launch": launch, "clock": clock}

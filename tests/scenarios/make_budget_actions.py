@@ -15,9 +15,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from costtracker.fakes.scenario_events import (
+    ACCOUNT,
+    REGION,
+    ec2_state_event,
+    epoch_ms,
+    instance_arn,
+    s3_object_event,
+    training_job_arn,
+    training_job_event,
+)
+
 HERE = Path(__file__).parent / "budget_actions"
 
-ACCOUNT, REGION = "123456789012", "us-east-1"
 A, B = "i-0a1b2c3d4e5f60001", "i-0a1b2c3d4e5f60002"
 OPT_IN = "costtracker:auto-stop"
 JOB = "llama-sft"
@@ -25,38 +35,21 @@ T0 = "2026-11-01T00:00:00Z"
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return ec2_state_event(eid, iid, st, at, resources=[instance_arn(iid)])
 
 
 def s3_object(eid: str, at: str, key: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "Object Created",
-        "source": "aws.s3",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": ["arn:aws:s3:::ckpt-bucket"],
-        "detail": {
-            "version": "0",
-            "bucket": {"name": "ckpt-bucket"},
-            "object": {"key": key, "size": 1000, "etag": "e0", "sequencer": "01"},
-            "request-id": "R1",
-            "requester": ACCOUNT,
-            "reason": "PutObject",
-        },
-    }
+    return s3_object_event(
+        eid,
+        "ckpt-bucket",
+        key,
+        at,
+        request_id="R1",
+        resources=["arn:aws:s3:::ckpt-bucket"],
+        size=1000,
+        etag="e0",
+        sequencer="01",
+    )
 
 
 def instance(iid: str, job: str, opted_in: bool) -> dict[str, Any]:
@@ -92,8 +85,8 @@ def base(events: list[dict[str, Any]], *actions: dict[str, Any]) -> dict[str, An
 
 def checkpoint_after_crossing() -> dict[str, Any]:
     """A complete checkpoint (its step's _COMPLETE marker) at 04:59:05, 20 minutes after
-    the crossing: stop_after_checkpoint stops the instance at the next minute's
-    evaluation after it, 05:00:00."""
+    the crossing: stop_after_checkpoint stops the instance at that moment (the marker
+    wakes the waiting stop), stopped at 05:00:05."""
     return base(
         [
             s3_object("ck-1", "2026-11-01T04:58:30Z", f"runs/{JOB}/step-300/model.pt"),
@@ -145,13 +138,11 @@ def release_before_checkpoint() -> dict[str, Any]:
 
 
 def _ms(at: str) -> str:
-    from datetime import datetime
-
-    return str(int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000))
+    return str(epoch_ms(at))
 
 
 def sagemaker_event(eid: str, at: str, status: str, name: str = "llama-sm") -> dict[str, Any]:
-    arn = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/{name}"
+    arn = training_job_arn(name)
     detail: dict[str, Any] = {
         "TrainingJobName": name,
         "TrainingJobArn": arn,
@@ -172,17 +163,7 @@ def sagemaker_event(eid: str, at: str, status: str, name: str = "llama-sm") -> d
         "SecondaryStatusTransitions": [],
         "Tags": {"training-job": "llama-sm", "project": "llama", "team": "nlp", OPT_IN: "true"},
     }
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "SageMaker Training Job State Change",
-        "source": "aws.sagemaker",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [arn],
-        "detail": detail,
-    }
+    return training_job_event(eid, at, detail)
 
 
 def sagemaker_job() -> dict[str, Any]:

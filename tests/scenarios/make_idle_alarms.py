@@ -4,8 +4,9 @@ import json
 import random
 from pathlib import Path
 
+from costtracker.fakes.scenario_events import ACCOUNT, REGION, alarm_state_event, ec2_state_event
+
 HERE = Path(__file__).parent
-ACCOUNT, REGION = "123456789012", "us-east-1"
 T1, P1, GHOST = "i-0e1000000000000e1", "i-0e2000000000000e2", "i-0fff00000000000ff"
 METRICS = {
     "neuron": ("NeuronMonitor", "neuroncore_utilization"),
@@ -18,66 +19,19 @@ THRESHOLDS = {"neuron": 5.0, "gpu": 5.0, "cpu": 10.0, "net": 1000.0}
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return ec2_state_event(eid, iid, st, at)
 
 
 def alarm(eid: str, at: str, name: str, metric: str, iid: str, value: str, prev: str) -> dict:
-    namespace, metric_name = METRICS[metric]
-    stamp = at.replace("Z", ".000+0000")
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "CloudWatch Alarm State Change",
-        "source": "aws.cloudwatch",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [f"arn:aws:cloudwatch:{REGION}:{ACCOUNT}:alarm:{name}"],
-        "detail": {
-            "alarmName": name,
-            "configuration": {
-                "metrics": [
-                    {
-                        "id": "m1",
-                        "returnData": True,
-                        "metricStat": {
-                            "metric": {
-                                "namespace": namespace,
-                                "name": metric_name,
-                                "dimensions": {"InstanceId": iid},
-                            },
-                            "period": 300,
-                            "stat": "Average",
-                        },
-                    }
-                ]
-            },
-            "previousState": {"value": prev, "timestamp": stamp, "reason": "", "reasonData": ""},
-            "state": {
-                "value": value,
-                "timestamp": stamp,
-                "reason": "Threshold Crossed",
-                "reasonData": reason_data(stamp, THRESHOLDS[metric]),
-            },
-        },
-    }
-
-
-def reason_data(stamp: str, threshold: float) -> str:
-    """``state.reasonData`` as CloudWatch writes it (the threshold the alarm compares)."""
-    data = {"version": "1.0", "queryDate": stamp, "statistic": "Average", "period": 300}
-    return json.dumps(
-        {**data, "recentDatapoints": [], "threshold": threshold}, separators=(",", ":")
+    return alarm_state_event(
+        eid,
+        name,
+        value,
+        at,
+        metric=METRICS[metric],
+        instance_id=iid,
+        previous=prev,
+        threshold=THRESHOLDS[metric],
     )
 
 

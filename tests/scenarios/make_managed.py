@@ -65,18 +65,23 @@ from __future__ import annotations
 
 import json
 import random
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from costtracker.fakes.scenario_events import (
+    ACCOUNT,
+    REGION,
+    capacity_block_event,
+    ec2_state_event,
+    epoch_ms,
+    instance_arn,
+    training_job_arn,
+    training_job_event,
+)
 
 HERE = Path(__file__).parent
 # Not beside the scenarios: every tests/scenarios/*.json is replayed as a scenario.
 EXPECTED = HERE / "expected"
-ACCOUNT, REGION = "123456789012", "us-east-1"
-
-
-def ms(at: str) -> int:
-    return int(datetime.fromisoformat(at.replace("Z", "+00:00")).astimezone(UTC).timestamp() * 1000)
 
 
 def sagemaker(
@@ -100,9 +105,9 @@ def sagemaker(
     sample writes them as strings, so do most events here; some use numbers)."""
 
     def t(value: str) -> str | int:
-        return str(ms(value)) if as_strings else ms(value)
+        return str(epoch_ms(value)) if as_strings else epoch_ms(value)
 
-    arn = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/{name}"
+    arn = training_job_arn(name)
     resource: dict[str, Any] = {
         "InstanceType": "ml.trn1.32xlarge",
         "InstanceCount": count,
@@ -135,45 +140,15 @@ def sagemaker(
         detail["TrainingStartTime"] = t(start)
     if end:
         detail["TrainingEndTime"] = t(end)
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "SageMaker Training Job State Change",
-        "source": "aws.sagemaker",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [arn],
-        "detail": detail,
-    }
+    return training_job_event(eid, at, detail)
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{iid}"],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return ec2_state_event(eid, iid, st, at, resources=[instance_arn(iid)])
 
 
 def block_event(eid: str, at: str, kind: str, rid: str, end: str) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": kind,
-        "source": "aws.ec2",
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [f"arn:aws:ec2:{REGION}:{ACCOUNT}:capacity-reservation/{rid}"],
-        "detail": {"capacity-reservation-id": rid, "end-date": end},
-    }
+    return capacity_block_event(eid, rid, kind, at, end=end)
 
 
 def write(name: str, scenario: dict[str, Any], expected: dict[str, Any], seed: int) -> None:

@@ -25,6 +25,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from costtracker.fakes.scenario_events import (
+    alarm_state_event,
+    ec2_state_event,
+    instance_arn,
+    s3_object_event,
+    training_job_arn,
+    training_job_event,
+)
+
 HERE = Path(__file__).parent
 HOME, MEMBER, THIRD = "123456789012", "222222222222", "333333333333"
 US, EU = "us-east-1", "eu-west-1"
@@ -37,23 +46,9 @@ OPT_IN = {"costtracker:auto-stop": "true"}
 HOME_SFT, MEMBER_SFT = {"training-job": "home-sft"}, {"training-job": "member-sft"}
 
 
-def envelope(eid: str, at: str, source: str, kind: str, account: str, region: str) -> dict:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": kind,
-        "source": source,
-        "account": account,
-        "time": at,
-        "region": region,
-        "resources": [],
-    }
-
-
 def state(eid: str, at: str, iid: str, st: str, account: str, region: str) -> dict:
-    event = envelope(eid, at, "aws.ec2", "EC2 Instance State-change Notification", account, region)
-    event["resources"] = [f"arn:aws:ec2:{region}:{account}:instance/{iid}"]
-    return event | {"detail": {"instance-id": iid, "state": st}}
+    arn = instance_arn(iid, account=account, region=region)
+    return ec2_state_event(eid, iid, st, at, account=account, region=region, resources=[arn])
 
 
 def alarm(
@@ -69,43 +64,35 @@ def alarm(
 ) -> dict:
     """A CloudWatch Alarm State Change to ``value``, as CloudWatch sends it from
     ``account``."""
-    stamp = at.replace("Z", ".000+0000")
-    reason = {"version": "1.0", "queryDate": stamp, "statistic": "Average", "period": 300}
-    reason |= {"recentDatapoints": [1.0], "threshold": threshold}
-    event = envelope(eid, at, "aws.cloudwatch", "CloudWatch Alarm State Change", account, region)
-    event["resources"] = [f"arn:aws:cloudwatch:{region}:{account}:alarm:{name}"]
-    metric_stat = {
-        "metric": {"namespace": metric[0], "name": metric[1], "dimensions": {"InstanceId": iid}},
-        "period": 300,
-        "stat": "Average",
-    }
-    return event | {
-        "detail": {
-            "alarmName": name,
-            "configuration": {"metrics": [{"id": "m1", "metricStat": metric_stat}]},
-            "previousState": {"value": "OK" if value != "OK" else "ALARM", "timestamp": stamp},
-            "state": {
-                "value": value,
-                "timestamp": stamp,
-                "reason": "Threshold Crossed",
-                "reasonData": json.dumps(reason, separators=(",", ":")),
-            },
-        }
-    }
+    return alarm_state_event(
+        eid,
+        name,
+        value,
+        at,
+        metric=metric,
+        instance_id=iid,
+        previous="OK" if value != "OK" else "ALARM",
+        threshold=threshold,
+        recent=[1.0],
+        return_data=False,
+        previous_fields=(),
+        account=account,
+        region=region,
+    )
 
 
 def checkpoint(eid: str, at: str, job: str, account: str, region: str) -> dict:
-    event = envelope(eid, at, "aws.s3", "Object Created", account, region)
     key = f"runs/{job}/step-100/shard-0.pt"
-    detail = {
-        "version": "0",
-        "bucket": {"name": "ckpt-bucket"},
-        "object": {"key": key, "size": 1073741824, "sequencer": "00B2B73642"},
-        "request-id": "R",
-        "requester": account,
-        "reason": "PutObject",
-    }
-    return event | {"detail": detail}
+    return s3_object_event(
+        eid,
+        "ckpt-bucket",
+        key,
+        at,
+        account=account,
+        region=region,
+        size=1073741824,
+        sequencer="00B2B73642",
+    )
 
 
 def training(
@@ -119,7 +106,7 @@ def training(
         ms = {"start": "1793527200000", "end": "1793530800000"}
     detail: dict[str, Any] = {
         "TrainingJobName": "sft-run",
-        "TrainingJobArn": f"arn:aws:sagemaker:{US}:{account}:training-job/sft-run",
+        "TrainingJobArn": training_job_arn("sft-run", account=account, region=US),
         "TrainingJobStatus": status,
         "SecondaryStatus": "Completed" if status == "Completed" else "Training",
         "ResourceConfig": {
@@ -135,9 +122,7 @@ def training(
     }
     if status == "Completed":
         detail["TrainingEndTime"] = ms["end"]
-    event = envelope(eid, at, "aws.sagemaker", "SageMaker Training Job State Change", account, US)
-    event["resources"] = [detail["TrainingJobArn"]]
-    return event | {"detail": detail}
+    return training_job_event(eid, at, detail, account=account, region=US)
 
 
 def ours(iid: str, signal: str) -> str:

@@ -20,7 +20,13 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-ACCOUNT, REGION = "123456789012", "us-east-1"
+from costtracker.fakes.scenario_events import (
+    ACCOUNT,
+    REGION,
+    ec2_state_event,
+    instance_arn,
+)
+
 A1, A2, A3, CPU, GPU = (
     "i-0a1000000000000a1",
     "i-0a1000000000000a2",
@@ -36,17 +42,7 @@ def iso(at: datetime) -> str:
 
 
 def state(n: int, instance: str, state: str, at: datetime) -> dict[str, object]:
-    return {
-        "version": "0",
-        "id": f"mu-{n:02d}",
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": ACCOUNT,
-        "time": iso(at),
-        "region": REGION,
-        "resources": [f"arn:aws:ec2:{REGION}:{ACCOUNT}:instance/{instance}"],
-        "detail": {"instance-id": instance, "state": state},
-    }
+    return ec2_state_event(f"mu-{n:02d}", instance, state, at, resources=[instance_arn(instance)])
 
 
 def points(start: datetime, n: int, percent: str) -> list[dict[str, str]]:

@@ -5,75 +5,38 @@ import random
 import zlib
 from pathlib import Path
 
+from costtracker.fakes.scenario_events import (
+    ACCOUNT,
+    REGION,
+    ec2_state_event,
+    rebalance_event,
+    s3_object_event,
+    spot_warning_event,
+)
+
 HERE = Path(__file__).parent
-ACCOUNT, REGION, BUCKET = "123456789012", "us-east-1", "ckpt-bucket"
+BUCKET = "ckpt-bucket"
 GIB10 = 10 * 2**30
 
 
-def envelope(eid: str, at: str, source: str, detail_type: str, detail: dict) -> dict:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": detail_type,
-        "source": source,
-        "account": ACCOUNT,
-        "time": at,
-        "region": REGION,
-        "resources": [],
-        "detail": detail,
-    }
-
-
 def state(eid: str, at: str, iid: str, st: str) -> dict:
-    return envelope(
-        eid,
-        at,
-        "aws.ec2",
-        "EC2 Instance State-change Notification",
-        {"instance-id": iid, "state": st},
-    )
+    return ec2_state_event(eid, iid, st, at)
+
+
+def sequencer(eid: str) -> str:
+    return f"00{zlib.crc32(eid.encode()):08X}"
 
 
 def created(eid: str, at: str, key: str, size: object = GIB10, seq: str = "") -> dict:
-    obj: dict = {
-        "key": key,
-        "etag": "d41d8cd98f00b204e9800998ecf8427e",
-        "sequencer": seq or f"00{zlib.crc32(eid.encode()):08X}",
-    }
-    if size is not None:
-        obj["size"] = size
-    return envelope(
-        eid,
-        at,
-        "aws.s3",
-        "Object Created",
-        {
-            "version": "0",
-            "bucket": {"name": BUCKET},
-            "object": obj,
-            "request-id": "R",
-            "requester": ACCOUNT,
-            "reason": "PutObject",
-        },
+    etag = "d41d8cd98f00b204e9800998ecf8427e"
+    sized = {} if size is None else {"size": size}
+    return s3_object_event(
+        eid, BUCKET, key, at, etag=etag, sequencer=seq or sequencer(eid), **sized
     )
 
 
 def deleted(eid: str, at: str, key: str) -> dict:
-    return envelope(
-        eid,
-        at,
-        "aws.s3",
-        "Object Deleted",
-        {
-            "version": "0",
-            "bucket": {"name": BUCKET},
-            "object": {"key": key, "sequencer": f"00{zlib.crc32(eid.encode()):08X}"},
-            "request-id": "R",
-            "requester": ACCOUNT,
-            "reason": "DeleteObject",
-            "deletion-type": "Permanently Deleted",
-        },
-    )
+    return s3_object_event(eid, BUCKET, key, at, deleted=True, sequencer=sequencer(eid))
 
 
 S1, S2, S3, S4 = (
@@ -96,20 +59,8 @@ for step, hhmm in [(500, "00:30"), (1000, "01:00"), (1500, "01:30")]:
             )
         )
 events += [
-    envelope(
-        "rb-01",
-        "2026-11-01T01:45:00Z",
-        "aws.ec2",
-        "EC2 Instance Rebalance Recommendation",
-        {"instance-id": S1},
-    ),
-    envelope(
-        "itn-01",
-        "2026-11-01T01:50:00Z",
-        "aws.ec2",
-        "EC2 Spot Instance Interruption Warning",
-        {"instance-id": S1, "instance-action": "terminate"},
-    ),
+    rebalance_event("rb-01", S1, "2026-11-01T01:45:00Z"),
+    spot_warning_event("itn-01", S1, "2026-11-01T01:50:00Z"),
     state("st-03", "2026-11-01T01:52:00Z", S1, "shutting-down"),
     state("st-04", "2026-11-01T01:52:30Z", S1, "terminated"),
     state("st-05", "2026-11-01T01:53:00Z", S2, "shutting-down"),

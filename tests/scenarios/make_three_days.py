@@ -4,22 +4,14 @@ import json
 import random
 from pathlib import Path
 
+from costtracker.fakes.scenario_events import ec2_state_event
+
 HERE = Path(__file__).parent
 X, Y, U = "i-0c3d0000000000aa1", "i-0c3d0000000000bb2", "i-0c3d0000000000cc3"
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": at,
-        "region": "us-east-1",
-        "resources": [],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return ec2_state_event(eid, iid, st, at)
 
 
 events = [

@@ -5,22 +5,15 @@ region. One job (bert-pretrain) runs in both accounts and both regions."""
 import json
 from pathlib import Path
 
+from costtracker.fakes.scenario_events import ec2_state_event, instance_arn
+
 HERE = Path(__file__).parent
 HOME, MEMBER = "123456789012", "210987654321"
 
 
 def state(eid: str, at: str, iid: str, st: str, account: str, region: str) -> dict:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": account,
-        "time": at,
-        "region": region,
-        "resources": [f"arn:aws:ec2:{region}:{account}:instance/{iid}"],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    arn = instance_arn(iid, account=account, region=region)
+    return ec2_state_event(eid, iid, st, at, account=account, region=region, resources=[arn])
 
 
 H1, H2 = "i-0a1000000000000a1", "i-0a2000000000000a2"

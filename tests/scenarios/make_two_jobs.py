@@ -4,21 +4,13 @@ import json
 import random
 from pathlib import Path
 
+from costtracker.fakes.scenario_events import ec2_state_event, instance_arn
+
 HERE = Path(__file__).parent
 
 
 def state(eid: str, at: str, iid: str, st: str) -> dict:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "EC2 Instance State-change Notification",
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": at,
-        "region": "us-east-1",
-        "resources": [f"arn:aws:ec2:us-east-1:123456789012:instance/{iid}"],
-        "detail": {"instance-id": iid, "state": st},
-    }
+    return ec2_state_event(eid, iid, st, at, resources=[instance_arn(iid)])
 
 
 A1, A2 = "i-0a0000000000000a1", "i-0a0000000000000a2"

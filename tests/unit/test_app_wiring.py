@@ -14,21 +14,15 @@ from shared.app.edge import MalformedEvent, parse_event
 from shared.domain.clock import FixedClock
 from shared.events.aws import OBJECT_EVENT, ObjectCreatedEvent, ObjectDeletedEvent
 from shared.services.versioned import ConcurrentUpdates, LostRace, commit, versioned_update
+from tests.aws_events import envelope
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 LOGGER = Logger(service="costtracker-test")
 
 
 def s3_event(detail_type: str, obj: dict[str, object]) -> dict[str, object]:
-    return {
-        "id": "ev-1",
-        "detail-type": detail_type,
-        "source": "aws.s3",
-        "account": "123456789012",
-        "time": "2026-11-01T10:00:00Z",
-        "region": "us-east-1",
-        "detail": {"bucket": {"name": "ckpt"}, "object": obj},
-    }
+    detail = {"bucket": {"name": "ckpt"}, "object": obj}
+    return envelope("ev-1", "2026-11-01T10:00:00Z", "aws.s3", detail_type, detail)
 
 
 def test_override_hands_in_a_clock_and_gives_the_previous_runtime_back() -> None:
@@ -70,18 +64,19 @@ class _Uow:
             raise ConditionFailed(("pk", "sk"))
 
 
-def test_a_lost_race_forgets_and_tries_again_until_the_attempts_run_out() -> None:
-    forgotten: list[int] = []
+def test_a_lost_race_tries_again_until_the_attempts_run_out() -> None:
+    tried: list[int] = []
     uow = _Uow(fails=2)
 
     def attempt(n: int) -> int:
-        commit(uow, lambda: forgotten.append(n))  # type: ignore[arg-type]
+        tried.append(n)
+        commit(uow)  # type: ignore[arg-type]
         return n
 
     assert versioned_update(attempt, "x") == 2
-    assert forgotten == [0, 1]
+    assert tried == [0, 1, 2]
     uow.fails = 5
     with pytest.raises(ConcurrentUpdates, match="x"):
         versioned_update(attempt, "x", attempts=3)
     with pytest.raises(LostRace):  # commit alone says so; only the loop retries
-        commit(_Uow(fails=1), lambda: None)  # type: ignore[arg-type]
+        commit(_Uow(fails=1))  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from botocore.stub import Stubber
 from pydantic import ValidationError
 
+from shared.adapters.action_store import ActionRecord, ActionStore
 from shared.adapters.crossing_timers import delay_seconds
 from shared.adapters.launch_denial import (
     IamLaunchDenial,
@@ -20,11 +21,21 @@ from shared.adapters.launch_denial import (
     deny_document,
     policy_name,
 )
+from shared.adapters.table import MemoryTable
 from shared.adapters.training_job_stops import TrainingJobNow
 from shared.config.budgets import Budget
-from shared.domain.budget_actions import BudgetAction, action_id, stop_due
+from shared.config.ledger import CheckpointConfig, LedgerConfig
+from shared.domain.budget_actions import (
+    BudgetAction,
+    action_id,
+    job_of_checkpoint_prefix,
+    stop_due,
+)
 from shared.events.timers import TimerEvent
+from shared.services.action_deps import ActionDeps
 from shared.services.budget_actions import checkpoints_tracked
+from shared.services.crossing_timers import wake_waiting_stops
+from shared.services.launch_denials import deny_tags, scope_accounts
 from shared.services.stopper import Stopper, StopRequest
 
 T0 = datetime(2026, 11, 1, 4, 39, 5, tzinfo=UTC)
@@ -97,7 +108,7 @@ def test_a_principal_at_its_quota_is_reported_and_other_paths_are_refused() -> N
     iam = boto3.client(
         "iam", region_name="us-east-1", aws_access_key_id="a", aws_secret_access_key="b"
     )
-    denial = IamLaunchDenial(iam, lambda: "123456789012")
+    denial = IamLaunchDenial(iam)
     arn = "arn:aws:iam::123456789012:policy/costtracker/deny-launch-x"
     with Stubber(iam) as stub:
         stub.add_client_error("attach_role_policy", "LimitExceeded", "Cannot exceed quota")
@@ -107,6 +118,9 @@ def test_a_principal_at_its_quota_is_reported_and_other_paths_are_refused() -> N
         denial.attach("arn:aws:iam::aws:policy/AdministratorAccess", "arn:aws:iam::1:role/r")
     with pytest.raises(ValueError, match="not an IAM role"):
         denial.attach(arn, "arn:aws:iam::123456789012:instance-profile/p")
+    # A policy is attached only in its own account: a member's principal gets its own.
+    with pytest.raises(ValueError, match="not in the account of"):
+        denial.attach(arn, "arn:aws:iam::222222222222:role/ml-nlp")
 
 
 def test_a_timer_waits_whole_seconds_rounded_up_within_sqs_bounds() -> None:
@@ -132,11 +146,24 @@ def test_a_timer_event_names_each_budget_once_with_its_earliest_moment() -> None
         TimerEvent.model_validate({"Records": [{"messageId": "m", "body": "{}"}]})
 
 
-def test_sagemaker_checkpoints_are_tracked_only_in_a_tracked_bucket() -> None:
-    buckets = ("ckpt-bucket",)
-    assert checkpoints_tracked("s3://ckpt-bucket/runs/llama-sm/", buckets)
-    assert not checkpoints_tracked("s3://other/runs/llama-sm/", buckets)
-    assert not checkpoints_tracked("", buckets)
+def test_sagemaker_checkpoints_are_tracked_in_a_tracked_bucket_under_the_key_pattern() -> None:
+    checkpoint = CheckpointConfig(buckets=("ckpt-bucket",))  # ^runs/(?P<job>[^/]+)/step-N/
+    assert checkpoints_tracked("s3://ckpt-bucket/runs/llama-sm/", checkpoint, "llama-sm")
+    assert checkpoints_tracked("s3://ckpt-bucket/runs/llama-sm", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://other/runs/llama-sm/", checkpoint, "llama-sm")
+    # The right bucket but a prefix the pattern does not see, or naming another job.
+    assert not checkpoints_tracked("s3://ckpt-bucket/scratch/llama-sm/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://ckpt-bucket/runs/other-job/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://ckpt-bucket/runs/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("s3://ckpt-bucket/", checkpoint, "llama-sm")
+    assert not checkpoints_tracked("", checkpoint, "llama-sm")
+    # The job's name must end in the prefix, not be cut short by it.
+    assert job_of_checkpoint_prefix(checkpoint.key_pattern, "runs/lla") == "lla"
+    assert job_of_checkpoint_prefix(r"^ckpt/(?P<job>[a-z]+)-(?P<step>\d+)/", "ckpt/lla") is None
+    # Groups, classes and escapes before the job's are kept whole.
+    pattern = r"^(?:teams|groups)/[^/)]+/(?P<job>[^/]+)/(?P<step>\d+)/"
+    assert job_of_checkpoint_prefix(pattern, "teams/nlp/llama-sm/") == "llama-sm"
+    assert job_of_checkpoint_prefix(pattern, "people/nlp/llama-sm/") is None
 
 
 class SageMakerNow:
@@ -191,3 +218,68 @@ def test_an_account_wide_budget_cannot_deny_launches() -> None:
                 "actions": [{"at": 100, "do": "deny_launch"}],
             }
         )
+
+
+def test_an_scp_deny_needs_an_organisation_and_an_unknown_setting_stops() -> None:
+    with pytest.raises(ValidationError, match="deny_with 'scp' needs accounts"):
+        LedgerConfig.model_validate({"budget_actions": {"enabled": True, "deny_with": "scp"}})
+    with pytest.raises(ValidationError, match="deny_with"):
+        LedgerConfig.model_validate({"budget_actions": {"deny_with": "ou"}})
+    scp = LedgerConfig.model_validate(
+        {
+            "budget_actions": {"enabled": True, "deny_with": "scp"},
+            "accounts": {"organization_id": "o-abcdef1234"},
+        }
+    )
+    assert scp.budget_actions.deny_with == "scp"
+    assert LedgerConfig().budget_actions.deny_with == "iam"
+
+
+class PlannedTimers:
+    def __init__(self) -> None:
+        self.planned: list[tuple[str, int, datetime, datetime]] = []
+
+    def plan(self, budget_id: str, threshold: int, moment: datetime, now: datetime) -> None:
+        self.planned.append((budget_id, threshold, moment, now))
+
+
+def test_a_complete_checkpoint_wakes_each_stop_waiting_for_its_job_once() -> None:
+    store, timers = ActionStore(MemoryTable()), PlannedTimers()
+    acts = ActionDeps(store=store, stopper=None, denial=None, timers=timers)
+    fired = datetime(2026, 11, 1, 4, 39, 5, tzinfo=UTC)
+    checkpoint = datetime(2026, 11, 1, 4, 59, 5, tzinfo=UTC)
+    for budget, state in (("cap", "waiting_for_checkpoint"), ("done-cap", "done")):
+        record = ActionRecord(
+            f"{budget}:total:100:stop_after_checkpoint",
+            budget,
+            "total",
+            "stop_after_checkpoint",
+            100,
+            False,
+            state,
+            fired,
+        )
+        assert store.create(record)
+        store.mark_waiting("llama", record, fired + timedelta(hours=1))
+    assert wake_waiting_stops(acts, "other-job", checkpoint, checkpoint) == 0
+    # Delivered twice (or seen by two containers): one timer, at the checkpoint's moment.
+    assert wake_waiting_stops(acts, "llama", checkpoint, checkpoint) == 1
+    assert wake_waiting_stops(acts, "llama", checkpoint, checkpoint + timedelta(seconds=3)) == 0
+    assert timers.planned == [("cap", 100, checkpoint, checkpoint)]
+    # Beyond the timers' 15 minutes (a long quiet period) the minute tick acts instead.
+    later = checkpoint + timedelta(minutes=16)
+    assert wake_waiting_stops(acts, "llama", later, checkpoint) == 0
+
+
+def test_the_scopes_accounts_are_its_teams_when_the_team_is_mapped() -> None:
+    config = LedgerConfig.model_validate(
+        {"accounts": {"team_accounts": {"nlp": ["111122223333", "444455556666"]}}}
+    )
+
+    def budget(tag: dict[str, str]) -> Budget:
+        return Budget.model_validate({"budget_id": "b", "scope": {"tag": tag}, "amount_usd": "1"})
+
+    assert scope_accounts(budget({"team": "nlp"}), config) == ("111122223333", "444455556666")
+    assert scope_accounts(budget({"team": "vision"}), config) is None  # not limited
+    assert scope_accounts(budget({"project": "llama"}), config) is None
+    assert deny_tags(budget({"team": "nlp"}), config) == {"team": "nlp"}

@@ -1,6 +1,7 @@
 """The docs hold together: a README a newcomer reads in ten minutes that links every
-page under docs/, links that resolve, and every citation of the cost rules in code
-naming a rule or section that docs/cost-rules.md has."""
+page under docs/, links that resolve, every test a page names (`tests/...py::test_x`)
+there to run, and every citation of the cost rules in code naming a rule or section
+that docs/cost-rules.md has."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 RULES = ROOT / "docs" / "cost-rules.md"
 LINK = re.compile(r"\]\(([^)\s]+)\)")
+NAMED_TEST = re.compile(r"`(tests/[\w/.-]+\.py)((?:::\w+)*)`")
 PRODUCT = ("shared", "functions", "costtracker", "cdk", "bench", "tests")
 
 
@@ -73,3 +75,32 @@ def test_nothing_cites_a_spec_outside_the_project() -> None:
         and "SPEC" in p.read_text()
     ]
     assert cited == []
+
+
+def _defined_names(source: str) -> set[str]:
+    """Names a test id can use: test functions, classes and their methods."""
+    return set(re.findall(r"^\s*(?:async )?(?:def|class) (\w+)", source, re.M))
+
+
+def test_every_test_the_docs_name_exists() -> None:
+    """A sentence that says which test shows it must name a file (and test) that is there."""
+    missing = []
+    for page in [README, ROOT / "CONTRIBUTING.md", *_pages()]:
+        for path, names in NAMED_TEST.findall(page.read_text()):
+            target = ROOT / path
+            wanted = set(names.split("::")[1:])
+            if not target.is_file() or not wanted <= _defined_names(target.read_text()):
+                missing.append(f"{page.relative_to(ROOT)}: {path}{names}")
+    assert missing == []
+
+
+def test_the_named_test_check_sees_a_missing_file_and_a_missing_test() -> None:
+    """The check above reads both forms a page uses, so it cannot pass by matching nothing."""
+    text = "(`tests/unit/test_codebase_docs.py::test_nowhere`, `tests/unit/test_gone.py`)"
+    found = NAMED_TEST.findall(text)
+    assert found == [
+        ("tests/unit/test_codebase_docs.py", "::test_nowhere"),
+        ("tests/unit/test_gone.py", ""),
+    ]
+    assert "test_nowhere" not in _defined_names(Path(__file__).read_text())
+    assert not (ROOT / "tests/unit/test_gone.py").exists()

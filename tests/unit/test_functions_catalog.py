@@ -13,7 +13,7 @@ from shared.app.function_grants import Feature
 from shared.app.functions import BY_NAME, FUNCTIONS, checkpoint_rule, event_rules, schedules
 from shared.app.triggers import Every
 from shared.config.ledger import LedgerConfig
-from tests.aws_events import ec2_state_event
+from tests.aws_events import ec2_state_event, s3_object_event
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,7 +59,7 @@ def test_a_running_state_change_routes_to_the_ledger_then_the_alarms() -> None:
     assert routed == ["instance_state", "alarm_lifecycle"]
     pending = {**event, "detail": {"instance-id": "i-1", "state": "pending"}}
     assert [n for n, p in event_rules().items() if matches(p, pending)] == ["instance_state"]
-    s3 = {"source": "aws.s3", "detail-type": "Object Created", "detail": {"bucket": {"name": "x"}}}
+    s3 = s3_object_event("s1", "x", "k", "2026-11-01T00:00:00Z", size=1)
     assert not matches(checkpoint_rule(("ckpt-a",)), s3)
     assert matches(checkpoint_rule(()), s3)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from shared.adapters.rollup_store import RollupChange, RollupStore
 from shared.adapters.table import MemoryTable
+from shared.adapters.unit_of_work import UnitOfWork
 from shared.domain.job import rollup_tags
 
 
 def write(store: RollupStore, table: MemoryTable, account: str, since: str, **tags: str) -> None:
-    op = store.update(RollupChange(job_id="job", account=account, tags=tags, tags_from=since))
-    if op is not None:
-        table.transact([op])
-        store.remember(op)
+    uow = UnitOfWork(table)
+    store.stage(uow, RollupChange(job_id="job", account=account, tags=tags, tags_from=since))
+    uow.commit()
 
 
 def test_a_record_without_a_key_has_no_say_in_it() -> None:

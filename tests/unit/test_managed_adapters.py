@@ -25,6 +25,7 @@ from shared.adapters.reservations import (
 from shared.adapters.sagemaker import SageMakerTrainingJobs, TrainingJobNotFound
 from shared.domain.clock import FixedClock
 from shared.domain.managed.models import LIVE_RESERVATION_STATES, CapacityReservation
+from tests.aws_events import training_job_event
 
 ACCOUNT = "123456789012"
 ARN = f"arn:aws:sagemaker:us-east-1:{ACCOUNT}:training-job/llama-sft-spot-a"
@@ -471,29 +472,20 @@ def test_daily_refresh_lists_live_ones_and_recently_ended_known_ones() -> None:
 
 
 def _sm_event(eid: str, at: str, status: str, **detail: Any) -> dict[str, Any]:
-    return {
-        "version": "0",
-        "id": eid,
-        "detail-type": "SageMaker Training Job State Change",
-        "source": "aws.sagemaker",
-        "account": ACCOUNT,
-        "time": at,
-        "region": "us-east-1",
-        "resources": [ARN],
-        "detail": {
-            "TrainingJobName": "llama-sft-spot-a",
-            "TrainingJobArn": ARN,
-            "TrainingJobStatus": status,
-            "SecondaryStatus": status,
-            "ResourceConfig": {
-                "InstanceType": "ml.trn1.32xlarge",
-                "InstanceCount": 2,
-                "VolumeSizeInGB": 600,
-            },
-            "Tags": {"training-job": "llama-sft-spot"},
-            **detail,
+    described = {
+        "TrainingJobName": "llama-sft-spot-a",
+        "TrainingJobArn": ARN,
+        "TrainingJobStatus": status,
+        "SecondaryStatus": status,
+        "ResourceConfig": {
+            "InstanceType": "ml.trn1.32xlarge",
+            "InstanceCount": 2,
+            "VolumeSizeInGB": 600,
         },
+        "Tags": {"training-job": "llama-sft-spot"},
+        **detail,
     }
+    return training_job_event(eid, at, described, account=ACCOUNT)
 
 
 def test_fake_training_jobs_answer_as_describe_training_job_would_at_the_clock() -> None:

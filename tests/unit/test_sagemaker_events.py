@@ -26,6 +26,7 @@ from shared.events.sagemaker import (
     epoch_millis,
     parse_sagemaker_event,
 )
+from tests.aws_events import capacity_block_event as capacity_block
 
 SAMPLE = Path(__file__).parents[1] / "events" / "sagemaker-training-job-state-change.json"
 
@@ -196,18 +197,13 @@ def capacity_block_event(detail_type: str) -> dict[str, Any]:
     """The EC2 user guide's Capacity Block event ("Monitor Capacity Blocks using EventBridge")
     with its placeholders filled in and in EventBridge's envelope (the guide's sample writes
     ``detail_type`` and ``customer_event_id``, which EventBridge does not deliver)."""
-    rid = "cr-0b1c000000000000b"
-    return {
-        "version": "0",
-        "id": "5f8b1c2e-0000-4000-8000-000000000001",
-        "detail-type": detail_type,
-        "source": "aws.ec2",
-        "account": "123456789012",
-        "time": "2026-11-12T10:50:00Z",
-        "region": "us-east-1",
-        "resources": [f"arn:aws:ec2:us-east-1:123456789012:capacity-reservation/{rid}"],
-        "detail": {"capacity-reservation-id": rid, "end-date": "2026-11-12T11:30:00Z"},
-    }
+    return capacity_block(
+        "5f8b1c2e-0000-4000-8000-000000000001",
+        "cr-0b1c000000000000b",
+        detail_type,
+        "2026-11-12T10:50:00Z",
+        end="2026-11-12T11:30:00Z",
+    )
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,7 @@ import pytest
 
 from shared.adapters import telemetry
 from shared.domain.ops_figures import DayFigures, TeamFigures
+from tests.aws_events import scheduled_event
 
 
 def emitted(out: str) -> list[dict]:
@@ -77,16 +78,7 @@ def test_with_metrics_off_nothing_is_printed_however_many_invocations(
 
     from costtracker.lambda_context import FakeLambdaContext
 
-    tick = {
-        "id": "tick-1",
-        "source": "aws.events",
-        "detail-type": "Scheduled Event",
-        "account": "123456789012",
-        "region": "us-east-1",
-        "time": "2026-11-01T00:00:00Z",
-        "resources": [],
-        "detail": {},
-    }
+    tick = scheduled_event("tick-1", "2026-11-01T00:00:00Z")
     for _ in range(250):
         handler(tick, FakeLambdaContext(function_name="test"))
     out, err = capsys.readouterr()
