@@ -1,15 +1,19 @@
-"""``python -m bench.parquet_choice``: the figures behind docs/parquet.md. The hand-written
-Parquet writer and reader (``shared/reports/parquet.py``, ``parquet_reader.py``) against
-pyarrow, for the two functions that would carry it (daily_summary writes the FOCUS
-exports, reconcile reads the Data Exports):
+"""``python -m bench.parquet_choice``: the figures behind docs/parquet.md, for the two
+functions that carry pyarrow (daily_summary writes the FOCUS exports, reconcile reads the
+Data Exports):
 
-- bundle: the unzipped bytes of the shared layer (built as ``lambda_factory`` builds it,
-  arm64, cp311, compiled), of a pyarrow layer for each wheel pip can find for the
-  runtime's platform tags, and of the two functions' code, against Lambda's 250 MB
-  (262,144,000 bytes) for a function and its layers unzipped;
+- wheels: which pyarrow releases from the pinned one on have a ``manylinux2014_aarch64``
+  wheel for CPython 3.11 (what the layer's platform tag takes: the ``python3.11`` runtime
+  is Amazon Linux 2, glibc 2.26) and a ``manylinux2014_x86_64`` one (development, CI);
+- bundle: the unzipped bytes of the shared layer and of the pyarrow layer, each built as
+  ``cdk synth`` builds it (``lambda_factory``: arm64, cp311, compiled), and of the two
+  functions' code, against Lambda's 250 MB (262,144,000 bytes) for a function and its
+  layers unzipped; the build time of each layer;
 - cold start, **measured on this machine** (x86_64, the dev venv's pyarrow), not in
-  Lambda: the median time over fresh interpreters to import each handler, alone and
-  then with ``pyarrow.parquet``, and pyarrow's first write of a small table.
+  Lambda: the median over fresh interpreters of importing each handler as deployed (it
+  imports pyarrow), the same with pyarrow stubbed out (what the handler costs without
+  it), ``import pyarrow.parquet`` alone, and the first FOCUS file written and read back
+  after the import.
 
 Figures only: no target is asserted here.
 """
@@ -22,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,74 +35,92 @@ from bench.coldstart import ROOT, _lambda_env, _run
 
 LAMBDA_UNZIPPED_LIMIT = 262_144_000
 FUNCTIONS = ("daily_summary", "reconcile")
-# (label, pyarrow version, pip platform tag): the tag the layer uses today (Amazon Linux 2
-# images, glibc 2.26: Python 3.11's runtime) and the one pyarrow 26 ships for arm64
-# (glibc >= 2.28: the Amazon Linux 2023 runtimes, Python 3.12 on).
-PYARROW_BUILDS = (
-    ("pyarrow 26.0.1, manylinux_2_28_aarch64", "26.0.1", "manylinux_2_28_aarch64"),
-    ("pyarrow 20.0.0, manylinux2014_aarch64", "20.0.0", "manylinux2014_aarch64"),
-)
+PLATFORMS = ("manylinux2014_aarch64", "manylinux2014_x86_64")
 IMPORT = "import time; t=time.perf_counter(); {stmt}; print(time.perf_counter()-t)"
-FIRST_WRITE = (
-    "import io, time; import pyarrow as pa, pyarrow.parquet as pq; t=time.perf_counter(); "
-    "pq.write_table(pa.table({'x': [1.5], 'y': ['a']}), io.BytesIO()); "
-    "print(time.perf_counter()-t)"
+# pyarrow replaced by empty modules: the handler's own import cost (nothing of pyarrow is
+# used at import: shared.reports.parquet only names it in functions).
+STUBBED = (
+    "import sys, types; sys.modules['pyarrow'] = types.ModuleType('pyarrow'); "
+    "sys.modules['pyarrow.parquet'] = types.ModuleType('pyarrow.parquet'); "
+)
+# A day of 200 FOCUS rows written and read back, after the handler's import.
+FIRST_FILE = (
+    "import functions.daily_summary.handler, time; from datetime import UTC, datetime; "
+    "from decimal import Decimal; from shared.reports.focus import Charge, focus_row, "
+    "to_parquet, COLUMN_NAMES; from shared.reports.parquet import read_columns; "
+    "d=datetime(2026, 11, 2, tzinfo=UTC); q=Decimal('24'); p=Decimal('21.5'); "
+    "rows=[focus_row(Charge('instance', f'job-{n}', '012345678901', 'us-east-1', f'i-{n:017x}', "
+    "d, d.replace(day=3), q, q, p, p, p*q, p*q, p*q, 'instance')) for n in range(200)]; "
+    "t=time.perf_counter(); data=to_parquet(rows); w=time.perf_counter(); "
+    "read_columns(data, COLUMN_NAMES, source='day'); r=time.perf_counter(); print(w-t, r-w)"
 )
 
 
-def _pip_target(target: Path, args: list[str]) -> str | None:
-    """Install into ``target``; None on success, else pip's last line."""
+def _pinned() -> str:
+    import pyarrow
+
+    return str(pyarrow.__version__)
+
+
+def _has_wheel(version: str, tag: str) -> bool:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = subprocess.run(
+            [
+                sys.executable, "-m", "pip", "download", "--no-deps", "--quiet",
+                "--disable-pip-version-check", "--only-binary=:all:", "--python-version",
+                "3.11", "--implementation", "cp", "--platform", tag, "-d", tmp,
+                f"pyarrow=={version}",
+            ],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    return out.returncode == 0
+
+
+def wheels() -> dict[str, Any]:
+    """For the pinned release and every newer one the package index lists: which of the
+    two platform tags has a cp311 wheel."""
     out = subprocess.run(
-        [
-            sys.executable, "-m", "pip", "install", "--no-compile", "--quiet",
-            "--disable-pip-version-check", "--only-binary=:all:", "--python-version", "3.11",
-            "--implementation", "cp", "--target", str(target), *args,
-        ],
+        [sys.executable, "-m", "pip", "index", "versions", "pyarrow",
+         "--disable-pip-version-check"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
-    if out.returncode == 0:
-        return None
-    lines = [x for x in out.stderr.splitlines() if x.startswith("ERROR")]
-    return lines[-1] if lines else "pip failed"
+    listed = next((x for x in out.stdout.splitlines() if x.startswith("Available versions:")), "")
+    versions = [v.strip() for v in listed.removeprefix("Available versions:").split(",")]
+    pinned = _pinned()
+
+    def key(v: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in v.split(".") if p.isdigit())
+
+    newer = [v for v in versions if v and key(v) >= key(pinned)]
+    return {
+        "pinned": pinned,
+        "cp311_wheels": {v: {tag: _has_wheel(v, tag) for tag in PLATFORMS} for v in newer},
+    }
 
 
-def _compiled_size(root: Path) -> int:
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", "-j", "0", str(root)],
-        capture_output=True, check=False,
-    )  # fmt: skip
-    return zipped(root, bytecode=True)[1]
+def _layer(bundling: Any) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        start = time.perf_counter()
+        bundling.try_bundle(tmp)
+        seconds = time.perf_counter() - start
+        z, u, n = zipped(Path(tmp), bytecode=True)
+    return {"unzipped_bytes": u, "zipped_bytes": z, "files": n, "build_seconds": round(seconds, 1)}
 
 
 def bundle() -> dict[str, Any]:
-    from cdk.constructs.lambda_factory import PipLayerBundling
+    from cdk.constructs.lambda_factory import PipLayerBundling, pyarrow_bundling
 
-    out: dict[str, Any] = {"limit_unzipped_bytes": LAMBDA_UNZIPPED_LIMIT}
-    with tempfile.TemporaryDirectory() as tmp:
-        PipLayerBundling().try_bundle(tmp)
-        out["shared_layer_unzipped_bytes"] = zipped(Path(tmp), bytecode=True)[1]
-    out["functions_unzipped_bytes"] = {n: zipped(ROOT / "functions" / n)[1] for n in FUNCTIONS}
-    builds: dict[str, Any] = {}
-    for label, version, tag in PYARROW_BUILDS:
-        with tempfile.TemporaryDirectory() as tmp:
-            error = _pip_target(Path(tmp), ["--platform", tag, f"pyarrow=={version}"])
-            builds[label] = (
-                {"error": error} if error else {"unzipped_bytes": _compiled_size(Path(tmp))}
-            )
-    # Which pyarrow the layer's own platform tag can have at all.
-    with tempfile.TemporaryDirectory() as tmp:
-        error = _pip_target(Path(tmp), ["--platform", "manylinux2014_aarch64", "pyarrow==26.0.1"])
-    builds["pyarrow 26.0.1, manylinux2014_aarch64 (the layer's tag)"] = (
-        {"error": error} if error else {"installed": True}
-    )
-    for build in builds.values():
-        if "unzipped_bytes" in build:
-            worst = max(out["functions_unzipped_bytes"].values())
-            total = out["shared_layer_unzipped_bytes"] + build["unzipped_bytes"] + worst
-            build["function_and_layers_unzipped_bytes"] = total
-            build["under_limit"] = total <= LAMBDA_UNZIPPED_LIMIT
-    out["pyarrow_layers"] = builds
-    return out
+    shared, arrow = _layer(PipLayerBundling()), _layer(pyarrow_bundling())
+    code = {n: zipped(ROOT / "functions" / n)[1] for n in FUNCTIONS}
+    totals = {n: code[n] + shared["unzipped_bytes"] + arrow["unzipped_bytes"] for n in FUNCTIONS}
+    return {
+        "limit_unzipped_bytes": LAMBDA_UNZIPPED_LIMIT,
+        "shared_layer": shared,
+        "pyarrow_layer": arrow,
+        "functions_unzipped_bytes": code,
+        "function_and_layers_unzipped_bytes": totals,
+        "under_limit": all(t <= LAMBDA_UNZIPPED_LIMIT for t in totals.values()),
+    }
 
 
 def cold_start(repeats: int) -> dict[str, Any]:
@@ -106,21 +129,24 @@ def cold_start(repeats: int) -> dict[str, Any]:
     for _ in range(repeats):  # round-robin so noise hits every case alike
         for name in FUNCTIONS:
             handler = f"import functions.{name}.handler"
-            for label, stmt in (
-                (f"{name}", handler),
-                (f"{name}+pyarrow.parquet", f"{handler}; import pyarrow.parquet"),
+            for label, code in (
+                (name, IMPORT.format(stmt=handler)),
+                (f"{name} without pyarrow", STUBBED + IMPORT.format(stmt=handler)),
             ):
-                samples.setdefault(label, []).append(_run(IMPORT.format(stmt=stmt), env)[0])
-        samples.setdefault("pyarrow first write", []).append(_run(FIRST_WRITE, env)[0])
+                samples.setdefault(label, []).append(_run(code, env)[0])
+        samples.setdefault("import pyarrow.parquet", []).append(
+            _run(IMPORT.format(stmt="import pyarrow.parquet"), env)[0]
+        )
+        write, read = _run(FIRST_FILE, env)
+        samples.setdefault("first FOCUS file written (200 rows)", []).append(write)
+        samples.setdefault("first FOCUS file read back", []).append(read)
     medians = {k: round(statistics.median(v), 4) for k, v in samples.items()}
     added = {
-        name: round(medians[f"{name}+pyarrow.parquet"] - medians[name], 4) for name in FUNCTIONS
+        name: round(medians[name] - medians[f"{name} without pyarrow"], 4) for name in FUNCTIONS
     }
-    import pyarrow
-
     return {
         "where": f"local: {platform.machine()}, Python {platform.python_version()}, "
-        f"pyarrow {pyarrow.__version__}; not measured in Lambda",
+        f"pyarrow {_pinned()}; not measured in Lambda",
         "repeats": repeats,
         "median_seconds": medians,
         "import_added_by_pyarrow_seconds": added,
@@ -128,7 +154,7 @@ def cold_start(repeats: int) -> dict[str, Any]:
 
 
 def main() -> int:
-    report = {"bundle": bundle(), "cold_start": cold_start(repeats=11)}
+    report = {"wheels": wheels(), "bundle": bundle(), "cold_start": cold_start(repeats=11)}
     print(json.dumps(report, indent=2))
     return 0
 

@@ -89,6 +89,7 @@ class CostTrackerStack(Stack):
                 reserved_concurrency=reserved_concurrency(settings, spec),
                 description=f"costtracker: {spec.description}",
                 extra_environment={name: environment[name] for name in spec.environment} or None,
+                pyarrow=spec.uses_pyarrow,
             )
             grants.grant(made[spec.name], spec.grants_for(settings.ledger))
         for spec in FUNCTIONS:  # each queue-triggered function and the one that sends to it

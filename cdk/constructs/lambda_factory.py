@@ -4,6 +4,8 @@ Every function: Python 3.11 on arm64 (the version the project bundles, lints and
 type-checks for: ``pyproject.toml``), ``functions/<name>/handler.py:handler``, the
 shared dependencies layer (``requirements/lambda.txt`` + the ``shared`` package), its
 own role with no managed policy, its own log group with retention, active tracing.
+The functions that write or read Parquet (``uses_pyarrow`` in the catalog) also get the
+pyarrow layer (``requirements/lambda-pyarrow.txt``), built the same way (docs/parquet.md).
 Async (event / schedule) functions also get an SQS dead-letter queue and two
 retries of asynchronous invocations.
 """
@@ -40,6 +42,10 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 FUNCTIONS_DIR = REPO_ROOT / "functions"
 SHARED_DIR = REPO_ROOT / "shared"
 REQUIREMENTS = REPO_ROOT / "requirements" / "lambda.txt"
+PYARROW_REQUIREMENTS = REPO_ROOT / "requirements" / "lambda-pyarrow.txt"
+# Never read by a running function: pyarrow's own tests, and the C++ headers and sources
+# for building extensions against it (about 8 MB unzipped).
+PYARROW_UNUSED = ("pyarrow/tests", "pyarrow/include", "pyarrow/src")
 
 RUNTIME = lambda_.Runtime.PYTHON_3_11
 RUNTIME_VERSION = "3.11"
@@ -89,13 +95,17 @@ def _files(root: Path) -> Iterator[Path]:
             yield path
 
 
-def layer_asset_hash() -> str:
-    """Changes only when the pinned requirements, the ``shared`` package or the pip
-    target change: edits elsewhere in the repo do not rebuild the layer."""
+def layer_asset_hash(
+    requirements: Path = REQUIREMENTS, *, with_shared: bool = True, unused: Sequence[str] = ()
+) -> str:
+    """Changes only when the layer's pinned requirements, the pip target, what it leaves
+    out or (for the shared layer) the ``shared`` package change: edits elsewhere in the
+    repo do not rebuild it."""
     digest = hashlib.sha256()
     digest.update(" ".join(PIP_TARGET_ARGS).encode())
-    digest.update(REQUIREMENTS.read_bytes())
-    for path in _files(SHARED_DIR):
+    digest.update(requirements.read_bytes())
+    digest.update("\0".join(unused).encode() + b"\0")
+    for path in _files(SHARED_DIR) if with_shared else ():
         digest.update(path.relative_to(REPO_ROOT).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -103,7 +113,20 @@ def layer_asset_hash() -> str:
 
 @jsii.implements(ILocalBundling)
 class PipLayerBundling:
-    """Builds the layer without Docker: pip downloads arm64/cp312 wheels only."""
+    """Builds a layer without Docker: pip downloads arm64/cp311 wheels only. The shared
+    layer by default; ``pyarrow_bundling()`` the pyarrow one."""
+
+    def __init__(
+        self,
+        requirements: Path = REQUIREMENTS,
+        *,
+        with_shared: bool = True,
+        unused: Sequence[str] = (),
+    ) -> None:
+        self.requirements, self.with_shared, self.unused = requirements, with_shared, unused
+
+    def asset_hash(self) -> str:
+        return layer_asset_hash(self.requirements, with_shared=self.with_shared, unused=self.unused)
 
     def try_bundle(self, output_dir: str, options: Any = None, **_: Any) -> bool:
         target = Path(output_dir) / "python"
@@ -115,15 +138,24 @@ class PipLayerBundling:
                 "--disable-pip-version-check",
                 "--quiet",
                 "--target", str(target),
-                "-r", str(REQUIREMENTS),
+                "-r", str(self.requirements),
             ],
             check=True,
         )  # fmt: skip
         # Console scripts are of no use in a layer.
         shutil.rmtree(target / "bin", ignore_errors=True)
-        shutil.copytree(SHARED_DIR, target / "shared", ignore=shutil.ignore_patterns(*_IGNORED))
+        for unused in self.unused:
+            shutil.rmtree(target / unused)  # a path that is gone is a mistake: said
+        if self.with_shared:
+            shutil.copytree(SHARED_DIR, target / "shared", ignore=shutil.ignore_patterns(*_IGNORED))
         compile_for_runtime(target)
         return True
+
+
+def pyarrow_bundling() -> PipLayerBundling:
+    """The pyarrow layer's build: ``requirements/lambda-pyarrow.txt``, without ``shared``
+    and without what a running function never reads (``PYARROW_UNUSED``)."""
+    return PipLayerBundling(PYARROW_REQUIREMENTS, with_shared=False, unused=PYARROW_UNUSED)
 
 
 def runtime_python() -> str | None:
@@ -196,18 +228,33 @@ class LambdaFactory(Construct):
             **environment,
         }
         self._retention = RETENTION[log_retention_days]
-        self.layer = lambda_.LayerVersion(
-            self,
+        self.layer = self._layer(
             "Dependencies",
-            description="costtracker: requirements/lambda.txt and the shared package",
+            "costtracker: requirements/lambda.txt and the shared package",
+            PipLayerBundling(),
+        )
+        self.pyarrow_layer = self._layer(
+            "Pyarrow",
+            "costtracker: pyarrow (requirements/lambda-pyarrow.txt), for the functions "
+            "that write or read Parquet",
+            pyarrow_bundling(),
+        )
+
+    def _layer(
+        self, construct_id: str, description: str, bundling: PipLayerBundling
+    ) -> lambda_.LayerVersion:
+        return lambda_.LayerVersion(
+            self,
+            construct_id,
+            description=description,
             code=lambda_.Code.from_asset(
                 str(REQUIREMENTS.parent),
                 asset_hash_type=AssetHashType.CUSTOM,
-                asset_hash=layer_asset_hash(),
+                asset_hash=bundling.asset_hash(),
                 bundling=BundlingOptions(
                     # Never pulled: local bundling always succeeds (or raises).
                     image=DockerImage.from_registry("unused"),
-                    local=PipLayerBundling(),
+                    local=bundling,
                 ),
             ),
             compatible_runtimes=[RUNTIME],
@@ -224,8 +271,10 @@ class LambdaFactory(Construct):
         description: str = "",
         extra_environment: Mapping[str, str] | None = None,
         reserved_concurrency: int | None = None,
+        pyarrow: bool = False,
     ) -> LedgerFunction:
-        """``functions/<name>`` as a function; ``asynchronous`` adds the DLQ and retries."""
+        """``functions/<name>`` as a function; ``asynchronous`` adds the DLQ and retries,
+        ``pyarrow`` the pyarrow layer."""
         source = FUNCTIONS_DIR / name
         if not (source / "handler.py").is_file():
             raise ValueError(f"no handler module at {source / 'handler.py'}")
@@ -267,7 +316,7 @@ class LambdaFactory(Construct):
             architecture=ARCHITECTURE,
             code=lambda_.Code.from_asset(str(source), exclude=list(_IGNORED)),
             handler="handler.handler",
-            layers=[self.layer],
+            layers=[self.layer, self.pyarrow_layer] if pyarrow else [self.layer],
             role=role,
             log_group=log_group,
             environment={**self._environment, **(extra_environment or {})},
@@ -281,8 +330,9 @@ class LambdaFactory(Construct):
         acknowledge(
             function,
             "L1",
-            "Pinned to Python 3.11 on purpose: the dependencies layer is built from "
-            "cp311 wheels (PIP_TARGET_ARGS), and ruff and mypy target 3.11; all move together.",
+            "Pinned to Python 3.11 on purpose: the dependencies and pyarrow layers are built "
+            "from cp311 wheels (PIP_TARGET_ARGS), and ruff and mypy target 3.11; all move "
+            "together.",
         )
         acknowledge(role, "IAM5", _XRAY_REASON, finding="Resource::*")
         return LedgerFunction(function, role, log_group, dead_letter_queue)

@@ -12,10 +12,12 @@ class S3ExportFiles:
     def __init__(self, s3: Any, bucket: str, prefix: str = "") -> None:
         self._s3, self._bucket, self._prefix = s3, bucket, prefix
 
-    def period_files(self, period: str) -> Iterator[bytes]:
-        """Each Parquet object of the bill period ``period`` (``YYYY-MM``), in key order."""
+    def period_files(self, period: str) -> Iterator[tuple[str, bytes]]:
+        """Each Parquet object of the bill period ``period`` (``YYYY-MM``), in key order,
+        with its ``s3://`` address (what an error about the file names)."""
         for key in self._keys(f"BILLING_PERIOD={period}/"):
-            yield self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+            body = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+            yield f"s3://{self._bucket}/{key}", body
 
     def _keys(self, marker: str) -> list[str]:
         keys: list[str] = []

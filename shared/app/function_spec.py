@@ -30,6 +30,9 @@ class Function:
     memory_mb: int = 256
     # Environment beyond COMMON_ENVIRONMENT (names; the stack fills in the values).
     environment: tuple[str, ...] = ()
+    # Writes or reads Parquet (``shared.reports.parquet``): deployed with the pyarrow
+    # layer, which no other function carries (docs/parquet.md).
+    uses_pyarrow: bool = False
 
     @property
     def handler_module(self) -> str:

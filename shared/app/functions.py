@@ -244,6 +244,7 @@ FUNCTIONS: tuple[Function, ...] = (
         Grants(publishes=(Topic.FINANCE,), reports_write=True, unscoped_reads=METRIC_READ_ACTIONS),
         _MEMBER_ROLE,
         environment=("REPORT_BUCKET",),
+        uses_pyarrow=True,  # writes the FOCUS Parquet files
     ),
     Function(
         "ledger_sweep",
@@ -310,6 +311,7 @@ FUNCTIONS: tuple[Function, ...] = (
                 Grants(unscoped_reads=COST_EXPLORER_READ_ACTIONS, data_exports_read=True),
             ),
         ),
+        uses_pyarrow=True,  # reads the Data Exports files; builds the day's FOCUS rows
     ),
     Function(
         "job_cost_api",

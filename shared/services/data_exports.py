@@ -25,7 +25,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from shared.reports.formatting import money
-from shared.reports.parquet_reader import ParquetReadError, read_columns
+from shared.reports.parquet import ParquetError, read_columns
 
 # CUR 2.0 columns read (Data Exports, "CUR 2.0" table).
 CUR_COLUMNS = (
@@ -131,24 +131,33 @@ def _usd(value: Any) -> Decimal:
     return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
 
 
-def billed_lines(rows: Iterable[Mapping[str, Any]]) -> list[BilledLine]:
-    """CUR 2.0 rows (mappings by column name) as billed lines: usage lines with a
-    resource id only (the rest cannot be matched to a resource)."""
+def billed_lines(rows: Iterable[Mapping[str, Any]], source: str = "rows") -> list[BilledLine]:
+    """CUR 2.0 rows (mappings by column name; ``source`` names them in errors) as billed
+    lines: usage lines with a resource id only (the rest cannot be matched to a resource)."""
     lines = []
     for n, row in enumerate(rows):
         missing = [c for c in CUR_COLUMNS[:5] if c not in row]
         if missing:
-            raise DataExportError(f"row {n + 1}: not a CUR 2.0 row, no {', '.join(missing)}")
+            raise DataExportError(
+                f"{source} row {n + 1}: not a CUR 2.0 row, no {', '.join(missing)}"
+            )
         resource = row["line_item_resource_id"]
         line_type = row.get("line_item_line_item_type") or "Usage"
         if not resource or line_type not in USAGE_LINE_TYPES:
             continue
         usage_type = str(row["line_item_usage_type"] or "")
+        try:
+            day, usd = (
+                _day(row["line_item_usage_start_date"]),
+                _usd(row["line_item_unblended_cost"]),
+            )
+        except (DataExportError, ArithmeticError, ValueError) as exc:
+            raise DataExportError(f"{source} row {n + 1}: {exc}") from exc
         lines.append(
             BilledLine(
                 resource_id=str(resource),
-                day=_day(row["line_item_usage_start_date"]),
-                usd=_usd(row["line_item_unblended_cost"]),
+                day=day,
+                usd=usd,
                 kind=line_kind(usage_type, str(row["line_item_product_code"] or "")),
                 usage_type=usage_type,
                 final=bool(row.get("bill_invoice_id")),
@@ -157,17 +166,17 @@ def billed_lines(rows: Iterable[Mapping[str, Any]]) -> list[BilledLine]:
     return lines
 
 
-def rows_from_parquet(data: bytes) -> list[dict[str, Any]]:
-    """A Data Exports Parquet file's rows (CUR columns only), read by the standard-library
-    reader (``shared.reports.parquet_reader``: Snappy, dictionary pages, nested columns skipped)."""
+def rows_from_parquet(data: bytes, source: str) -> list[dict[str, Any]]:
+    """The rows of the Data Exports Parquet file ``source`` (CUR columns only, read by
+    pyarrow: ``shared.reports.parquet``); a file pyarrow cannot read is refused by name."""
     try:
-        return read_columns(data, CUR_COLUMNS)
-    except ParquetReadError as exc:
-        raise DataExportError(f"not a Parquet file this reader can read: {exc}") from exc
+        return read_columns(data, CUR_COLUMNS, source=source)
+    except ParquetError as exc:
+        raise DataExportError(str(exc)) from exc
 
 
 class ExportFiles(Protocol):
-    def period_files(self, period: str) -> Iterator[bytes]: ...
+    def period_files(self, period: str) -> Iterator[tuple[str, bytes]]: ...
 
 
 class DataExports:
@@ -183,10 +192,10 @@ class DataExports:
         """The billed lines of ``day`` (from its month's files)."""
         period = f"{day:%Y-%m}"
         if period not in self._periods:
-            rows: list[dict[str, Any]] = []
-            for body in self._files.period_files(period):
-                rows += rows_from_parquet(body)
-            self._periods[period] = billed_lines(rows)
+            lines: list[BilledLine] = []
+            for source, body in self._files.period_files(period):
+                lines += billed_lines(rows_from_parquet(body, source), source)
+            self._periods[period] = lines
         return [line for line in self._periods[period] if line.day == day]
 
 

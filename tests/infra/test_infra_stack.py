@@ -366,15 +366,18 @@ def test_ec2_and_price_reads_granted_where_needed(synthesized: Synthesized) -> N
 def test_all_functions_arm64_python311_with_config(synthesized: Synthesized) -> None:
     functions = synthesized.resources("AWS::Lambda::Function")
     assert len(functions) == len(ALL_FUNCTIONS)
-    layers = synthesized.resources("AWS::Lambda::LayerVersion")
-    assert len(layers) == 1
+    layers = {
+        synthesized.path_of(x).split("/")[-2]: x
+        for x in synthesized.resources("AWS::Lambda::LayerVersion")
+    }
+    assert set(layers) == {"Dependencies", "Pyarrow"}
     for logical_id, function in functions.items():
         props = function["Properties"]
         assert props["Architectures"] == ["arm64"], logical_id
         assert props["Runtime"] == "python3.11", logical_id
         assert props["Handler"] == "handler.handler", logical_id
         assert props["TracingConfig"] == {"Mode": "Active"}, logical_id
-        assert props["Layers"] == [{"Ref": next(iter(layers))}], logical_id
+        assert props["Layers"][0] == {"Ref": layers["Dependencies"]}, logical_id
         assert "LogGroup" in props["LoggingConfig"], logical_id
         env = props["Environment"]["Variables"]
         assert {
@@ -395,11 +398,30 @@ def test_ledger_config_is_the_cdk_json_context(synthesized: Synthesized) -> None
     assert json.loads(synthesized.settings.ledger.model_dump_json())["tracking"]["job_tag_keys"]
 
 
-def test_layer_is_arm64_python311(template: Template) -> None:
-    template.has_resource_properties(
-        "AWS::Lambda::LayerVersion",
-        {"CompatibleRuntimes": ["python3.11"], "CompatibleArchitectures": ["arm64"]},
+def test_layers_are_arm64_python311(synthesized: Synthesized) -> None:
+    layers = synthesized.resources("AWS::Lambda::LayerVersion").values()
+    assert len(layers) == 2
+    for layer in layers:
+        assert layer["Properties"]["CompatibleRuntimes"] == ["python3.11"]
+        assert layer["Properties"]["CompatibleArchitectures"] == ["arm64"]
+
+
+def test_only_the_parquet_functions_carry_the_pyarrow_layer(synthesized: Synthesized) -> None:
+    """The catalog's ``uses_pyarrow``: daily_summary (writes FOCUS) and reconcile (reads
+    the Data Exports), and no other function pays for pyarrow's size."""
+    (pyarrow,) = [
+        x
+        for x in synthesized.resources("AWS::Lambda::LayerVersion")
+        if "/Functions/Pyarrow/" in synthesized.path_of(x)
+    ]
+    carrying = sorted(
+        name
+        for name in ALL_FUNCTIONS
+        if {"Ref": pyarrow}
+        in synthesized.json["Resources"][function_id(synthesized, name)]["Properties"]["Layers"]
     )
+    assert carrying == sorted(f.name for f in FUNCTIONS if f.uses_pyarrow)
+    assert carrying == ["daily_summary", "reconcile"]
 
 
 def test_every_log_group_has_retention(synthesized: Synthesized) -> None:

@@ -14,18 +14,19 @@ beta:  estimated 0.50, billed 0.50, difference 0, transfer 0.02.
 
 from __future__ import annotations
 
+import io
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from costtracker.fakes.scenario_aws import volume_id_for
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
-from shared.reports.parquet import Column, write_parquet
 from shared.services.data_exports import (
     billed_lines,
     estimates_from_focus_rows,
@@ -37,17 +38,20 @@ from tests.integration.conftest import scenario_dict
 DAY = datetime(2026, 11, 2, tzinfo=UTC)
 ALPHA, BETA = "i-0c3d0000000000aa1", "i-0c3d0000000000bb2"
 VOLUME = volume_id_for(ALPHA, "/dev/sdf")
-CUR = (
-    Column("bill_invoice_id", "string"),
-    Column("line_item_line_item_type", "string"),
-    Column("line_item_usage_start_date", "timestamp"),
-    Column("line_item_usage_end_date", "timestamp"),
-    Column("line_item_product_code", "string"),
-    Column("line_item_usage_type", "string"),
-    Column("line_item_resource_id", "string"),
-    Column("line_item_usage_amount", "double"),
-    Column("line_item_unblended_cost", "double"),
-    Column("resource_tags", "string"),
+_TIME, _TEXT = pa.timestamp("us", tz="UTC"), pa.string()
+CUR = pa.schema(
+    [
+        ("bill_invoice_id", _TEXT),
+        ("line_item_line_item_type", _TEXT),
+        ("line_item_usage_start_date", _TIME),
+        ("line_item_usage_end_date", _TIME),
+        ("line_item_product_code", _TEXT),
+        ("line_item_usage_type", _TEXT),
+        ("line_item_resource_id", _TEXT),
+        ("line_item_usage_amount", pa.float64()),
+        ("line_item_unblended_cost", pa.float64()),
+        ("resource_tags", _TEXT),
+    ]
 )
 
 
@@ -74,7 +78,9 @@ def bill(invoice: str | None = None) -> bytes:
         line(7, "AmazonEC2", "BoxUsage:m5.large", "i-0fffffffffffffff0", 3.0, invoice=invoice),
         line(0, "AmazonEC2", "BoxUsage:trn1.32xlarge", None, 4.2, kind="Tax", invoice=invoice),
     ]
-    return write_parquet(CUR, rows)
+    out = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist(rows, schema=CUR), out)
+    return out.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +95,8 @@ def focus_rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]
 
 def test_each_job_and_resource_against_the_bill(focus_rows: list[dict[str, Any]]) -> None:
     result = reconcile_resources(
-        estimates_from_focus_rows(focus_rows), billed_lines(rows_from_parquet(bill()))
+        estimates_from_focus_rows(focus_rows),
+        billed_lines(rows_from_parquet(bill(), "bill.parquet")),
     )
     jobs = {j["job_id"]: j for j in result["jobs"]}
     assert set(jobs) == {"alpha-pretrain", "beta-sweep"}
@@ -114,6 +121,6 @@ def test_each_job_and_resource_against_the_bill(focus_rows: list[dict[str, Any]]
 def test_an_invoiced_day_is_confirmed(focus_rows: list[dict[str, Any]]) -> None:
     result = reconcile_resources(
         estimates_from_focus_rows(focus_rows),
-        billed_lines(rows_from_parquet(bill(invoice="EUINUS26-0001"))),
+        billed_lines(rows_from_parquet(bill(invoice="EUINUS26-0001"), "bill.parquet")),
     )
     assert {j["status"] for j in result["jobs"]} == {"confirmed"}

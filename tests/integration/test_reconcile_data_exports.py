@@ -1,6 +1,6 @@
 """Reconciliation by resource, wired: the reconcile function reads a hand-made AWS Data
 Exports file (CUR 2.0 Parquet as AWS writes it: Snappy pages, dictionary encoding, map
-columns) from the configured bucket and prefix, with the standard-library reader, and sets
+columns) from the configured bucket and prefix, with pyarrow, and sets
 a replayed ledger's estimates against it.
 
 The bill and its hand calculation are those of tests/integration/test_data_exports.py
@@ -159,7 +159,7 @@ def test_an_unreadable_export_is_said_in_one_line_and_read_again_next_run(replay
 
     broken = run()["by_resource"]
     assert broken["jobs"] == [] and "\n" not in broken["error"]
-    assert broken["error"].startswith("not a Parquet file this reader can read")
+    assert broken["error"].startswith(f"s3://{BUCKET}/{KEY}: not a readable Parquet file")
     # Cost Explorer's day is final, but the export was not read: the next run reads it.
     s3.put_object(Bucket=BUCKET, Key=KEY, Body=cur_file(invoice="EUINUS26-0001"))
     fixed = run()["by_resource"]

@@ -28,7 +28,7 @@ from typing import Any
 
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
-from shared.reports.parquet_reader import read_columns
+from shared.reports.parquet import read_columns
 
 TOL = Decimal("1e-9")
 F1, F2 = "fs-0a00000000000f001", "fs-0a00000000000f002"
@@ -51,7 +51,7 @@ def fsx_rows(root: Path, day: str) -> list[tuple[str, str, str, Decimal]]:
             r["BillingPeriodStart"].date().isoformat(),
             Decimal(r["BilledCost"]),
         )
-        for r in read_columns(data, wanted)
+        for r in read_columns(data, wanted, source=day)
         if r["ServiceName"] == "Amazon FSx"
     )
 

@@ -24,7 +24,7 @@ from typing import Any
 from costtracker.replay import replay
 from costtracker.scenario import Scenario
 from shared.reports.focus import COLUMN_NAMES
-from shared.reports.parquet_reader import read_columns
+from shared.reports.parquet import read_columns
 from tests.aws_events import ec2_state_event, fsx_create_event, fsx_delete_event, fsx_update_event
 
 FS = "fs-0123456789abcdef0"
@@ -151,7 +151,7 @@ def test_month_budget_follows_the_new_york_month() -> None:
 
 def _parquet(directory: Path, day: str) -> list[dict[str, Any]]:
     (found,) = [p for p in directory.rglob("*.parquet") if day.replace("-", "/") in str(p)]
-    return read_columns(found.read_bytes(), COLUMN_NAMES)
+    return read_columns(found.read_bytes(), COLUMN_NAMES, source=str(found))
 
 
 def test_seoul_finance_day_focus_rows_split_at_the_utc_month_end(tmp_path: Path) -> None:

@@ -53,6 +53,9 @@ LIBRARY_HOMES: dict[str, set[str]] = {
     "constructs": {"cdk"},
     "cdk_nag": {"cdk"},
     "moto": {"costtracker", "bench"},
+    # Parquet in one module (shared.reports.parquet): the functions that import it are
+    # the ones deployed with the pyarrow layer.
+    "pyarrow": {"shared.reports", "bench"},
 }
 # The table's keys and schema: in the product only the stores (in shared.adapters) know
 # them; CDK and the local tools create the table from its schema.

@@ -1,7 +1,7 @@
 """Cold start, guarded by structure (never by time): importing a handler builds no
 pydantic model of ours (models are built on first use: ``shared.config.base._Config``) and
 does not import what it does not need at load (boto3, the API resolver, the Parquet
-writer). Each handler is imported in a fresh interpreter, as Lambda does."""
+module and pyarrow). Each handler is imported in a fresh interpreter, as Lambda does."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from shared.app.functions import FUNCTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = sorted(p.parent.name for p in (ROOT / "functions").glob("*/handler.py"))
@@ -45,6 +47,8 @@ ONLY_IN = {
     "pydantic.plugin._loader": {"job_cost_api"},
     "shared.reports.parquet": {"daily_summary", "reconcile"},
     "shared.reports.focus": {"daily_summary", "reconcile"},
+    # Only the functions deployed with the pyarrow layer (docs/parquet.md).
+    "pyarrow": {f.name for f in FUNCTIONS if f.uses_pyarrow},
 }
 
 

@@ -91,9 +91,20 @@ def test_cur_rows_dates_and_costs() -> None:
 def test_bad_files_give_one_line_errors() -> None:
     with pytest.raises(DataExportError, match=r"not a CUR 2\.0 row, no line_item_resource_id"):
         billed_lines([{"identity_line_item_id": "x"}])
-    with pytest.raises(DataExportError, match="not a Parquet file"):
-        rows_from_parquet(b"BilledCost,1\n")
+    with pytest.raises(DataExportError, match=r"^export\.csv: not a readable Parquet file"):
+        rows_from_parquet(b"BilledCost,1\n", "export.csv")
     with pytest.raises(DataExportError, match="not a number"):
         billed_lines([{"line_item_resource_id": "i-1", "line_item_usage_type": "",
                        "line_item_product_code": "", "line_item_unblended_cost": None,
                        "line_item_usage_start_date": "2026-11-02"}])  # fmt: skip
+
+
+def test_a_bad_line_is_named_by_its_file_and_row() -> None:
+    row = {"line_item_resource_id": "i-1", "line_item_usage_type": "", "line_item_product_code": "",
+           "line_item_unblended_cost": 1.0, "line_item_usage_start_date": "2026-11-02"}  # fmt: skip
+    with pytest.raises(DataExportError, match=r"^s3://b/k\.parquet row 2: .*not a number"):
+        billed_lines([row, {**row, "line_item_unblended_cost": None}], "s3://b/k.parquet")
+    with pytest.raises(DataExportError, match=r"^s3://b/k\.parquet row 1: .*yesterday"):
+        billed_lines([{**row, "line_item_usage_start_date": "yesterday"}], "s3://b/k.parquet")
+    with pytest.raises(DataExportError, match=r"^s3://b/k\.parquet row 1: .*"):
+        billed_lines([{**row, "line_item_unblended_cost": "n/a"}], "s3://b/k.parquet")
