@@ -7,8 +7,9 @@ The member role trusts exactly one principal, the tracker role
 role exists when this one is made, so the tracker stack is deployed first. Its
 permissions, least privilege (``MEMBER_PERMISSIONS`` is the written-down list):
 
-- Describe calls (instances, volumes, capacity reservations, FSx file systems) and ``cloudwatch:GetMetricData``: AWS offers no resource-level
-  permissions for them (Resource ``*``);
+- Describe calls (instances, volumes, capacity reservations, FSx file systems) and
+  ``cloudwatch:GetMetricData``: AWS offers no resource-level permissions for them
+  (Resource ``*``);
 - SageMaker DescribeTrainingJob / ListTags on the account's training jobs;
 - CloudWatch PutMetricAlarm / DeleteAlarms / DescribeAlarms / TagResource on the
   tracker's own alarms only (``<alarm_prefix>*``);
