@@ -99,6 +99,12 @@ class AlarmStore:
         }
         self.table.transact([Put({k: v for k, v in item.items() if v is not None})])
 
+    def confirmed(self, identity: AlarmIdentity, definition: str) -> None:
+        """CloudWatch accepted the put of ``definition``: only now may a later ``running``
+        skip it (a put that failed, or never ran, leaves the record unconfirmed)."""
+        pk, sk = alarm_key(identity.account, identity.region, identity.name)
+        self.table.transact([Update(pk, sk, set={"definition": definition})])
+
     def deleted(self, identity: AlarmIdentity, at: datetime, *, known: bool = False) -> None:
         """The tracker deleted the alarm at ``at``: out of the sweep's index, kept a week.
         ``known``: the caller has just read the record (no second read)."""

@@ -41,11 +41,12 @@ def sync_alarms(
 ) -> str:
     """Make the instance's alarms while it runs, remove them once it has stopped, in the
     instance's own account and region (where its metrics are). What is put is recorded
-    first (so that the alarm's first state change finds it), and a delete is recorded
-    after it is done. The records spare the round trips: an alarm recorded as put with
-    this very request and not deleted since is not put again (``pending`` then
-    ``running``), and alarms both recorded deleted are not deleted again (``stopping``
-    then ``stopped``).
+    first (so that the alarm's first state change finds it), its request's digest once
+    CloudWatch has accepted it, and a delete after it is done. The records spare the
+    round trips: an alarm whose accepted request is this very one, not deleted since, is
+    not put again (a duplicate ``running``), and alarms both recorded deleted are not
+    deleted again (``stopping`` then ``stopped``). A put that failed leaves no digest, so
+    the event's retry puts again.
 
     Decided on what the ledger knows of the instance plus this event, so a late
     ``running`` after ``terminated`` does not resurrect alarms.
@@ -88,11 +89,12 @@ def sync_alarms(
                 instance_id=instance_id,
                 signal=spec.signal,
                 put_at=now,
-                definition=spec.definition(config),
             )
-            store.put(put)
+            store.put(put)  # its identity first: the alarm's first state change needs it
         if to_put:
             alarms.ensure(to_put, config)
+            for spec in to_put:  # then what CloudWatch accepted: a failed put is retried
+                store.confirmed(spec.identity(config), spec.definition(config))
         return "created"
     if all(r is not None and r.deleted_at is not None for r in records):
         return "deleted"  # the tracker deleted both already (e.g. stopping, then stopped)

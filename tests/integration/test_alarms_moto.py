@@ -190,6 +190,35 @@ def test_an_alarm_put_with_another_definition_is_put_again(
     assert cpu["Period"] * cpu["EvaluationPeriods"] == 60 * 60
 
 
+class FailingOnce(Recording):
+    """PutMetricAlarm refused once (throttled, AccessDenied), then accepted."""
+
+    def __init__(self, cw: Any) -> None:
+        super().__init__(cw)
+        self.failed = False
+
+    def ensure(self, specs: list[AlarmSpec], config: UtilizationConfig) -> None:
+        if not self.failed:
+            self.failed = True
+            raise RuntimeError("Throttling")
+        super().ensure(specs, config)
+
+
+def test_a_put_that_failed_is_put_again_by_the_retry(aws: dict[str, Any]) -> None:
+    """The record is written before the put (the first state change needs it), but only
+    an accepted put lets a later ``running`` skip it: the event's retry puts again."""
+    iid = aws["ids"]["trn"]
+    flaky = FailingOnce(aws["cw"])
+    with pytest.raises(RuntimeError):
+        sync(flaky, "e1", iid, "running")
+    assert alarms(aws["cw"]) == {}
+    assert sync(flaky, "e1", iid, "running") == "created"  # Lambda's retry
+    assert len(alarms(aws["cw"])) == 2
+    spy = Recording(aws["cw"])
+    assert sync(spy, "e1", iid, "running") == "created"
+    assert spy.puts == []  # accepted now: not put a third time
+
+
 def test_the_census_of_unrecorded_alarms_runs_once_a_day(aws: dict[str, Any]) -> None:
     from shared.services.alarm_lifecycle import sweep_alarms
 
