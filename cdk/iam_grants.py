@@ -76,7 +76,11 @@ class FunctionGrants:
         if grants.manages_deny_policies and scp:
             self.actions.grant_service_control_policies(role, self.settings.ledger.accounts)
         elif grants.manages_deny_policies or (grants.detaches_deny_policies and not scp):
-            self.actions.grant_deny_policies(role, manage=grants.manages_deny_policies)
+            self.actions.grant_deny_policies(
+                role,
+                manage=grants.manages_deny_policies,
+                principals=self.settings.ledger.budget_actions.deny_principals,
+            )
         if grants.assumes_member_role:
             self._grant_member_role(role)
         if grants.sends_sweep_units and self.sweep is not None:

@@ -98,9 +98,12 @@ class BudgetActionPermissions:
             f"{self.account}:training-job/*",
         )
 
-    def grant_deny_policies(self, role: iam.IRole, *, manage: bool) -> None:
+    def grant_deny_policies(
+        self, role: iam.IRole, *, manage: bool, principals: tuple[str, ...]
+    ) -> None:
         """``manage``: create its policies and attach / detach them; else detach only
-        (the API's release)."""
+        (the API's release). Attach and detach name the configured ``deny_principals``
+        themselves, so the role can never attach a policy to any other principal."""
         arn = self._policy_arn()
         if manage:
             role.add_to_principal_policy(
@@ -109,28 +112,6 @@ class BudgetActionPermissions:
                     resources=[arn],
                 )
             )
-            role.add_to_principal_policy(
-                iam.PolicyStatement(
-                    actions=list(ATTACH_ACTIONS),
-                    resources=["*"],
-                    conditions={"ArnLike": {"iam:PolicyARN": arn}},
-                )
-            )
-        role.add_to_principal_policy(
-            iam.PolicyStatement(
-                actions=list(DETACH_ACTIONS),
-                resources=["*"],
-                conditions={"ArnLike": {"iam:PolicyARN": arn}},
-            )
-        )
-        acknowledge(
-            role,
-            "IAM5",
-            f"Attach / detach of the tracker's own deny policies only (iam:PolicyARN under "
-            f"policy{POLICY_PATH}); the principals they go to are configured, not synthesized.",
-            finding="Resource::*",
-        )
-        if manage:
             acknowledge(
                 role,
                 "IAM5",
@@ -139,6 +120,16 @@ class BudgetActionPermissions:
                 finding=f"Resource::arn:<AWS::Partition>:iam::{self.account or '<AWS::AccountId>'}"
                 f":policy{POLICY_PATH}*",
             )
+        if not principals:
+            return  # nothing to attach a deny to
+        actions = [*ATTACH_ACTIONS, *DETACH_ACTIONS] if manage else list(DETACH_ACTIONS)
+        role.add_to_principal_policy(
+            iam.PolicyStatement(
+                actions=actions,
+                resources=list(principals),
+                conditions={"ArnLike": {"iam:PolicyARN": arn}},
+            )
+        )
 
     def grant_service_control_policies(self, role: iam.IRole, accounts: AccountsConfig) -> None:
         """deny_launch as an SCP: the tracker's own role, in the management account or an

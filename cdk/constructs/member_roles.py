@@ -17,8 +17,9 @@ permissions, least privilege (``MEMBER_PERMISSIONS`` is the written-down list):
   opt-in tag is ``true`` (an IAM tag condition);
 - only while budget actions are on and deny with IAM (``ledger.budget_actions.enabled``,
   ``deny_with`` ``"iam"``): create, read and delete policies only on the tracker's path
-  (``policy/costtracker/*``), and attach and detach (roles, users, groups) only of
-  policies on that path (``iam:PolicyARN``), for deny_launch in this account.
+  (``policy/costtracker/*``), and attach and detach only policies on that path
+  (``iam:PolicyARN``) and only to the configured ``deny_principals`` (by their ARNs,
+  never a wildcard), for deny_launch in this account.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ MEMBER_PERMISSIONS: tuple[tuple[str, str, str], ...] = (
 DENY_PERMISSIONS: tuple[tuple[str, str, str], ...] = (
     *((a, "policy/costtracker/*", "none") for a in POLICY_MANAGEMENT),
     *(
-        (a, "role/*, user/*, group/*", "iam:PolicyARN like policy/costtracker/*")
+        (a, "each ARN of deny_principals", "iam:PolicyARN like policy/costtracker/*")
         for a in POLICY_ACTIONS
     ),
 )
@@ -118,9 +119,9 @@ class MemberRoles(Construct):
         alarms = f"arn:{partition}:cloudwatch:*:{account}:alarm:{ledger.utilization.alarm_prefix}*"
         jobs = f"arn:{partition}:sagemaker:*:{account}:training-job/*"
         instances = f"arn:{partition}:ec2:*:{account}:instance/*"
-        principals = [
-            f"arn:{partition}:iam::{account}:{kind}/*" for kind in ("role", "user", "group")
-        ]
+        # The configured principals themselves (each ARN names its account: in any other
+        # account it matches nothing), never a wildcard.
+        principals = list(ledger.budget_actions.deny_principals)
         own_policies = f"arn:{partition}:iam::{account}:policy{POLICY_PATH}*"
         statements = [
             iam.PolicyStatement(actions=list(DESCRIBE), resources=["*"]),
@@ -136,19 +137,20 @@ class MemberRoles(Construct):
         actions = ledger.budget_actions
         denies = actions.enabled and actions.deny_with == "iam"
         if denies:
-            statements += [
-                iam.PolicyStatement(actions=list(POLICY_MANAGEMENT), resources=[own_policies]),
+            statements.append(
+                iam.PolicyStatement(actions=list(POLICY_MANAGEMENT), resources=[own_policies])
+            )
+        if denies and principals:
+            statements.append(
                 iam.PolicyStatement(
                     actions=list(POLICY_ACTIONS),
                     resources=principals,
                     conditions={"ArnLike": {"iam:PolicyARN": own_policies}},
-                ),
-            ]
+                )
+            )
         for statement in statements:
             self.role.add_to_policy(statement)
-        self._acknowledge(
-            stack, alarms, jobs, instances, [*principals, own_policies] if denies else []
-        )
+        self._acknowledge(stack, alarms, jobs, instances, [own_policies] if denies else [])
 
     def _acknowledge(
         self, stack: Stack, alarms: str, jobs: str, instances: str, principals: list[str]
@@ -162,8 +164,9 @@ class MemberRoles(Construct):
             _finding(stack, instances): "ec2:StopInstances only where the auto-stop opt-in "
             "tag is true.",
             **{
-                _finding(stack, p): "Create/delete only policies on the tracker's path, and "
-                "attach/detach only those (iam:PolicyARN condition), for budget actions."
+                _finding(stack, p): "Create/delete only policies on the tracker's path, "
+                "attached/detached only to the configured deny principals (iam:PolicyARN "
+                "condition), for budget actions."
                 for p in principals
             },
         }

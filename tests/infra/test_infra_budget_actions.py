@@ -59,6 +59,8 @@ def test_deny_policies_only_on_the_trackers_own_path(featured: Synthesized) -> N
         if any(a.startswith(("iam:Attach", "iam:Detach")) for a in actions):
             path = statement["Condition"]["ArnLike"]["iam:PolicyARN"]
             assert _policy_path(path).startswith('/costtracker/*"')
+            # Only to the configured principals: never a wildcard a policy could reach.
+            assert _as_list(statement["Resource"]) == ["arn:aws:iam::123456789012:role/ml-nlp"]
     # The API only detaches (a release): it never creates or attaches.
     api = {a for s in iam_statements(featured, "job_cost_api") for a in _as_list(s["Action"])}
     assert api == {"iam:DetachRolePolicy", "iam:DetachUserPolicy", "iam:DetachGroupPolicy"}

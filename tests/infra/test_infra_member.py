@@ -26,7 +26,12 @@ MEMBER_CONTEXT = {
 
 # Budget actions on, denying with IAM: the member role may manage the tracker's own deny
 # policies in its account.
-DENYING_CONTEXT = {**MEMBER_CONTEXT, "ledger.budget_actions.enabled": "true"}
+MEMBER_TEAM_ROLE = "arn:aws:iam::210987654321:role/team-nlp"
+DENYING_CONTEXT = {
+    **MEMBER_CONTEXT,
+    "ledger.budget_actions.enabled": "true",
+    "ledger.budget_actions.deny_principals": f'["{MEMBER_TEAM_ROLE}"]',
+}
 
 
 def _member_template(tmp: pytest.TempPathFactory, context: dict[str, str]) -> dict[str, Any]:
@@ -167,8 +172,8 @@ def test_with_budget_actions_the_member_role_manages_only_its_own_deny_policies(
         else:
             condition = json.dumps(statement["Condition"]["ArnLike"]["iam:PolicyARN"])
             assert condition.endswith(':210987654321:policy/costtracker/*"]]}'), action
-            resources = [json.dumps(r) for r in _as_list(statement["Resource"])]
-            assert all(":210987654321:" in r for r in resources), action
+            # Only the configured principals, by their ARNs: never role/* or user/*.
+            assert _as_list(statement["Resource"]) == [MEMBER_TEAM_ROLE], action
 
 
 def _as_list(value: Any) -> list[Any]:
