@@ -137,6 +137,10 @@ class ActionStore:
             for i in self.table.query(pk)
         ]
 
+    def timer_claimed(self, budget_id: str, period_key: str, what: str, moment: datetime) -> bool:
+        """Whether the timer of that moment was sent already (``claim_timer`` after it)."""
+        return self.table.get(*keys.timer_key(budget_id, period_key, what, moment)) is not None
+
     def claim_timer(self, budget_id: str, period_key: str, what: str, moment: datetime) -> bool:
         """Claim the timer of one moment (a threshold's predicted crossing, a grace's end),
         once however many ticks see it; the claim expires a day after the moment (TTL)."""

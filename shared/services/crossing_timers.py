@@ -14,6 +14,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+from aws_lambda_powertools import Logger
+
 from shared.adapters.crossing_timers import MAX_DELAY_SECONDS
 from shared.domain.budget_actions import action_id
 from shared.services.action_deps import ActionDeps
@@ -23,6 +25,36 @@ if TYPE_CHECKING:
     from shared.services.budgets import BudgetStatus
 
 HORIZON = timedelta(seconds=MAX_DELAY_SECONDS)
+logger = Logger(service="costtracker", child=True)
+
+
+def _plan_once(
+    acts: ActionDeps,
+    budget_id: str,
+    period_key: str,
+    what: str,
+    moment: datetime,
+    threshold: int,
+    now: datetime,
+    send_at: datetime | None = None,
+) -> bool:
+    """Send the timer of one moment (due at ``send_at``, else at the moment) unless it
+    was sent, then claim it: a send that fails leaves no claim, so the next tick sends
+    it again (and the minute tick stays the safety net); two runs at once may both send,
+    which the timer's evaluation absorbs (one alert id per crossing)."""
+    assert acts.timers is not None
+    if acts.store.timer_claimed(budget_id, period_key, what, moment):
+        return False
+    try:
+        acts.timers.plan(budget_id, threshold, send_at or moment, now)
+    except Exception as exc:  # one timer never fails the tick or the checkpoint event
+        logger.warning(
+            "crossing timer not sent: the next tick tries again",
+            extra={"budget_id": budget_id, "what": what, "error": str(exc)[:300]},
+        )
+        return False
+    acts.store.claim_timer(budget_id, period_key, what, moment)
+    return True
 
 
 def crossing_moments(status: BudgetStatus, thresholds: tuple[int, ...]) -> dict[int, datetime]:
@@ -63,8 +95,7 @@ def plan_timers(
         if moment <= now:
             continue
         if moment - now <= HORIZON:
-            if acts.store.claim_timer(budget_id, status.period_key, str(threshold), moment):
-                acts.timers.plan(budget_id, threshold, moment, now)
+            _plan_once(acts, budget_id, status.period_key, str(threshold), moment, threshold, now)
         else:
             wake = min(wake, moment - HORIZON)
     return min(wake, plan_deadlines(status, now, acts))
@@ -82,8 +113,8 @@ def wake_waiting_stops(acts: ActionDeps, job_id: str, complete_at: datetime, now
         record = acts.store.get(aid)
         if record is None or record.state != "waiting_for_checkpoint" or record.dry_run:
             continue
-        if acts.store.claim_timer(budget_id, period_key, f"checkpoint:{job_id}", complete_at):
-            acts.timers.plan(budget_id, threshold, max(complete_at, now), now)
+        what, due = f"checkpoint:{job_id}", max(complete_at, now)
+        if _plan_once(acts, budget_id, period_key, what, complete_at, threshold, now, due):
             planned += 1
     return planned
 
@@ -104,8 +135,7 @@ def plan_deadlines(status: BudgetStatus, now: datetime, acts: ActionDeps) -> dat
         deadline = record.fired_at + action.grace
         if now < deadline <= now + HORIZON:
             what = f"grace:{action.at}"
-            if acts.store.claim_timer(budget.budget_id, status.period_key, what, deadline):
-                acts.timers.plan(budget.budget_id, action.at, deadline, now)
+            _plan_once(acts, budget.budget_id, status.period_key, what, deadline, action.at, now)
         elif deadline > now:
             wake = min(wake, deadline - HORIZON)
     return wake

@@ -271,6 +271,39 @@ def test_a_complete_checkpoint_wakes_each_stop_waiting_for_its_job_once() -> Non
     assert wake_waiting_stops(acts, "llama", later, checkpoint) == 0
 
 
+class RefusingOnce(PlannedTimers):
+    """SQS refuses the first send (throttled, a brown-out), then accepts."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refused = 0
+
+    def plan(self, budget_id: str, threshold: int, moment: datetime, now: datetime) -> None:
+        if not self.refused:
+            self.refused += 1
+            raise ClientError({"Error": {"Code": "Throttling", "Message": "slow"}}, "SendMessage")
+        super().plan(budget_id, threshold, moment, now)
+
+
+def test_a_timer_that_could_not_be_sent_is_sent_by_the_next_delivery() -> None:
+    """Claimed only once sent: a refused send neither fails the checkpoint event nor
+    keeps the next delivery (or tick) from sending it."""
+    store, timers = ActionStore(MemoryTable()), RefusingOnce()
+    acts = ActionDeps(store=store, stopper=None, denial=None, timers=timers)
+    fired = datetime(2026, 11, 1, 4, 39, 5, tzinfo=UTC)
+    checkpoint = datetime(2026, 11, 1, 4, 59, 5, tzinfo=UTC)
+    record = ActionRecord(
+        "cap:total:100:stop_after_checkpoint", "cap", "total", "stop_after_checkpoint",
+        100, False, "waiting_for_checkpoint", fired,
+    )  # fmt: skip
+    assert store.create(record)
+    store.mark_waiting("llama", record, fired + timedelta(hours=1))
+    assert wake_waiting_stops(acts, "llama", checkpoint, checkpoint) == 0  # refused, logged
+    assert wake_waiting_stops(acts, "llama", checkpoint, checkpoint) == 1
+    assert wake_waiting_stops(acts, "llama", checkpoint, checkpoint) == 0  # sent and claimed
+    assert timers.planned == [("cap", 100, checkpoint, checkpoint)]
+
+
 def test_the_scopes_accounts_are_its_teams_when_the_team_is_mapped() -> None:
     config = LedgerConfig.model_validate(
         {"accounts": {"team_accounts": {"nlp": ["111122223333", "444455556666"]}}}
