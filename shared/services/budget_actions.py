@@ -163,15 +163,19 @@ def stop_targets(
             if training.status == "InProgress" and training.tags.get(tag_key, "") == "true":
                 request = StopRequest(training.name, training.region, training.account)
                 now = acts.stopper.training_job_now(request) if acts.stopper else None
-                uri = now.checkpoint_uri if now is not None else ""
-                tracked = checkpoints_tracked(uri, config.checkpoint, job_id)
+                if now is None:  # not described (throttled, role refused): waits, bounded
+                    tracked = "unknown"  # by the grace, rather than lose its work
+                else:
+                    tracked = str(
+                        checkpoints_tracked(now.checkpoint_uri, config.checkpoint, job_id)
+                    )
                 yield ActionTarget(
                     "training_job",
                     training.name,
                     training.account,
                     training.region,
                     job_id,
-                    extra={"tracked": "true" if tracked else "false"},
+                    extra={"tracked": tracked.lower()},
                 )
 
 
@@ -254,8 +258,9 @@ def _due(
     deps: LedgerDeps, action: BudgetAction, fired_at: datetime, target: ActionTarget, now: datetime
 ) -> bool:
     """A SageMaker job whose checkpoints are not tracked is stopped at the crossing
-    (StopTrainingJob's 120 s SIGTERM window is its save)."""
-    if target.kind == "training_job" and target.extra.get("tracked") != "true":
+    (StopTrainingJob's 120 s SIGTERM window is its save); one that could not be described
+    (``tracked`` unknown) waits like a tracked one, at most its grace."""
+    if target.kind == "training_job" and target.extra.get("tracked") == "false":
         return True
     checkpoint = last_complete_checkpoint_at(deps, target.job_id, now)
     return stop_due(action, fired_at, checkpoint, now)

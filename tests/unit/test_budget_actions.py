@@ -316,3 +316,24 @@ def test_the_scopes_accounts_are_its_teams_when_the_team_is_mapped() -> None:
     assert scope_accounts(budget({"team": "vision"}), config) is None  # not limited
     assert scope_accounts(budget({"project": "llama"}), config) is None
     assert deny_tags(budget({"team": "nlp"}), config) == {"team": "nlp"}
+
+
+@pytest.mark.parametrize(
+    ("tracked", "due_at_crossing"), [("false", True), ("true", False), ("unknown", False)]
+)
+def test_a_training_job_not_described_waits_like_a_tracked_one(
+    monkeypatch: pytest.MonkeyPatch, tracked: str, due_at_crossing: bool
+) -> None:
+    """Only a job known to keep its checkpoints elsewhere is stopped at the crossing; one
+    whose DescribeTrainingJob failed waits for a checkpoint, at most its grace."""
+    import shared.services.budget_actions as service
+    from shared.adapters.action_store import ActionTarget
+    from shared.config.budget_actions import BudgetAction
+
+    monkeypatch.setattr(service, "last_complete_checkpoint_at", lambda deps, job, now: None)
+    action = BudgetAction(at=100, do="stop_after_checkpoint", grace_minutes=30)
+    fired = datetime(2026, 11, 1, 4, 0, tzinfo=UTC)
+    target = ActionTarget("training_job", "sft", "123456789012", "us-east-1", "llama")
+    target.extra["tracked"] = tracked
+    assert service._due(None, action, fired, target, fired) is due_at_crossing  # type: ignore[arg-type]
+    assert service._due(None, action, fired, target, fired + timedelta(minutes=30))  # type: ignore[arg-type]
