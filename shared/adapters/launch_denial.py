@@ -8,6 +8,7 @@ member role's IAM grants say so too). A principal at its quota of attached polic
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -59,7 +60,16 @@ def deny_document(tags: Mapping[str, str]) -> dict[str, Any]:
 def policy_name(action_id: str) -> str:
     """A policy name from the action id (IAM: [\\w+=,.@-], at most 128)."""
     safe = "".join(c if c.isalnum() or c in "+=,.@-_" else "-" for c in action_id)
-    return f"deny-launch-{safe}"[:128]
+    return bounded_name(f"deny-launch-{safe}", action_id)
+
+
+def bounded_name(name: str, action_id: str, limit: int = 128) -> str:
+    """``name`` if it fits; else its head and a digest of the whole action id, so two
+    actions of a long budget id (its period and threshold cut off) never share one."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(action_id.encode()).hexdigest()[:16]
+    return f"{name[: limit - 17]}-{digest}"
 
 
 def account_of(arn: str) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from shared.adapters.launch_denial import DenialRefused, deny_document
+from shared.adapters.launch_denial import DenialRefused, bounded_name, deny_document
 
 SCP = "SERVICE_CONTROL_POLICY"
 SCP_PREFIX = "costtracker-"
@@ -27,7 +27,7 @@ class ManagementAccountRefused(DenialRefused):
 
 def scp_name(action_id: str) -> str:
     """The SCP's name (Organizations: at most 128 characters)."""
-    return f"{SCP_PREFIX}deny-launch-{action_id}"[:128]
+    return bounded_name(f"{SCP_PREFIX}deny-launch-{action_id}", action_id)
 
 
 def _code(exc: ClientError) -> str:

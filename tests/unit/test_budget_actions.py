@@ -337,3 +337,18 @@ def test_a_training_job_not_described_waits_like_a_tracked_one(
     target.extra["tracked"] = tracked
     assert service._due(None, action, fired, target, fired) is due_at_crossing  # type: ignore[arg-type]
     assert service._due(None, action, fired, target, fired + timedelta(minutes=30))  # type: ignore[arg-type]
+
+
+def test_deny_names_of_a_long_budget_id_stay_apart() -> None:
+    """IAM and Organizations names stop at 128 characters: a long budget id would cut off
+    the period and threshold, so two actions would share one policy; a digest keeps
+    them apart, and short names are unchanged."""
+    from shared.adapters.launch_denial import policy_name
+    from shared.adapters.scp_denial import scp_name
+
+    long_id = "b" * 120
+    at_90, at_100 = f"{long_id}:2026-11:90:deny_launch", f"{long_id}:2026-11:100:deny_launch"
+    for name_of in (policy_name, scp_name):
+        assert name_of(at_90) != name_of(at_100)
+        assert len(name_of(at_90)) <= 128 and name_of(at_90) == name_of(at_90)
+    assert policy_name("cap:total:100:deny_launch") == "deny-launch-cap-total-100-deny_launch"
