@@ -105,6 +105,17 @@ class ActionStore:
             if not item.get("lifted_at")
         ]
 
+    def attached_anywhere(self) -> list[tuple[str, str]]:
+        """(budget id part, action id) of every denial not yet lifted, of any budget:
+        one small partition (a marker per deny action and open period, lifted ones for
+        two days), read to lift denials whose budget or deny rule is gone."""
+        pk, _ = keys.attached_denial_key("", "")
+        return [
+            (str(item["sk"]).split("#", 1)[0], str(item["action_id"]))
+            for item in self.table.query(pk)
+            if not item.get("lifted_at")
+        ]
+
     def mark_lifted(self, budget_id: str, action_id: str, now: datetime) -> None:
         pk, sk = keys.attached_denial_key(budget_id, action_id)
         item = {"pk": pk, "sk": sk, "kind": "denial", "action_id": action_id}

@@ -10,6 +10,7 @@ once, even with concurrent runs: a conditional write claims it first.
 from __future__ import annotations
 
 import logging
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -35,6 +36,7 @@ from shared.services.crossing_timers import plan_timers
 from shared.services.deps import LedgerDeps
 from shared.services.forecasts import job_facts, sent_forecasts
 from shared.services.job_view import all_rollups
+from shared.services.launch_denials import lift_orphaned_denials
 
 HOUR = timedelta(hours=1)
 logger = logging.getLogger("costtracker.budgets")
@@ -247,6 +249,25 @@ def _next_change(status: BudgetStatus, now: datetime) -> datetime:
     return min(candidates) - QUIET_MARGIN
 
 
+# Per container: when the denials of removed budgets were last looked for (an hourly
+# Query of one small partition, not one per tick).
+_orphans_checked: weakref.WeakKeyDictionary[object, datetime] = weakref.WeakKeyDictionary()
+ORPHANS_EVERY = timedelta(hours=1)
+
+
+def _lift_orphans(budgets: list[Budget], now: datetime, acts: ActionDeps) -> list[str]:
+    last = _orphans_checked.get(acts.store.table)
+    if last is not None and last <= now < last + ORPHANS_EVERY:
+        return []
+    _orphans_checked[acts.store.table] = now
+    deny_budgets = {b.budget_id for b in budgets if any(a.do == "deny_launch" for a in b.actions)}
+    try:
+        return lift_orphaned_denials(deny_budgets, now, acts)
+    except Exception:  # never holds up the budgets' own evaluation
+        logger.exception("denials of removed budgets not lifted: the next pass tries again")
+        return []
+
+
 def evaluate_budgets(
     deps: LedgerDeps,
     store: BudgetStore,
@@ -263,9 +284,12 @@ def evaluate_budgets(
     cache = JobCache(deps)
     next_midnight = calendar_of(config).next_day_start(now)  # the finance day's end
     quiet_until = min(now + QUIET_CAP, next_midnight)  # the daily anomaly check
-    budgets = [b for b in effective_budgets(store, config) if only in (None, b.budget_id)]
+    every = effective_budgets(store, config)
+    if acts is not None and only is None:
+        sent += [f"action:{a}" for a in _lift_orphans(every, now, acts)]
+    budgets = [b for b in every if only in (None, b.budget_id)]
     if not budgets:
-        return Evaluation([], next_midnight, quiet_regardless_of_events=True)
+        return Evaluation(sent, next_midnight, quiet_regardless_of_events=True)
     failed: list[str] = []
     for budget in budgets:
         try:

@@ -240,3 +240,32 @@ def lift_denials(status: BudgetStatus, now: datetime, acts: ActionDeps) -> list[
         if _delete_policies(acts, aid):
             acts.store.mark_lifted(budget_id, aid, now)
     return lifted
+
+
+def lift_orphaned_denials(deny_budgets: set[str], now: datetime, acts: ActionDeps) -> list[str]:
+    """Denials whose budget is gone, or no longer has a deny_launch rule, are lifted too
+    (``lift_denials`` only sees budgets that deny): detached, released and deleted.
+    ``deny_budgets``: the ids of the budgets that still deny."""
+    lifted: list[str] = []
+    if acts.denial is None:
+        return lifted
+    for budget_part, aid in acts.store.attached_anywhere():
+        record = acts.store.get(aid)
+        budget_id = record.budget_id if record is not None else budget_part
+        if budget_id in deny_budgets:
+            continue
+        if record is None:
+            acts.store.mark_lifted(budget_id, aid, now)
+            continue
+        if not detach_parts(acts, record, now):
+            continue  # the next pass tries again
+        if record.state != "released":
+            released = replace(
+                record, state="released", released_by="budget removed", released_at=now
+            )
+            if acts.store.save(released) is None:
+                continue
+            lifted.append(aid)
+        if _delete_policies(acts, aid):
+            acts.store.mark_lifted(budget_id, aid, now)
+    return lifted

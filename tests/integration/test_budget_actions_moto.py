@@ -232,3 +232,31 @@ def test_a_deny_attached_before_parts_were_recorded_is_still_lifted(
     assert attached(iam) == []
     record = action_deps(runtime.current()).store.get(ACTION)
     assert record is not None and record.state == "released" and record.policy_arn == arn
+
+
+@pytest.mark.parametrize("how", ["deleted", "rule removed"])
+def test_a_deny_whose_budget_is_gone_is_lifted_within_the_hour(
+    aws: dict[str, Any], how: str
+) -> None:
+    """``lift_denials`` sees only budgets that deny; the hourly pass over the attached
+    denials lifts one whose budget was deleted or lost its deny_launch rule: detached,
+    released ("budget removed"), its policy deleted."""
+    iam = aws["iam"]
+    aws["clock"].advance_to(T0 + timedelta(minutes=31))
+    assert f"action:{ACTION}" in tick(T0 + timedelta(minutes=31))
+    (policy,) = attached(iam)
+    if how == "deleted":
+        assert api("DELETE", "/budgets/nlp-cap")[0] in (200, 204)
+    else:
+        assert api("PUT", "/budgets/nlp-cap", {**BUDGET, "actions": []})[0] == 200
+    later = T0 + timedelta(minutes=32)
+    aws["clock"].advance_to(later)
+    tick(later)  # within the hour of the pass that saw it attached: not looked at yet
+    assert [p["PolicyArn"] for p in attached(iam)] == [policy["PolicyArn"]]
+    hour = T0 + timedelta(minutes=95)
+    aws["clock"].advance_to(hour)
+    assert f"action:{ACTION}" in tick(hour)
+    assert attached(iam) == []
+    with pytest.raises(iam.exceptions.NoSuchEntityException):
+        iam.get_policy(PolicyArn=policy["PolicyArn"])
+    assert not [a for a in tick(hour + timedelta(hours=2)) if a.startswith("action:")]
