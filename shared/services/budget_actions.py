@@ -165,17 +165,17 @@ def stop_targets(
                 now = acts.stopper.training_job_now(request) if acts.stopper else None
                 if now is None:  # not described (throttled, role refused): waits, bounded
                     tracked = "unknown"  # by the grace, rather than lose its work
+                elif checkpoints_tracked(now.checkpoint_uri, config.checkpoint, job_id):
+                    tracked = "true"
                 else:
-                    tracked = str(
-                        checkpoints_tracked(now.checkpoint_uri, config.checkpoint, job_id)
-                    )
+                    tracked = "false"
                 yield ActionTarget(
                     "training_job",
                     training.name,
                     training.account,
                     training.region,
                     job_id,
-                    extra={"tracked": tracked.lower()},
+                    extra={"tracked": tracked},
                 )
 
 

@@ -227,19 +227,28 @@ def lift_denials(status: BudgetStatus, now: datetime, acts: ActionDeps) -> list[
             continue
         if record.state != "released" and not ended and crossed(status, record.at_percent):
             continue
-        if not detach_parts(acts, record, now):
-            continue
-        if record.state != "released":
-            why = "period ended" if ended else "budget raised"
-            saved = acts.store.save(
-                replace(record, state="released", released_by=why, released_at=now)
-            )
-            if saved is None:
-                continue
+        why = "period ended" if ended else "budget raised"
+        if _lift(acts, record, budget_id, aid, now, why):
             lifted.append(aid)
-        if _delete_policies(acts, aid):
-            acts.store.mark_lifted(budget_id, aid, now)
     return lifted
+
+
+def _lift(
+    acts: ActionDeps, record: ActionRecord, budget_id: str, aid: str, now: datetime, why: str
+) -> bool:
+    """Detach every part, release the record (``why``) unless it is, then delete its
+    policies and mark the denial lifted; whether this call released it. A detach or a
+    save that fails leaves it for the next pass."""
+    if not detach_parts(acts, record, now):
+        return False
+    released = record.state != "released"
+    if released:
+        saved = acts.store.save(replace(record, state="released", released_by=why, released_at=now))
+        if saved is None:
+            return False
+    if _delete_policies(acts, aid):
+        acts.store.mark_lifted(budget_id, aid, now)
+    return released
 
 
 def lift_orphaned_denials(deny_budgets: set[str], now: datetime, acts: ActionDeps) -> list[str]:
@@ -257,15 +266,6 @@ def lift_orphaned_denials(deny_budgets: set[str], now: datetime, acts: ActionDep
         if record is None:
             acts.store.mark_lifted(budget_id, aid, now)
             continue
-        if not detach_parts(acts, record, now):
-            continue  # the next pass tries again
-        if record.state != "released":
-            released = replace(
-                record, state="released", released_by="budget removed", released_at=now
-            )
-            if acts.store.save(released) is None:
-                continue
+        if _lift(acts, record, budget_id, aid, now, "budget removed"):
             lifted.append(aid)
-        if _delete_policies(acts, aid):
-            acts.store.mark_lifted(budget_id, aid, now)
     return lifted
