@@ -25,8 +25,9 @@ def handler(event: AlarmStateChangeEvent, rt: Runtime) -> Answer:
         state=detail.state.value,
         state_at=detail.state.timestamp,
     )
-    logger.info("alarm state", extra=asdict(outcome))
+    answer = asdict(outcome)
+    logger.info("alarm state", extra=answer)
     count("EventsProcessed")
     if outcome.alerts:
         count("AlertsSent", len(outcome.alerts))
-    return asdict(outcome)
+    return answer

@@ -26,6 +26,8 @@ from shared.domain.utilization import Measured
 
 KIND = "utilization_total"
 OPEN = "open_"
+# An instance and the hours asked of it: (account, instance id, hours, ascending).
+HoursAsked = tuple[str, str, Sequence[datetime]]
 
 
 def util_pk(account: str, instance_id: str) -> str:
@@ -67,13 +69,14 @@ class UtilizationStore:
         """Keep what one read of an hour measured; False when the hour was closed already
         (a retry, or a second read: nothing changes)."""
         pk = util_pk(account, instance_id)
+        at = keys.iso(hour)
         put = Put(
             {
                 "pk": pk,
-                "sk": hour_sk(hour),
+                "sk": f"H#{at}",  # hour_sk(hour)
                 "kind": "utilization_hour",
                 "job_id": job_id,
-                "hour": keys.iso(hour),
+                "hour": at,
                 "weighted": measured.weighted,
                 "covered_seconds": measured.covered_seconds,
                 "closed": 1 if closed else 0,
@@ -100,17 +103,38 @@ class UtilizationStore:
             return False
         return True
 
-    def closed_hours(self, account: str, instance_id: str, hours: Sequence[datetime]) -> set[str]:
-        """Which of ``hours`` (ISO) are closed already: one Query over their range."""
-        if not hours:
-            return set()
-        items = self.table.query(
-            util_pk(account, instance_id),
-            sk_from=hour_sk(min(hours)),
-            sk_to=hour_sk(max(hours)),
-            attributes=("hour", "closed"),
-        )
-        return {str(i["hour"]) for i in items if int(i.get("closed", 0))}
+    def closed_hours(self, asks: Sequence[HoursAsked]) -> set[tuple[str, str, datetime]]:
+        """Which of the asked hours, as (account, instance id, hour), are closed already.
+        An instance asked for one hour (the hourly read) is read by its key, every such
+        key in one BatchGetItem (100 keys a call; a round trip per instance, not one
+        each); one asked for more (a day's) in one Query over their range."""
+        closed: set[tuple[str, str, datetime]] = set()
+        by_key: dict[tuple[str, str], tuple[str, str, datetime]] = {}
+        for account, instance_id, hours in asks:
+            if len(hours) == 1:
+                by_key[(util_pk(account, instance_id), hour_sk(hours[0]))] = (
+                    account,
+                    instance_id,
+                    hours[0],
+                )
+            elif hours:
+                asked = {keys.iso(hour): hour for hour in hours}
+                items = self.table.query(
+                    util_pk(account, instance_id),
+                    sk_from=hour_sk(min(hours)),
+                    sk_to=hour_sk(max(hours)),
+                    attributes=("hour", "closed"),
+                )
+                closed |= {
+                    (account, instance_id, asked[str(i["hour"])])
+                    for i in items
+                    if int(i.get("closed", 0)) and str(i["hour"]) in asked
+                }
+        if by_key:
+            for item in self.table.batch_get(list(by_key)):
+                if int(item.get("closed", 0)):
+                    closed.add(by_key[(str(item["pk"]), str(item["sk"]))])
+        return closed
 
     def between(self, account: str, instance_id: str, lo: datetime, hi: datetime) -> Measured:
         """The hours in [lo, hi) (a day: at most 24 items, one Query)."""

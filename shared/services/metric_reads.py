@@ -39,15 +39,19 @@ logger = Logger(service="costtracker", child=True)
 CLOSE_AFTER = timedelta(minutes=15)
 
 
-def query_for(config: LedgerConfig, instance_id: str, instance_type: str) -> MetricQuery | None:
-    """The accelerator metric of an instance (None for a CPU node)."""
+# What a MetricQuery holds besides the instance: namespace, metric, dimension, period
+# and the device dimensions (the same for every instance of a type).
+MetricOfType = tuple[str, str, str, int, tuple[str, ...]]
+
+
+def metric_of_type(config: LedgerConfig, instance_type: str) -> MetricOfType | None:
+    """The accelerator metric of an instance type (None for a CPU node)."""
     utilization, measurement = config.utilization, config.measurement
     ref = utilization.accelerator_metric(instance_type)
     if ref is None:
         return None
     kind: AcceleratorKind = "neuron" if ref is utilization.neuron else "gpu"
-    return MetricQuery(
-        instance_id,
+    return (
         ref.namespace,
         ref.metric,
         ref.dimension,
@@ -56,12 +60,24 @@ def query_for(config: LedgerConfig, instance_id: str, instance_type: str) -> Met
     )
 
 
+def query_for(config: LedgerConfig, instance_id: str, instance_type: str) -> MetricQuery | None:
+    """The accelerator metric of an instance (None for a CPU node)."""
+    metric = metric_of_type(config, instance_type)
+    return None if metric is None else MetricQuery(instance_id, *metric)
+
+
 def running_spans(
-    segments: Iterable[SegmentCost], now: datetime
+    segments: Iterable[SegmentCost],
+    now: datetime,
+    within: tuple[datetime, datetime] | None = None,
 ) -> list[tuple[datetime, datetime]]:
-    """Each running segment as [start, end) (an open one up to ``now``), each once."""
+    """Each running segment as [start, end) (an open one up to ``now``), each once; with
+    ``within`` (lo, hi), only those that overlap [lo, hi)."""
     seen = {(s.span.start, s.span.end or now) for s in segments}
-    return sorted((a, b) for a, b in seen if a < b)
+    if within is None:
+        return sorted((a, b) for a, b in seen if a < b)
+    lo, hi = within
+    return sorted((a, b) for a, b in seen if a < b and a < hi and b > lo)
 
 
 def closes_at(hour: datetime) -> datetime:
@@ -96,16 +112,24 @@ def read_hours(
     """Read every hour in [lo, min(hi, now)) in which a target ran and that is not closed
     yet; one account or region that fails is reported and never stops the others."""
     outcome = ReadOutcome()
-    wanted: dict[tuple[str, str, datetime], list[tuple[MetricQuery, Target]]] = {}
+    metric_of: dict[str, MetricOfType | None] = {}  # per instance type, made once
+    asked: list[tuple[MetricQuery, Target, list[datetime]]] = []
     for target in targets:
         head = target.head
-        query = query_for(config, head.instance_id, head.profile.instance_type)
-        if query is None:
+        instance_type = head.profile.instance_type
+        if instance_type not in metric_of:
+            metric_of[instance_type] = metric_of_type(config, instance_type)
+        metric = metric_of[instance_type]
+        if metric is None:
             continue
         hours = hours_run(target.spans, lo, min(hi, now))
-        kept = store.closed_hours(head.account, head.instance_id, hours)
+        asked.append((MetricQuery(head.instance_id, *metric), target, hours))
+    kept = store.closed_hours([(t.head.account, t.head.instance_id, h) for _, t, h in asked])
+    wanted: dict[tuple[str, str, datetime], list[tuple[MetricQuery, Target]]] = {}
+    for query, target, hours in asked:
+        head = target.head
         for hour in hours:
-            if hour.strftime("%Y-%m-%dT%H:%M:%SZ") in kept:
+            if (head.account, head.instance_id, hour) in kept:
                 outcome.already_closed += 1
                 continue
             key = (head.account, head.profile.region, hour)
@@ -179,8 +203,9 @@ def read_last_hour(
 ) -> ReadOutcome:
     """Hourly: the last hour that can be closed now, for every running instance."""
     end = (now - CLOSE_AFTER).replace(minute=0, second=0, microsecond=0)
-    targets = [Target(h, running_spans(h.segments, now)) for h in open_heads]
-    return read_hours(config, store, metrics, targets, end - HOUR, end, now)
+    hour = (end - HOUR, end)  # only spans in the hour matter: a week's are many
+    targets = [Target(h, running_spans(h.segments, now, within=hour)) for h in open_heads]
+    return read_hours(config, store, metrics, targets, *hour, now)
 
 
 def job_targets(records: JobRecords, now: datetime) -> list[Target]:

@@ -1,0 +1,111 @@
+"""Which asked hours are closed already (``UtilizationStore.closed_hours``): an instance
+asked for one hour is read by key, all such keys in one batch; one asked for more in one
+Query over their range. Either way the answer is each asked hour's own item's."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+from shared.adapters.table import MemoryTable
+from shared.adapters.utilization_store import UtilizationStore, hour_sk, util_pk
+from shared.domain.utilization import HOUR, Measured
+from shared.services.metric_reads import running_spans
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+ACCOUNT = "111122223333"
+
+
+def _store_with(hours: dict[tuple[str, datetime], bool]) -> tuple[MemoryTable, UtilizationStore]:
+    """(instance, hour) -> closed, each recorded once (an open one, then maybe closed)."""
+    table = MemoryTable()
+    store = UtilizationStore(table)
+    for (instance_id, hour), closed in hours.items():
+        measured = Measured(covered_seconds=60)
+        store.record(ACCOUNT, instance_id, "job", hour, measured, closed=False, read_at=hour)
+        if closed:
+            store.record(ACCOUNT, instance_id, "job", hour, measured, closed=True, read_at=hour)
+    return table, store
+
+
+def _closed_by_key(table: MemoryTable, instance_id: str, hour: datetime) -> bool:
+    item = table.items.get((util_pk(ACCOUNT, instance_id), hour_sk(hour)))
+    return item is not None and int(item["closed"]) == 1
+
+
+def test_single_hours_are_read_in_one_batch_and_ranges_by_one_query_each() -> None:
+    h = [T0 + n * HOUR for n in range(5)]
+    table, store = _store_with(
+        {("i-a", h[0]): True, ("i-a", h[1]): False, ("i-b", h[1]): True, ("i-c", h[2]): True}
+    )
+    before = dict(table.calls)
+    closed = store.closed_hours(
+        [
+            (ACCOUNT, "i-a", [h[0], h[1], h[2]]),
+            (ACCOUNT, "i-b", [h[1]]),
+            (ACCOUNT, "i-b", [h[1]]),  # the same instance in two jobs: asked once
+            (ACCOUNT, "i-c", [h[3]]),  # i-c's closed hour is not the one asked
+            (ACCOUNT, "i-d", [h[4]]),  # nothing stored
+            (ACCOUNT, "i-e", []),
+        ]
+    )
+    assert closed == {(ACCOUNT, "i-a", h[0]), (ACCOUNT, "i-b", h[1])}
+    calls = {k: v - before.get(k, 0) for k, v in table.calls.items() if v - before.get(k, 0)}
+    assert calls == {"query": 1, "batch_get": 1}
+
+
+def test_nothing_asked_reads_nothing() -> None:
+    table, store = _store_with({})
+    assert store.closed_hours([]) == set()
+    assert table.calls == {}
+
+
+def test_the_answer_is_each_asked_hours_own_item() -> None:
+    """Random hours stored open or closed, random asks (contiguous or not, one or many):
+    an hour is in the answer exactly when its own item is closed."""
+    rng = random.Random(20261101)
+    instances = [f"i-{n}" for n in range(6)]
+    hours = [T0 + n * HOUR for n in range(30)]
+    stored = {(i, h): rng.random() < 0.6 for i in instances for h in hours if rng.random() < 0.7}
+    table, store = _store_with(stored)
+    for _ in range(50):
+        asks = []
+        for instance_id in rng.sample(instances, rng.randint(1, len(instances))):
+            window = hours[rng.randrange(len(hours) - 3) :][:24]
+            asked = sorted(rng.sample(window, rng.randint(0, 3)))
+            asks.append((ACCOUNT, instance_id, asked))
+        expected = {
+            (ACCOUNT, i, h) for _, i, asked in asks for h in asked if _closed_by_key(table, i, h)
+        }
+        assert store.closed_hours(asks) == expected
+
+
+class _Span:
+    def __init__(self, start: datetime, end: datetime | None) -> None:
+        self.start, self.end = start, end
+
+
+class _Segment:
+    def __init__(self, start: datetime, end: datetime | None) -> None:
+        self.span = _Span(start, end)
+
+
+def test_running_spans_within_an_hour_keep_only_the_spans_that_overlap_it() -> None:
+    now = T0 + timedelta(hours=10, minutes=20)
+    segments = [
+        _Segment(T0, T0 + timedelta(hours=2)),
+        _Segment(T0 + timedelta(hours=3), T0 + timedelta(hours=9)),  # ends as the hour begins
+        _Segment(T0 + timedelta(hours=9, minutes=30), T0 + timedelta(hours=9, minutes=40)),
+        _Segment(T0 + timedelta(hours=9, minutes=30), T0 + timedelta(hours=9, minutes=40)),
+        _Segment(T0 + timedelta(hours=9, minutes=50), None),  # open: up to now
+        _Segment(T0 + timedelta(hours=10), T0 + timedelta(hours=10)),  # empty
+    ]
+    hour = (T0 + timedelta(hours=9), T0 + timedelta(hours=10))
+    every = running_spans(segments, now)  # type: ignore[arg-type]
+    assert running_spans(segments, now, within=hour) == [  # type: ignore[arg-type]
+        (a, b) for a, b in every if a < hour[1] and b > hour[0]
+    ]
+    assert running_spans(segments, now, within=hour) == [  # type: ignore[arg-type]
+        (T0 + timedelta(hours=9, minutes=30), T0 + timedelta(hours=9, minutes=40)),
+        (T0 + timedelta(hours=9, minutes=50), now),
+    ]
