@@ -138,11 +138,11 @@ class UtilizationStore:
 
     def between(self, account: str, instance_id: str, lo: datetime, hi: datetime) -> Measured:
         """The hours in [lo, hi) (a day: at most 24 items, one Query)."""
-        total = Measured()
+        total, before = Measured(), keys.iso(hi)
         for item in self.table.query(
             util_pk(account, instance_id), sk_from=hour_sk(lo), sk_to=hour_sk(hi) + "~"
         ):
-            if str(item["hour"]) < keys.iso(hi):
+            if str(item["hour"]) < before:
                 total = total + _item_measured(item)
         return total
 

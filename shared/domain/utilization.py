@@ -86,12 +86,15 @@ def measure(
 def hours_run(running: Spans, lo: datetime, hi: datetime) -> list[datetime]:
     """The whole UTC hours in [lo, hi) in which the instance ran."""
     first = lo.replace(minute=0, second=0, microsecond=0)
+    # Only a span that reaches into [first, hi + 1 h) can touch one of those hours.
+    near = [(s, e) for s, e in running if e > first and s < hi + HOUR]
     out = []
     hour = first
     while hour < hi:
-        if any(s < hour + HOUR and e > hour for s, e in running):
+        after = hour + HOUR
+        if any(s < after and e > hour for s, e in near):
             out.append(hour)
-        hour += HOUR
+        hour = after
     return out
 
 

@@ -73,10 +73,12 @@ def running_spans(
 ) -> list[tuple[datetime, datetime]]:
     """Each running segment as [start, end) (an open one up to ``now``), each once; with
     ``within`` (lo, hi), only those that overlap [lo, hi)."""
-    seen = {(s.span.start, s.span.end or now) for s in segments}
     if within is None:
+        seen = {(s.span.start, s.span.end or now) for s in segments}
         return sorted((a, b) for a, b in seen if a < b)
     lo, hi = within
+    spans = [s.span for s in segments]
+    seen = {(s.start, s.end or now) for s in spans if s.end is None or s.end > lo}
     return sorted((a, b) for a, b in seen if a < b and a < hi and b > lo)
 
 

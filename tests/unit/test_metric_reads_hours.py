@@ -1,6 +1,8 @@
-"""Which asked hours are closed already (``UtilizationStore.closed_hours``): an instance
-asked for one hour is read by key, all such keys in one batch; one asked for more in one
-Query over their range. Either way the answer is each asked hour's own item's."""
+"""The hours a read asks about. Which are closed already (``UtilizationStore.closed_hours``):
+an instance asked for one hour is read by key, all such keys in one batch; one asked for
+more in one Query over their range; either way the answer is each asked hour's own item's.
+Which an instance ran in (``hours_run``), and its spans inside the hour an hourly read
+reads (``running_spans(within=...)``)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from shared.adapters.table import MemoryTable
 from shared.adapters.utilization_store import UtilizationStore, hour_sk, util_pk
-from shared.domain.utilization import HOUR, Measured
+from shared.domain.utilization import HOUR, Measured, hours_run
 from shared.services.metric_reads import running_spans
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -109,3 +111,19 @@ def test_running_spans_within_an_hour_keep_only_the_spans_that_overlap_it() -> N
         (T0 + timedelta(hours=9, minutes=30), T0 + timedelta(hours=9, minutes=40)),
         (T0 + timedelta(hours=9, minutes=50), now),
     ]
+
+
+def test_hours_run_are_the_hours_that_any_span_touches() -> None:
+    """Against the definition, over random spans and bounds (not on the hour too)."""
+    rng = random.Random(11)
+    for _ in range(300):
+        spans = []
+        for _ in range(rng.randint(0, 6)):
+            start = T0 + timedelta(minutes=rng.randrange(0, 48 * 60))
+            spans.append((start, start + timedelta(minutes=rng.randrange(0, 6 * 60))))
+        lo = T0 + timedelta(minutes=rng.randrange(0, 40 * 60))
+        hi = lo + timedelta(minutes=rng.randrange(0, 30 * 60))
+        first = lo.replace(minute=0)
+        every = [first + n * HOUR for n in range(60) if first + n * HOUR < hi]
+        expected = [h for h in every if any(s < h + HOUR and e > h for s, e in spans)]
+        assert hours_run(spans, lo, hi) == expected
