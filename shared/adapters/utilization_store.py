@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
+from functools import lru_cache
 
 from shared.adapters import keys
 from shared.adapters.table import Below, ConditionFailed, Item, Put, Table, Update
@@ -38,10 +39,18 @@ def total_key(job_id: str, account: str, instance_id: str) -> tuple[str, str]:
     return keys.job_pk(job_id), f"U#{account}#{instance_id}"
 
 
+@lru_cache(maxsize=512)
+def _iso(at: datetime) -> str:
+    """``keys.iso``, made once per moment: one read writes the same hour and read time
+    for every instance (the ledger's moments are aware: equal instants, equal text)."""
+    return keys.iso(at)
+
+
 def hour_sk(hour: datetime) -> str:
-    return f"H#{keys.iso(hour)}"
+    return f"H#{_iso(hour)}"
 
 
+@lru_cache(maxsize=512)
 def _open_name(hour: datetime) -> str:
     return OPEN + hour.astimezone(UTC).strftime("%Y%m%d%H")
 
@@ -69,18 +78,17 @@ class UtilizationStore:
         """Keep what one read of an hour measured; False when the hour was closed already
         (a retry, or a second read: nothing changes)."""
         pk = util_pk(account, instance_id)
-        at = keys.iso(hour)
         put = Put(
             {
                 "pk": pk,
-                "sk": f"H#{at}",  # hour_sk(hour)
+                "sk": hour_sk(hour),
                 "kind": "utilization_hour",
                 "job_id": job_id,
-                "hour": at,
+                "hour": _iso(hour),
                 "weighted": measured.weighted,
                 "covered_seconds": measured.covered_seconds,
                 "closed": 1 if closed else 0,
-                "read_at": keys.iso(read_at),
+                "read_at": _iso(read_at),
             },
             conditions=(Below("closed", 1),),
         )
@@ -118,7 +126,7 @@ class UtilizationStore:
                     hours[0],
                 )
             elif hours:
-                asked = {keys.iso(hour): hour for hour in hours}
+                asked = {_iso(hour): hour for hour in hours}
                 items = self.table.query(
                     util_pk(account, instance_id),
                     sk_from=hour_sk(min(hours)),
