@@ -89,9 +89,10 @@ class CloudWatchMetrics:
                 self.calls += 1
                 for result in page.get("MetricDataResults", []):
                     key = (str(result["Id"]), str(result.get("Label", "")))
-                    points = series.setdefault(key, [])
-                    for at, value in zip(result["Timestamps"], result["Values"], strict=True):
-                        points.append(Point(at, fraction(value)))
+                    series.setdefault(key, []).extend(
+                        Point(at, fraction(value))
+                        for at, value in zip(result["Timestamps"], result["Values"], strict=True)
+                    )
             for (query_id, _), points in sorted(series.items()):
                 if points:
                     out[ids[query_id]].append(sorted(points, key=lambda p: p.at))

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from shared.domain.clock import SECONDS_PER_HOUR, whole_seconds
+from shared.domain.clock import SECONDS_PER_HOUR, seconds_clock, whole_seconds
 
 HOUR = timedelta(hours=1)
 
@@ -30,10 +30,13 @@ class Point:
     value: Decimal
 
 
+_NONE, _ALL = Decimal(0), Decimal(1)
+
+
 def fraction(percent: float | Decimal | str) -> Decimal:
     """A CloudWatch percent as a fraction, clamped into [0, 1] (agents report 100.4)."""
     value = Decimal(str(percent)) / 100
-    return min(max(value, Decimal(0)), Decimal(1))
+    return min(max(value, _NONE), _ALL)
 
 
 def device_mean(series: Iterable[Sequence[Point]]) -> list[Point]:
@@ -63,21 +66,29 @@ class Measured:
         return self.weighted / self.covered_seconds if self.covered_seconds else None
 
 
-def _overlap(lo: datetime, hi: datetime, spans: Spans) -> int:
-    return sum(whole_seconds(max(lo, s), min(hi, e)) for s, e in spans)
-
-
 def measure(
     points: Sequence[Point], period_seconds: int, running: Spans, hour: datetime
 ) -> Measured:
     """What the points measured of ``hour``: each covers [t, t+period) inside the running
-    spans and the hour (a point is counted once, where it lies)."""
+    spans and the hour (a point is counted once, where it lies).
+
+    Worked on the whole-second clock (``seconds_clock``, each moment once): it only
+    rounds up and keeps order, so it commutes with max and min, and a point's end is its
+    start plus the period; the seconds are those of ``whole_seconds`` on the datetimes."""
     end = hour + HOUR
-    inside = [(max(s, hour), min(e, end)) for s, e in running if s < end and e > hour]
+    first, last = seconds_clock(hour), seconds_clock(end)
+    inside = [
+        (max(seconds_clock(s), first), min(seconds_clock(e), last))
+        for s, e in running
+        if s < end and e > hour
+    ]
     weighted, covered = Decimal(0), 0
-    step = timedelta(seconds=period_seconds)
     for point in sorted(points, key=lambda p: p.at):
-        seconds = _overlap(max(point.at, hour), min(point.at + step, end), inside)
+        at = seconds_clock(point.at)
+        lo, hi = max(at, first), min(at + period_seconds, last)
+        seconds = 0
+        for s, e in inside:
+            seconds += max(0, min(hi, e) - max(lo, s))
         weighted += point.value * seconds
         covered += seconds
     return Measured(weighted, covered)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import random
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 from shared.adapters.table import MemoryTable
 from shared.adapters.utilization_store import UtilizationStore, hour_sk, util_pk
-from shared.domain.utilization import HOUR, Measured, hours_run
+from shared.domain.clock import whole_seconds
+from shared.domain.utilization import HOUR, Measured, Point, hours_run, measure
 from shared.services.metric_reads import running_spans
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -127,3 +129,62 @@ def test_hours_run_are_the_hours_that_any_span_touches() -> None:
         every = [first + n * HOUR for n in range(60) if first + n * HOUR < hi]
         expected = [h for h in every if any(s < h + HOUR and e > h for s, e in spans)]
         assert hours_run(spans, lo, hi) == expected
+
+
+def _measure_on_datetimes(
+    points: list[Point],
+    period_seconds: int,
+    running: list[tuple[datetime, datetime]],
+    hour: datetime,
+) -> Measured:
+    """``measure`` by its definition: ``whole_seconds`` of each point's overlaps."""
+    end = hour + HOUR
+    inside = [(max(s, hour), min(e, end)) for s, e in running if s < end and e > hour]
+    weighted, covered = Decimal(0), 0
+    step = timedelta(seconds=period_seconds)
+    for point in sorted(points, key=lambda p: p.at):
+        lo, hi = max(point.at, hour), min(point.at + step, end)
+        seconds = sum(whole_seconds(max(lo, s), min(hi, e)) for s, e in inside)
+        weighted += point.value * seconds
+        covered += seconds
+    return Measured(weighted, covered)
+
+
+def test_measure_counts_the_whole_seconds_of_each_points_overlaps() -> None:
+    """Random points (off the second too), spans and hours: the same sums, digit for digit."""
+    rng = random.Random(7)
+
+    def moment() -> datetime:
+        return T0 + timedelta(
+            seconds=rng.randrange(0, 4 * 3600), microseconds=rng.choice([0, 1, 500_000, 999_999])
+        )
+
+    for _ in range(400):
+        hour = T0 + timedelta(hours=rng.randrange(0, 3), microseconds=rng.choice([0, 0, 250_000]))
+        period = rng.choice([1, 10, 60, 300])
+        values = [
+            Decimal("0.875"),
+            Decimal("1.000"),
+            Decimal("0"),
+            Decimal("0.3333"),
+            Decimal("-0.000"),
+        ]
+        points = [Point(moment(), rng.choice(values)) for _ in range(rng.randint(0, 15))]
+        running = []
+        for _ in range(rng.randint(0, 4)):
+            start = moment()
+            running.append(
+                (
+                    start,
+                    start
+                    + timedelta(
+                        seconds=rng.randrange(0, 7200), microseconds=rng.randrange(0, 10**6)
+                    ),
+                )
+            )
+        got = measure(points, period, running, hour)
+        expected = _measure_on_datetimes(points, period, running, hour)
+        assert (str(got.weighted), got.covered_seconds) == (
+            str(expected.weighted),
+            expected.covered_seconds,
+        )
