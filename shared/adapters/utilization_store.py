@@ -113,9 +113,11 @@ class UtilizationStore:
 
     def closed_hours(self, asks: Sequence[HoursAsked]) -> set[tuple[str, str, datetime]]:
         """Which of the asked hours, as (account, instance id, hour), are closed already.
-        An instance asked for one hour (the hourly read) is read by its key, every such
-        key in one BatchGetItem (100 keys a call; a round trip per instance, not one
-        each); one asked for more (a day's) in one Query over their range."""
+        An instance asked for one hour (the hourly read) is read by its key, all such
+        keys together (BatchGetItem, 100 keys a call, rather than a Query per instance;
+        eventually consistent as the Query is, and the same read units for one item);
+        one asked for more (a day's) in one Query over their range, which reads them at
+        the cost of their size where a batch would pay per item."""
         closed: set[tuple[str, str, datetime]] = set()
         by_key: dict[tuple[str, str], tuple[str, str, datetime]] = {}
         for account, instance_id, hours in asks:
