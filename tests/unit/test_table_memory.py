@@ -1,6 +1,7 @@
 """The in-memory table's own shortcuts against the plain rules they stand for: its item
-size count. The contract suite runs the cases that DynamoDB answers the same; these are
-the ones only the twin can answer exactly."""
+size count and its copies (a reader never holds a stored value). The contract suite
+runs the cases that DynamoDB answers the same; these are the ones only the twin can
+answer exactly."""
 
 from __future__ import annotations
 
@@ -62,3 +63,25 @@ def test_an_item_of_exactly_the_limit_is_kept_and_one_byte_more_refused(char: st
     with pytest.raises(ItemTooLarge):
         table.transact([Update("S", "edge", set={"n": 1})])  # 2 bytes more
     assert table.get("S", "edge") == at_limit
+
+
+def test_nothing_a_caller_holds_is_a_stored_value() -> None:
+    table = MemoryTable()
+    item: Item = {"pk": "P", "sk": "S", "l": [["a"]], "m": {"k": {"x"}}, "s": {"a"}}
+    table.transact([Put(item)])
+    item["l"][0].append("b")
+    item["m"]["k"].add("y")
+    stored = {"pk": "P", "sk": "S", "l": [["a"]], "m": {"k": {"x"}}, "s": {"a"}}
+    assert table.get("P", "S") == stored
+    for read in (
+        table.get("P", "S"),
+        next(table.query("P")),
+        next(table.query("P", attributes=("l", "m", "s"))),
+        table.batch_get([("P", "S")])[0],
+    ):
+        assert read is not None
+        read["l"][0].append("c")
+        read["m"]["k"].add("z")
+        read["s"].add("b")
+    table.transact([Update("P", "S", set={"n": 1})])  # an update keeps its own copies too
+    assert table.get("P", "S") == stored | {"n": 1}
