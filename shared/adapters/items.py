@@ -1,10 +1,12 @@
 """What an item of the ledger table may be: DynamoDB's item size rule (the in-memory
-table refuses what DynamoDB would), and an item as JSON (what tests measure with)."""
+table refuses what DynamoDB would), copies of items that share nothing a caller could
+change (what the in-memory table stores and returns), and an item as JSON (what tests
+measure with)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -38,8 +40,52 @@ def _value_size(value: Any) -> int:
 
 
 def item_size(item: Mapping[str, Any]) -> int:
-    """An item's size as DynamoDB counts it (names and values, UTF-8)."""
-    return sum(len(name.encode()) + _value_size(value) for name, value in item.items())
+    """An item's size as DynamoDB counts it (names and values, UTF-8). The in-memory
+    table counts every item it writes, so strings and numbers (most values) are counted
+    here, the rest by ``_value_size``; an ASCII string (``isascii`` reads a flag CPython
+    keeps on each string) is as long in UTF-8 as in characters, so it is not encoded."""
+    size = 0
+    for name, value in item.items():
+        size += len(name) if name.isascii() else len(name.encode())
+        kind = type(value)
+        if kind is str:
+            size += len(value) if value.isascii() else len(value.encode())
+        elif kind is int or kind is Decimal:
+            size += len(str(value))
+        else:
+            size += _value_size(value)
+    return size
+
+
+# Values a copy may share, being immutable: strings, numbers, booleans, None, bytes.
+_ATOMIC = frozenset({str, int, Decimal, bool, type(None), float, bytes})
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a set, map or list that nobody else holds, all the way down."""
+    if isinstance(value, set):
+        return set(value)
+    if isinstance(value, dict):
+        return {k: _fresh(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fresh(v) for v in value]
+    return value
+
+
+def mutable_names(item: Mapping[str, Any]) -> tuple[str, ...]:
+    """The attributes of ``item`` whose values are not ``_ATOMIC`` (sets, maps, lists):
+    the ones a copy must copy."""
+    return tuple([k for k, v in item.items() if type(v) not in _ATOMIC])
+
+
+def copy_item(item: Mapping[str, Any], mutable: Sequence[str] | None = None) -> dict[str, Any]:
+    """A copy of ``item`` sharing nothing a caller could change. ``mutable``: its
+    ``mutable_names`` when known (else found), the only values copied."""
+    copied = dict(item)
+    for name in mutable_names(item) if mutable is None else mutable:
+        if name in copied:
+            copied[name] = _fresh(copied[name])
+    return copied
 
 
 def json_default(value: Any) -> Any:

@@ -9,13 +9,15 @@ are the few the ledger needs: an item absent, a version equal, a value below
 from __future__ import annotations
 
 import copy
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import partial
+from operator import itemgetter
 from typing import Any, Protocol
 
-from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, item_size
+from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, copy_item, item_size, mutable_names
 
 Item = dict[str, Any]
 Key = tuple[str, str]
@@ -123,16 +125,9 @@ def _holds(condition: Condition, item: Item | None) -> bool:
     return item is None or condition.name not in item or item[condition.name] > condition.value
 
 
-def _copy(item: Item) -> Item:
-    """Items hold strings, numbers, sets and small maps: copy what can change."""
-    return {
-        k: (set(v) if isinstance(v, set) else dict(v) if isinstance(v, dict) else v)
-        for k, v in item.items()
-    }
-
-
-def apply_update(current: Item | None, op: Update) -> Item:
-    item: Item = _copy(current) if current is not None else {"pk": op.pk, "sk": op.sk}
+def apply_update(current: Item | None, op: Update, mutable: Sequence[str] | None = None) -> Item:
+    """``current`` after ``op``, ``current`` untouched (``mutable``: as ``copy_item`` takes)."""
+    item: Item = copy_item(current, mutable) if current is not None else {"pk": op.pk, "sk": op.sk}
     for name, value in op.set_if_absent.items():
         item.setdefault(name, copy.deepcopy(value))
     for name, value in op.set.items():
@@ -152,9 +147,12 @@ class MemoryTable:
     indexes are the table's GSIs (``ledger_schema.INDEXES``: an item is in an index when
     it has both of the index's key attributes, as in a sparse GSI).
 
-    Each partition (of the table and of every index) knows its items' keys, so a Query
-    reads its partition only, as DynamoDB does, and not the whole table: local mode
-    keeps its ledger here, and a week of a fleet is hundreds of thousands of items."""
+    Each partition (of the table and of every index) keeps its items' keys sorted by
+    sort key (a string, as the schema declares), so a Query reads its range only, as
+    DynamoDB does: local mode keeps its ledger here, and a week of a fleet is hundreds of
+    thousands of items (equal index sort keys: in table key order). Stored items are
+    replaced, never changed in place, and reads copy their sets, maps and lists: no
+    caller ever holds a stored value."""
 
     def __init__(self) -> None:
         from shared.adapters.ledger_schema import INDEX_KEYS
@@ -162,31 +160,39 @@ class MemoryTable:
         self.items: dict[Key, Item] = {}
         self.indexes = dict(INDEX_KEYS)
         self.calls: dict[str, int] = {}
-        # (index or None, partition key value) -> the keys of the items in that partition
-        self._partitions: dict[tuple[str | None, Any], set[Key]] = {}
+        # (index or None, partition key value) -> (sort key value, key) of its items, sorted
+        self._partitions: dict[tuple[str | None, Any], list[tuple[Any, Key]]] = {}
+        self._mutable: dict[Key, tuple[str, ...]] = {}  # key -> what a read copies
 
     def _count(self, name: str) -> None:
         self.calls[name] = self.calls.get(name, 0) + 1
 
-    def _memberships(self, item: Item) -> Iterator[tuple[str | None, Any]]:
-        yield (None, item["pk"])
+    def _memberships(self, item: Item) -> set[tuple[str | None, Any, Any]]:
+        """(index or None, partition key value, sort key value) of each partition."""
+        found: set[tuple[str | None, Any, Any]] = {(None, item["pk"], item["sk"])}
         for index, (pk_name, sk_name) in self.indexes.items():
             if pk_name in item and sk_name in item:
-                yield (index, item[pk_name])
+                found.add((index, item[pk_name], item[sk_name]))
+        return found
 
-    def _store(self, key: Key, item: Item) -> None:
+    def _store(self, key: Key, item: Item, mutable: tuple[str, ...]) -> None:
         old = self.items.get(key)
-        if old is not None:
-            for partition in self._memberships(old):
-                self._partitions[partition].discard(key)
+        was = self._memberships(old) if old is not None else set()
+        now = self._memberships(item)
+        for index, pk, sort in was - now:
+            entries = self._partitions[(index, pk)]
+            del entries[bisect_left(entries, (sort, key))]
+        for index, pk, sort in now - was:
+            insort(self._partitions.setdefault((index, pk), []), (sort, key))
         self.items[key] = item
-        for partition in self._memberships(item):
-            self._partitions.setdefault(partition, set()).add(key)
+        self._mutable[key] = mutable
+
+    def _read(self, key: Key) -> Item:
+        return copy_item(self.items[key], self._mutable[key])
 
     def get(self, pk: str, sk: str) -> Item | None:
         self._count("get")
-        item = self.items.get((pk, sk))
-        return _copy(item) if item is not None else None
+        return self._read((pk, sk)) if (pk, sk) in self.items else None
 
     def transact(self, operations: Sequence[Operation]) -> None:
         self._count("transact")
@@ -198,17 +204,19 @@ class MemoryTable:
             for condition in op.conditions:
                 if not _holds(condition, current):
                     raise ConditionFailed(op.key)
-        written = {
-            op.key: _copy(op.item)
-            if isinstance(op, Put)
-            else apply_update(self.items.get(op.key), op)
-            for op in operations
-        }
-        for key, item in written.items():
+        written: dict[Key, tuple[Item, tuple[str, ...]]] = {}
+        for op in operations:
+            if isinstance(op, Put):
+                mutable = mutable_names(op.item)
+                written[op.key] = (copy_item(op.item, mutable), mutable)
+            else:
+                item = apply_update(self.items.get(op.key), op, self._mutable.get(op.key))
+                written[op.key] = (item, mutable_names(item))
+        for key, (item, _) in written.items():
             if item_size(item) > MAX_ITEM_BYTES:
                 raise ItemTooLarge(key)
-        for key, item in written.items():
-            self._store(key, item)
+        for key, (item, mutable) in written.items():
+            self._store(key, item, mutable)
 
     def query(
         self,
@@ -224,23 +232,31 @@ class MemoryTable:
         keep_from: tuple[str, str] | None = None,
     ) -> Iterator[Item]:
         self._count("query")
-        sk_name = self.indexes[index][1] if index else "sk"
-        items = self.items
-        found = [
-            item
-            for item in (items[k] for k in self._partitions.get((index, pk), ()))
-            if (begins_with is None or str(item[sk_name]).startswith(begins_with))
-            and (sk_from is None or item[sk_name] >= sk_from)
-            and (sk_to is None or item[sk_name] <= sk_to)
-            and (keep_from is None or str(item.get(keep_from[0], keep_from[1])) >= keep_from[1])
-        ]
-        found.sort(key=lambda i: i[sk_name], reverse=descending)
-        for item in found[:limit] if limit else found:  # as DynamoTable pages: kept items
-            yield _copy({k: v for k, v in item.items() if k in attributes} if attributes else item)
+        entries = self._partitions.get((index, pk), [])
+        lo, hi = 0, len(entries)
+        if sk_from is not None:
+            lo = bisect_left(entries, sk_from, key=itemgetter(0))
+        if sk_to is not None:
+            hi = bisect_right(entries, sk_to, key=itemgetter(0))
+        if begins_with is not None:  # the keys that begin so are together, from the prefix
+            lo = max(lo, bisect_left(entries, begins_with, key=itemgetter(0)))
+            hi = next((n for n in range(lo, hi) if not entries[n][0].startswith(begins_with)), hi)
+        found: list[tuple[Item, tuple[str, ...]]] = []  # the items as they are now
+        for n in range(hi - 1, lo - 1, -1) if descending else range(lo, hi):
+            key = entries[n][1]
+            item = self.items[key]
+            if keep_from is not None and str(item.get(keep_from[0], keep_from[1])) < keep_from[1]:
+                continue
+            found.append((item, self._mutable[key]))
+            if limit and len(found) == limit:  # as DynamoTable pages: kept items
+                break
+        for item, mutable in found:  # projected in the item's order of attributes
+            projected = {k: v for k, v in item.items() if k in attributes} if attributes else item
+            yield copy_item(projected, mutable)
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         self._count("batch_get")
-        return [_copy(self.items[k]) for k in keys if k in self.items]
+        return [self._read(k) for k in keys if k in self.items]
 
 
 # -- DynamoDB ----------------------------------------------------------------------------

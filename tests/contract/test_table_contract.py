@@ -4,6 +4,7 @@ indexes and the item size limit, the same on both versions."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
@@ -309,6 +310,18 @@ def test_an_update_of_an_absent_item_creates_it_from_zero_and_empty(table: Table
     got["m"]["k"] = "changed"  # a reader's copy, not the stored item
     got["tags"].add("b")
     assert table.get("U", "1") == {**got, "m": {"k": "v", "d": Decimal("1.5")}, "tags": {"a"}}
+
+
+def test_lists_and_nested_maps_a_writer_or_reader_holds_are_its_own(table: Table) -> None:
+    item: dict[str, Any] = {"pk": "U", "sk": "2", "dims": [["i", "1"]], "m": {"in": {"k": "v"}}}
+    table.transact([Put(item)])
+    item["dims"][0].append("changed")  # the writer's item, not the stored one
+    stored = {"pk": "U", "sk": "2", "dims": [["i", "1"]], "m": {"in": {"k": "v"}}}
+    for read in (table.get("U", "2"), next(iter(table.query("U", attributes=("dims", "m"))))):
+        assert read is not None
+        read["dims"][0].append("changed")
+        read["m"]["in"]["k"] = "changed"
+    assert table.get("U", "2") == stored
 
 
 def test_a_transaction_touching_an_item_twice_is_refused_and_writes_nothing(
