@@ -159,6 +159,7 @@ class MemoryTable:
 
         self.items: dict[Key, Item] = {}
         self.indexes = dict(INDEX_KEYS)
+        self._key_names = {"pk", "sk", *(n for pair in INDEX_KEYS.values() for n in pair)}
         self.calls: dict[str, int] = {}
         # (index or None, partition key value) -> (sort key value, key) of its items, sorted
         self._partitions: dict[tuple[str | None, Any], list[tuple[Any, Key]]] = {}
@@ -215,6 +216,8 @@ class MemoryTable:
         for key, (item, _) in written.items():
             if item_size(item) > MAX_ITEM_BYTES:
                 raise ItemTooLarge(key)
+            if any(not isinstance(item.get(n, ""), str) for n in self._key_names):  # all S
+                raise ValueError(f"item {key}: a key attribute that is not a string")
         for key, (item, mutable) in written.items():
             self._store(key, item, mutable)
 

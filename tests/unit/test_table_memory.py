@@ -136,6 +136,15 @@ def test_equal_index_sort_keys_come_in_table_key_order() -> None:
     ]
 
 
+def test_a_key_attribute_that_is_not_a_string_is_refused_and_nothing_is_written() -> None:
+    table = MemoryTable()
+    with pytest.raises(ValueError, match="key attribute"):
+        table.transact(
+            [Put({"pk": "J#1", "sk": "H"}), Put({"pk": "J#2", "sk": "H", OPEN_SK: Decimal(1)})]
+        )
+    assert table.items == {}
+
+
 def test_a_query_answers_the_items_as_they_were_when_it_started() -> None:
     table = MemoryTable()
     table.transact([Put({"pk": "P", "sk": f"{n}", "v": 1}) for n in range(3)])
