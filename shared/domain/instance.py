@@ -35,7 +35,7 @@ from shared.domain.lifecycle import (
     OrderKey,
     Span,
     Transition,
-    fold,
+    fold_ordered,
     ordered,
 )
 from shared.domain.segments import (
@@ -162,7 +162,8 @@ def refold(
     alarms: Sequence[AlarmChange] | None = None,
 ) -> Change:
     """Fold the window anew from its floor state and price what changed."""
-    result = fold(window, notices, head.floor_open, head.floor_terminated)
+    in_order = ordered(window)
+    result = fold_ordered(in_order, notices, head.floor_open, head.floor_terminated)
     old = {s.span.key: s for s in head.segments}
     segments: list[SegmentCost] = []
     write: list[SegmentCost] = []
@@ -226,7 +227,7 @@ def refold(
     last = max([*starts, *([head.last_running_at] if head.last_running_at else [])], default=None)
     new_head = head.model_copy(
         update={
-            "window": tuple(ordered(window)),
+            "window": tuple(in_order),
             "notices": tuple(sorted(notices, key=lambda n: (n.at, n.event_id)))[-MAX_NOTICES:],
             "segments": tuple(segments),
             "terminated_at": result.terminated_at,
@@ -255,7 +256,8 @@ def _slide(change: Change) -> Change:
         return change
     window = list(head.window)
     dropped, kept = window[: len(window) - WINDOW], window[len(window) - WINDOW :]
-    below = fold(dropped, head.notices, head.floor_open, head.floor_terminated)
+    # The window is in order (``refold`` made it so): so is its oldest part.
+    below = fold_ordered(dropped, head.notices, head.floor_open, head.floor_terminated)
     floor = dropped[-1].order
     keep_keys = {t.event_id for t in kept}
     if below.open is not None:
@@ -301,11 +303,11 @@ def is_very_late(head: InstanceHead, transition: Transition) -> bool:
 
 
 def seen(head: InstanceHead, event_id: str) -> bool:
-    return (
-        any(t.event_id == event_id for t in head.window)
-        or any(n.event_id == event_id for n in head.notices)
-        or any(a.event_id == event_id for a in head.alarms)
-    )
+    for records in (head.window, head.notices, head.alarms):
+        for record in records:
+            if record.event_id == event_id:
+                return True
+    return False
 
 
 def head_accrual(head: InstanceHead) -> Accrual:

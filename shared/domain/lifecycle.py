@@ -81,9 +81,14 @@ class Span(Frozen):
         return self.start_event_id
 
 
+def _order(t: Transition) -> OrderKey:
+    """``Transition.order`` as a plain function (the sort key, without a property call)."""
+    return (t.at, STATE_RANK[t.state], t.event_id)
+
+
 def ordered(transitions: Iterable[Transition]) -> list[Transition]:
     unique = {t.event_id: t for t in transitions}
-    return sorted(unique.values(), key=lambda t: t.order)
+    return sorted(unique.values(), key=_order)
 
 
 def _hibernating(start: datetime, stop_at: datetime, notices: Sequence[Notice]) -> bool:
@@ -106,45 +111,64 @@ def fold(
     terminated_at: datetime | None = None,
 ) -> Fold:
     """Fold transitions (any order, duplicates allowed) into billed spans."""
+    return fold_ordered(ordered(transitions), notices, start_open, terminated_at)
+
+
+def fold_ordered(
+    transitions: Sequence[Transition],
+    notices: Sequence[Notice] = (),
+    start_open: OpenSpan | None = None,
+    terminated_at: datetime | None = None,
+) -> Fold:
+    """``fold`` of transitions already as ``ordered`` returns them (unique, in event-time
+    order): a caller that holds them so (the head's window) folds without sorting again."""
     spans: list[Span] = []
-    open_span = start_open
     after: list[Transition] = []
-    for t in ordered(transitions):
+    # The open span as (start, start event id, inferred): most spans close inside the
+    # fold, so an ``OpenSpan`` is made only for the one left open (``start_open`` itself
+    # while that is still the open one).
+    given = start_open
+    opened: tuple[datetime, str, bool] | None = None
+    if start_open is not None:
+        opened = (start_open.start, start_open.start_event_id, start_open.inferred)
+    for t in transitions:
+        state = t.state
         if terminated_at is not None:
-            if t.at > terminated_at or (t.at == terminated_at and t.state != "terminated"):
+            if t.at > terminated_at or (t.at == terminated_at and state != "terminated"):
                 after.append(t)
             continue
-        if t.state == "running":
-            if open_span is None:
-                open_span = OpenSpan(start=t.at, start_event_id=t.event_id, inferred=t.inferred)
+        if state == "running":
+            if opened is None:
+                opened = (t.at, t.event_id, t.inferred)
             continue
-        if t.state not in CLOSING_STATES:
+        if state not in CLOSING_STATES:
             continue
-        if t.state == "terminated":
+        if state == "terminated":
             terminated_at = t.at
-        if open_span is None:
+        if opened is None:
             continue  # a stop with no running before it bills nothing
-        if t.state == "stopping" and _hibernating(open_span.start, t.at, notices):
+        start, start_event_id, inferred = opened
+        if state == "stopping" and notices and _hibernating(start, t.at, notices):
             continue
         spans.append(
             Span(
-                start=open_span.start,
+                start=start,
                 end=t.at,
-                start_event_id=open_span.start_event_id,
+                start_event_id=start_event_id,
                 end_event_id=t.event_id,
-                end_state=t.state,
-                inferred=open_span.inferred or t.inferred,
+                end_state=state,
+                inferred=inferred or t.inferred,
             )
         )
-        open_span = None
-    if open_span is not None:
-        spans.append(
-            Span(
-                start=open_span.start,
-                end=None,
-                start_event_id=open_span.start_event_id,
-                inferred=open_span.inferred,
-            )
+        opened = given = None
+    open_span = None
+    if opened is not None:
+        start, start_event_id, inferred = opened
+        spans.append(Span(start=start, end=None, start_event_id=start_event_id, inferred=inferred))
+        open_span = (
+            given
+            if given is not None
+            else OpenSpan(start=start, start_event_id=start_event_id, inferred=inferred)
         )
     return Fold(
         spans=tuple(spans),
