@@ -30,11 +30,13 @@ from shared.domain.idle import (
     ordered_changes,
 )
 from shared.domain.lifecycle import (
+    Fold,
     Notice,
     OpenSpan,
     OrderKey,
     Span,
     Transition,
+    fold,
     fold_ordered,
     ordered,
 )
@@ -163,13 +165,14 @@ def refold(
 ) -> Change:
     """Fold the window anew from its floor state and price what changed."""
     in_order = ordered(window)
-    result = fold_ordered(in_order, notices, head.floor_open, head.floor_terminated)
     old = {s.span.key: s for s in head.segments}
+    known = {key: s.span for key, s in old.items()}
+    result = fold_ordered(in_order, notices, head.floor_open, head.floor_terminated, known)
     segments: list[SegmentCost] = []
     write: list[SegmentCost] = []
     for span in result.spans:
         previous = old.get(span.key)
-        if previous is not None and previous.span == span:
+        if previous is not None and (previous.span is span or previous.span == span):
             segments.append(previous)
             continue
         pin = previous.pin if previous is not None else pin_for(head.profile, span)
@@ -256,8 +259,10 @@ def _slide(change: Change) -> Change:
         return change
     window = list(head.window)
     dropped, kept = window[: len(window) - WINDOW], window[len(window) - WINDOW :]
-    # The window is in order (``refold`` made it so): so is its oldest part.
-    below = fold_ordered(dropped, head.notices, head.floor_open, head.floor_terminated)
+    # The window is in order (``refold`` made it so): so is its oldest part. Only the
+    # fold's end state is kept: its spans are the head's own (known), none made anew.
+    known = {s.span.key: s.span for s in head.segments}
+    below = fold_ordered(dropped, head.notices, head.floor_open, head.floor_terminated, known)
     floor = dropped[-1].order
     keep_keys = {t.event_id for t in kept}
     if below.open is not None:
@@ -296,6 +301,18 @@ def _slide(change: Change) -> Change:
         }
     )
     return change
+
+
+def fold_with(head: InstanceHead, transition: Transition) -> Fold:
+    """The head's window folded with one more transition, from the window's floor (its
+    spans are the head's own where they are unchanged)."""
+    return fold(
+        (*head.window, transition),
+        head.notices,
+        head.floor_open,
+        head.floor_terminated,
+        {s.span.key: s.span for s in head.segments},
+    )
 
 
 def is_very_late(head: InstanceHead, transition: Transition) -> bool:

@@ -8,7 +8,7 @@ hibernating spot stop bills through ``stopping`` until ``stopped``;
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -109,9 +109,11 @@ def fold(
     notices: Sequence[Notice] = (),
     start_open: OpenSpan | None = None,
     terminated_at: datetime | None = None,
+    known: Mapping[str, Span] | None = None,
 ) -> Fold:
-    """Fold transitions (any order, duplicates allowed) into billed spans."""
-    return fold_ordered(ordered(transitions), notices, start_open, terminated_at)
+    """Fold transitions (any order, duplicates allowed) into billed spans (``known``:
+    see ``fold_ordered``)."""
+    return fold_ordered(ordered(transitions), notices, start_open, terminated_at, known)
 
 
 def fold_ordered(
@@ -119,11 +121,17 @@ def fold_ordered(
     notices: Sequence[Notice] = (),
     start_open: OpenSpan | None = None,
     terminated_at: datetime | None = None,
+    known: Mapping[str, Span] | None = None,
 ) -> Fold:
     """``fold`` of transitions already as ``ordered`` returns them (unique, in event-time
-    order): a caller that holds them so (the head's window) folds without sorting again."""
+    order): a caller that holds them so (the head's window) folds without sorting again.
+
+    ``known``: spans folded before, by ``Span.key``; a span equal to one of them is that
+    very object (spans are immutable values: most of a head's spans come out of a refold
+    as they went in, and making each anew is most of a fold's cost)."""
     spans: list[Span] = []
     after: list[Transition] = []
+    known = known or {}
     # The open span as (start, start event id, inferred): most spans close inside the
     # fold, so an ``OpenSpan`` is made only for the one left open (``start_open`` itself
     # while that is still the open one).
@@ -151,20 +159,13 @@ def fold_ordered(
         if state == "stopping" and notices and _hibernating(start, t.at, notices):
             continue
         spans.append(
-            Span(
-                start=start,
-                end=t.at,
-                start_event_id=start_event_id,
-                end_event_id=t.event_id,
-                end_state=state,
-                inferred=inferred or t.inferred,
-            )
+            _span(known, start, t.at, start_event_id, t.event_id, state, inferred or t.inferred)
         )
         opened = given = None
     open_span = None
     if opened is not None:
         start, start_event_id, inferred = opened
-        spans.append(Span(start=start, end=None, start_event_id=start_event_id, inferred=inferred))
+        spans.append(_span(known, start, None, start_event_id, None, None, inferred))
         open_span = (
             given
             if given is not None
@@ -175,4 +176,39 @@ def fold_ordered(
         after_terminated=tuple(after),
         terminated_at=terminated_at,
         open=open_span,
+    )
+
+
+# Every field of a Span, as ``_span`` compares them (a test holds this to Span's fields).
+SPAN_FIELDS = ("start", "end", "start_event_id", "end_event_id", "end_state", "inferred")
+
+
+def _span(
+    known: Mapping[str, Span],
+    start: datetime,
+    end: datetime | None,
+    start_event_id: str,
+    end_event_id: str | None,
+    end_state: str | None,
+    inferred: bool,
+) -> Span:
+    """The span with these fields: the known one with the same key if it is equal in
+    every field (as ``Span.__eq__`` would find it), else a new one."""
+    same = known.get(start_event_id)
+    if (
+        same is not None
+        and same.start == start
+        and same.end == end
+        and same.end_event_id == end_event_id
+        and same.end_state == end_state
+        and same.inferred == inferred
+    ):
+        return same
+    return Span(
+        start=start,
+        end=end,
+        start_event_id=start_event_id,
+        end_event_id=end_event_id,
+        end_state=end_state,
+        inferred=inferred,
     )

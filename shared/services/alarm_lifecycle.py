@@ -20,8 +20,8 @@ from shared.config.ledger import UtilizationConfig
 from shared.domain.alarm_record import AlarmIdentity, PutAlarm
 from shared.domain.clock import utc
 from shared.domain.idle import Signal
-from shared.domain.instance import InstanceHead
-from shared.domain.lifecycle import Transition, fold
+from shared.domain.instance import InstanceHead, fold_with
+from shared.domain.lifecycle import Transition
 from shared.events.envelope import INSTANCE_ID_PATTERN
 from shared.services.deps import LedgerDeps
 
@@ -76,7 +76,7 @@ def sync_alarms(
     if not specs:
         return "no_accelerator"
     transition = Transition(event_id=event_id, at=utc(at), state=state)
-    folded = fold((*head.window, transition), head.notices, head.floor_open, head.floor_terminated)
+    folded = fold_with(head, transition)
     store = AlarmStore(deps.table)
     now = deps.clock.now()
     records = [store.get(s.account, s.region, s.name) for s in specs]
