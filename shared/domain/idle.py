@@ -114,10 +114,10 @@ def _idle_spans(
 def episodes(
     segments: Sequence[SegmentCost], changes: Sequence[AlarmChange], series: SeriesReader | None
 ) -> tuple[IdleEpisode, ...]:
+    if not changes:
+        return ()
     out: list[IdleEpisode] = []
     ordered_ = ordered_changes(changes)  # once for every segment
-    if not ordered_:
-        return ()
     for segment in segments:
         pin = segment.pin
         for lo, hi in _idle_spans(segment, ordered_):

@@ -123,7 +123,10 @@ class InstanceHead(Frozen):
 
     @property
     def open_segment(self) -> SegmentCost | None:
-        return next((s for s in self.segments if s.span.end is None), None)
+        for segment in self.segments:  # a plain loop: asked of every head, often
+            if segment.span.end is None:
+                return segment
+        return None
 
     @property
     def terminated(self) -> bool:
