@@ -270,8 +270,7 @@ def _slide(change: Change) -> Change:
     keep_keys = {t.event_id for t in kept}
     if below.open is not None:
         keep_keys.add(below.open.start_event_id)
-    sealed = Accrual()
-    sealed.add(acc.from_attributes(head.sealed))
+    sealed = acc.from_attributes(head.sealed)  # a new accrual (see ``head_accrual``)
     remaining: list[SegmentCost] = []
     moved = 0
     gone: set[str] = set()
@@ -332,7 +331,9 @@ def seen(head: InstanceHead, event_id: str) -> bool:
 
 def head_accrual(head: InstanceHead) -> Accrual:
     """Everything the instance contributes to its job (idle comes from ``idle``)."""
-    out = Accrual().add(acc.from_attributes(head.sealed))
+    # ``from_attributes`` makes a new accrual (each term zero plus its value): adding it
+    # to an empty one would only copy it, term for term, to the same numbers.
+    out = acc.from_attributes(head.sealed)
     for seg in head.segments:
         out.add(segment_accrual(seg))
     for episode in head.idle:
