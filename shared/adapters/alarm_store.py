@@ -18,13 +18,15 @@ holds no record of) runs once every ``CENSUS_EVERY``; its record says when it la
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import Protocol
 
 from shared.adapters import keys
 from shared.adapters.ledger_schema import OPEN_INDEX, TTL_ATTRIBUTE, index_attributes
 from shared.adapters.table import Item, Put, Table, Update
-from shared.domain.alarm_record import AlarmIdentity, PutAlarm
+from shared.domain.alarm_record import AlarmIdentity, PutAlarm, alarm_arn
 
 ALARMS = "ALARMS"
 KIND = "alarm_put"
@@ -32,6 +34,37 @@ KEPT_AFTER_DELETE = timedelta(days=7)
 # Alarms with no record are made outside the records (before they were kept, or a put
 # that landed after its delete): a daily listing finds them, the records do the rest.
 CENSUS_EVERY = timedelta(hours=24)
+
+
+class Placed(Protocol):
+    """Where an alarm is (an ``AlarmIdentity``, an ``AlarmSpec``, a ``LiveAlarm``): all
+    that names its record."""
+
+    @property
+    def account(self) -> str: ...
+
+    @property
+    def region(self) -> str: ...
+
+    @property
+    def name(self) -> str: ...
+
+
+@dataclass(frozen=True)
+class LiveAlarm:
+    """A live alarm as the sweep needs it: where it is and whose instance it watches."""
+
+    account: str
+    region: str
+    name: str
+    instance_id: str
+
+    @property
+    def arn(self) -> str:
+        return alarm_arn(self.account, self.region, self.name)
+
+
+_LIVE_ATTRIBUTES = ("account", "region", "name", "instance_id")
 
 
 def alarm_key(account: str, region: str, name: str) -> tuple[str, str]:
@@ -105,10 +138,10 @@ class AlarmStore:
         pk, sk = alarm_key(identity.account, identity.region, identity.name)
         self.table.transact([Update(pk, sk, set={"definition": definition})])
 
-    def deleted(self, identity: AlarmIdentity, at: datetime, *, known: bool = False) -> None:
+    def deleted(self, alarm: Placed, at: datetime, *, known: bool = False) -> None:
         """The tracker deleted the alarm at ``at``: out of the sweep's index, kept a week.
         ``known``: the caller has just read the record (no second read)."""
-        pk, sk = alarm_key(identity.account, identity.region, identity.name)
+        pk, sk = alarm_key(alarm.account, alarm.region, alarm.name)
         if not known and self.table.get(pk, sk) is None:
             return
         expires = int((at + KEPT_AFTER_DELETE).timestamp())
@@ -145,3 +178,14 @@ class AlarmStore:
         """Every alarm put and not deleted since (the open-index, paged)."""
         for item in self.table.query(ALARMS, index=OPEN_INDEX.name):
             yield _put_of(item)
+
+    def live_alarms(self) -> Iterator[LiveAlarm]:
+        """``live``, each as where it is and whose: the hourly sweep reads only these four
+        attributes of every live alarm, not whole records."""
+        for item in self.table.query(ALARMS, index=OPEN_INDEX.name, attributes=_LIVE_ATTRIBUTES):
+            yield LiveAlarm(
+                account=str(item["account"]),
+                region=str(item["region"]),
+                name=str(item["name"]),
+                instance_id=str(item["instance_id"]),
+            )

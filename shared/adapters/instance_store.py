@@ -113,8 +113,7 @@ class InstanceStore:
             self._accruals.pop(id(head), None)
         self._pointers.pop((account, instance_id), None)
 
-    def _put_head(self, head: InstanceHead, expected_version: int | None) -> Put:
-        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+    def _put_head(self, stored: InstanceHead, expected_version: int | None) -> Put:
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         return Put(head_item(stored), [condition])
 
@@ -128,20 +127,20 @@ class InstanceStore:
         """Write ``head`` if the stored one is still at ``expected_version`` (None: none
         yet); once written it is kept (with ``accrual``, its accrual if known), and on a
         conflict the head and pointer read are forgotten."""
-        op = self._put_head(head, expected_version)
+        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+        op = self._put_head(stored, expected_version)
         uow.add(
             op,
-            on_commit=partial(self._remember, op, head, accrual),
+            on_commit=partial(self._remember, stored, accrual),
             on_conflict=partial(self._forget, head.job_id, head.account, head.instance_id),
         )
         return op
 
-    def _remember(self, op: Put, head: InstanceHead, accrual: Accrual | None) -> None:
-        """Keep what was written (``head``: the same record, saving a parse)."""
-        kept = head.model_copy(update={"version": int(op.item["version"])})
-        self._hold(kept)
+    def _remember(self, stored: InstanceHead, accrual: Accrual | None) -> None:
+        """Keep what was written (``stored``: the very record written, saving a parse)."""
+        self._hold(stored)
         if accrual is not None:
-            self._accruals[id(kept)] = accrual
+            self._accruals[id(stored)] = accrual
 
     def _hold(self, head: InstanceHead) -> None:
         """Hold ``head`` in place of the copy held before (and that copy's accrual)."""

@@ -82,10 +82,10 @@ class RollupStore:
     def _update(self, change: RollupChange) -> Update | None:
         """The operation for a change, or None when it changes nothing."""
         current = self.cached(change.job_id, change.account) or {}
-        add: dict[str, Any] = {k: v for k, v in acc.to_attributes(change.delta).items()}
+        add: dict[str, Any] = acc.to_attributes(change.delta)  # a new dict: ours to extend
         add.update({k: Decimal(v) for k, v in change.counters.items() if v})
         for name, values in change.add_strings.items():
-            missing = values - set(current.get(name, set()))
+            missing = values.difference(current.get(name, ()))
             if missing:
                 add[name] = set(missing)
         sets: dict[str, Any] = {}

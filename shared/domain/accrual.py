@@ -62,6 +62,7 @@ def spot_clock(series: str) -> str:
 
 
 TermKey = tuple[str, str, int]  # (component, clock, denominator)
+_ZERO = Decimal(0)
 ClockReader = Callable[[str, datetime], Decimal]
 
 
@@ -82,7 +83,10 @@ class Accrual:
     terms: dict[TermKey, list[Decimal]] = field(default_factory=dict)
 
     def _term(self, key: TermKey) -> list[Decimal]:
-        return self.terms.setdefault(key, [Decimal(0), Decimal(0), Decimal(0)])
+        term = self.terms.get(key)
+        if term is None:  # a new term starts at zero (Decimal is immutable: one zero serves)
+            term = self.terms[key] = [_ZERO, _ZERO, _ZERO]
+        return term
 
     def fixed(self, component: str, clock: str, denom: int, amount: Decimal | int) -> Accrual:
         self._term((component, clock, denom))[0] += Decimal(amount)
@@ -98,8 +102,12 @@ class Accrual:
         return self
 
     def add(self, other: Accrual, sign: int = 1) -> Accrual:
+        terms = self.terms
         for key, (f, w, o) in other.terms.items():
-            term = self._term(key)
+            term = terms.get(key)
+            if term is None:  # as ``_term`` makes it, then added to: the same arithmetic
+                terms[key] = [_ZERO + sign * f, _ZERO + sign * w, _ZERO + sign * o]
+                continue
             term[0] += sign * f
             term[1] += sign * w
             term[2] += sign * o

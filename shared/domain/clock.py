@@ -54,6 +54,7 @@ EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
 _LCM_DAYS = 377_580  # lcm(28, 29, 30, 31)
 MONTH_UNITS = _LCM_DAYS * 86_400
 SECONDS_PER_HOUR = 3600
+_ONE_SECOND = timedelta(seconds=1)
 
 
 def ceil_second(at: datetime) -> datetime:
@@ -61,7 +62,7 @@ def ceil_second(at: datetime) -> datetime:
     at = at.astimezone(UTC)
     if at.microsecond:
         try:
-            return at.replace(microsecond=0) + timedelta(seconds=1)
+            return at.replace(microsecond=0) + _ONE_SECOND
         except OverflowError:  # the last second of year 9999: nothing comes after it
             return at.replace(microsecond=0)
     return at
@@ -83,14 +84,21 @@ def next_month_start(at: datetime) -> datetime:
     return month_start(at) + timedelta(days=days)
 
 
+def _days_in(year: int, month: int) -> int:
+    """Days in a month (``calendar.monthrange(year, month)[1]``, without its weekday)."""
+    return 29 if month == 2 and calendar.isleap(year) else _MONTH_DAYS[month]
+
+
+_MONTH_DAYS = (0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+
+
 def month_clock(at: datetime) -> int:
     """Calendar-month clock: ``MONTH_UNITS`` per month, uniform within each month."""
-    at = ceil_second(at)
-    start = month_start(at)
+    at = ceil_second(at)  # in UTC, on a whole second
     months = (at.year - EPOCH.year) * 12 + (at.month - EPOCH.month)
-    days = calendar.monthrange(at.year, at.month)[1]
-    into = (at - start).days * 86_400 + (at - start).seconds
-    return months * MONTH_UNITS + into * (_LCM_DAYS // days)
+    # Whole seconds since the month's start.
+    into = (at.day - 1) * 86_400 + at.hour * 3600 + at.minute * 60 + at.second
+    return months * MONTH_UNITS + into * (_LCM_DAYS // _days_in(at.year, at.month))
 
 
 def whole_seconds(start: datetime, end: datetime) -> int:

@@ -88,9 +88,17 @@ def ordered_changes(changes: Sequence[AlarmChange]) -> list[AlarmChange]:
 def idle_spans(
     segment: SegmentCost, changes: Sequence[AlarmChange]
 ) -> list[tuple[datetime, datetime | None]]:
+    return _idle_spans(segment, ordered_changes(changes))
+
+
+def _idle_spans(
+    segment: SegmentCost, ordered_: Sequence[AlarmChange]
+) -> list[tuple[datetime, datetime | None]]:
+    """``idle_spans`` of changes already as ``ordered_changes`` returns them."""
     span = segment.span
-    ordered_ = ordered_changes(changes)
     accel = _intervals(ordered_, "accelerator", span.start, span.end)
+    if not accel:
+        return []
     cpu = _intervals(ordered_, "cpu", span.start, span.end)
     out = []
     for a0, a1 in accel:
@@ -106,10 +114,13 @@ def idle_spans(
 def episodes(
     segments: Sequence[SegmentCost], changes: Sequence[AlarmChange], series: SeriesReader | None
 ) -> tuple[IdleEpisode, ...]:
+    if not changes:
+        return ()
     out: list[IdleEpisode] = []
+    ordered_ = ordered_changes(changes)  # once for every segment
     for segment in segments:
         pin = segment.pin
-        for lo, hi in idle_spans(segment, changes):
+        for lo, hi in _idle_spans(segment, ordered_):
             episode = IdleEpisode(segment_key=segment.span.key, start=lo, end=hi)
             if pin is None:
                 out.append(episode)

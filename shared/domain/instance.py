@@ -30,12 +30,14 @@ from shared.domain.idle import (
     ordered_changes,
 )
 from shared.domain.lifecycle import (
+    Fold,
     Notice,
     OpenSpan,
     OrderKey,
     Span,
     Transition,
     fold,
+    fold_ordered,
     ordered,
 )
 from shared.domain.segments import (
@@ -121,7 +123,10 @@ class InstanceHead(Frozen):
 
     @property
     def open_segment(self) -> SegmentCost | None:
-        return next((s for s in self.segments if s.span.end is None), None)
+        for segment in self.segments:  # a plain loop: asked of every head, often
+            if segment.span.end is None:
+                return segment
+        return None
 
     @property
     def terminated(self) -> bool:
@@ -162,13 +167,15 @@ def refold(
     alarms: Sequence[AlarmChange] | None = None,
 ) -> Change:
     """Fold the window anew from its floor state and price what changed."""
-    result = fold(window, notices, head.floor_open, head.floor_terminated)
+    in_order = ordered(window)
     old = {s.span.key: s for s in head.segments}
+    known = {key: s.span for key, s in old.items()}
+    result = fold_ordered(in_order, notices, head.floor_open, head.floor_terminated, known)
     segments: list[SegmentCost] = []
     write: list[SegmentCost] = []
     for span in result.spans:
         previous = old.get(span.key)
-        if previous is not None and previous.span == span:
+        if previous is not None and (previous.span is span or previous.span == span):
             segments.append(previous)
             continue
         pin = previous.pin if previous is not None else pin_for(head.profile, span)
@@ -226,7 +233,7 @@ def refold(
     last = max([*starts, *([head.last_running_at] if head.last_running_at else [])], default=None)
     new_head = head.model_copy(
         update={
-            "window": tuple(ordered(window)),
+            "window": tuple(in_order),
             "notices": tuple(sorted(notices, key=lambda n: (n.at, n.event_id)))[-MAX_NOTICES:],
             "segments": tuple(segments),
             "terminated_at": result.terminated_at,
@@ -255,13 +262,15 @@ def _slide(change: Change) -> Change:
         return change
     window = list(head.window)
     dropped, kept = window[: len(window) - WINDOW], window[len(window) - WINDOW :]
-    below = fold(dropped, head.notices, head.floor_open, head.floor_terminated)
+    # The window is in order (``refold`` made it so): so is its oldest part. Only the
+    # fold's end state is kept: its spans are the head's own (known), none made anew.
+    known = {s.span.key: s.span for s in head.segments}
+    below = fold_ordered(dropped, head.notices, head.floor_open, head.floor_terminated, known)
     floor = dropped[-1].order
     keep_keys = {t.event_id for t in kept}
     if below.open is not None:
         keep_keys.add(below.open.start_event_id)
-    sealed = Accrual()
-    sealed.add(acc.from_attributes(head.sealed))
+    sealed = acc.from_attributes(head.sealed)  # a new accrual (see ``head_accrual``)
     remaining: list[SegmentCost] = []
     moved = 0
     gone: set[str] = set()
@@ -296,21 +305,35 @@ def _slide(change: Change) -> Change:
     return change
 
 
+def fold_with(head: InstanceHead, transition: Transition) -> Fold:
+    """The head's window folded with one more transition, from the window's floor (its
+    spans are the head's own where they are unchanged)."""
+    return fold(
+        (*head.window, transition),
+        head.notices,
+        head.floor_open,
+        head.floor_terminated,
+        {s.span.key: s.span for s in head.segments},
+    )
+
+
 def is_very_late(head: InstanceHead, transition: Transition) -> bool:
     return head.floor is not None and transition.order <= head.floor
 
 
 def seen(head: InstanceHead, event_id: str) -> bool:
-    return (
-        any(t.event_id == event_id for t in head.window)
-        or any(n.event_id == event_id for n in head.notices)
-        or any(a.event_id == event_id for a in head.alarms)
-    )
+    for records in (head.window, head.notices, head.alarms):
+        for record in records:
+            if record.event_id == event_id:
+                return True
+    return False
 
 
 def head_accrual(head: InstanceHead) -> Accrual:
     """Everything the instance contributes to its job (idle comes from ``idle``)."""
-    out = Accrual().add(acc.from_attributes(head.sealed))
+    # ``from_attributes`` makes a new accrual (each term zero plus its value): adding it
+    # to an empty one would only copy it, term for term, to the same numbers.
+    out = acc.from_attributes(head.sealed)
     for seg in head.segments:
         out.add(segment_accrual(seg))
     for episode in head.idle:

@@ -8,7 +8,7 @@ hibernating spot stop bills through ``stopping`` until ``stopped``;
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Literal
 
@@ -81,9 +81,14 @@ class Span(Frozen):
         return self.start_event_id
 
 
+def _order(t: Transition) -> OrderKey:
+    """``Transition.order`` as a plain function (the sort key, without a property call)."""
+    return (t.at, STATE_RANK[t.state], t.event_id)
+
+
 def ordered(transitions: Iterable[Transition]) -> list[Transition]:
     unique = {t.event_id: t for t in transitions}
-    return sorted(unique.values(), key=lambda t: t.order)
+    return sorted(unique.values(), key=_order)
 
 
 def _hibernating(start: datetime, stop_at: datetime, notices: Sequence[Notice]) -> bool:
@@ -104,51 +109,106 @@ def fold(
     notices: Sequence[Notice] = (),
     start_open: OpenSpan | None = None,
     terminated_at: datetime | None = None,
+    known: Mapping[str, Span] | None = None,
 ) -> Fold:
-    """Fold transitions (any order, duplicates allowed) into billed spans."""
+    """Fold transitions (any order, duplicates allowed) into billed spans (``known``:
+    see ``fold_ordered``)."""
+    return fold_ordered(ordered(transitions), notices, start_open, terminated_at, known)
+
+
+def fold_ordered(
+    transitions: Sequence[Transition],
+    notices: Sequence[Notice] = (),
+    start_open: OpenSpan | None = None,
+    terminated_at: datetime | None = None,
+    known: Mapping[str, Span] | None = None,
+) -> Fold:
+    """``fold`` of transitions already as ``ordered`` returns them (unique, in event-time
+    order): a caller that holds them so (the head's window) folds without sorting again.
+
+    ``known``: spans folded before, by ``Span.key``; a span equal to one of them is that
+    very object (spans are immutable values: most of a head's spans come out of a refold
+    as they went in, and making each anew is most of a fold's cost)."""
     spans: list[Span] = []
-    open_span = start_open
     after: list[Transition] = []
-    for t in ordered(transitions):
+    known = known or {}
+    # The open span as (start, start event id, inferred): most spans close inside the
+    # fold, so an ``OpenSpan`` is made only for the one left open (``start_open`` itself
+    # while that is still the open one).
+    given = start_open
+    opened: tuple[datetime, str, bool] | None = None
+    if start_open is not None:
+        opened = (start_open.start, start_open.start_event_id, start_open.inferred)
+    for t in transitions:
+        state = t.state
         if terminated_at is not None:
-            if t.at > terminated_at or (t.at == terminated_at and t.state != "terminated"):
+            if t.at > terminated_at or (t.at == terminated_at and state != "terminated"):
                 after.append(t)
             continue
-        if t.state == "running":
-            if open_span is None:
-                open_span = OpenSpan(start=t.at, start_event_id=t.event_id, inferred=t.inferred)
+        if state == "running":
+            if opened is None:
+                opened = (t.at, t.event_id, t.inferred)
             continue
-        if t.state not in CLOSING_STATES:
+        if state not in CLOSING_STATES:
             continue
-        if t.state == "terminated":
+        if state == "terminated":
             terminated_at = t.at
-        if open_span is None:
+        if opened is None:
             continue  # a stop with no running before it bills nothing
-        if t.state == "stopping" and _hibernating(open_span.start, t.at, notices):
+        start, start_event_id, inferred = opened
+        if state == "stopping" and notices and _hibernating(start, t.at, notices):
             continue
         spans.append(
-            Span(
-                start=open_span.start,
-                end=t.at,
-                start_event_id=open_span.start_event_id,
-                end_event_id=t.event_id,
-                end_state=t.state,
-                inferred=open_span.inferred or t.inferred,
-            )
+            _span(known, start, t.at, start_event_id, t.event_id, state, inferred or t.inferred)
         )
-        open_span = None
-    if open_span is not None:
-        spans.append(
-            Span(
-                start=open_span.start,
-                end=None,
-                start_event_id=open_span.start_event_id,
-                inferred=open_span.inferred,
-            )
+        opened = given = None
+    open_span = None
+    if opened is not None:
+        start, start_event_id, inferred = opened
+        spans.append(_span(known, start, None, start_event_id, None, None, inferred))
+        open_span = (
+            given
+            if given is not None
+            else OpenSpan(start=start, start_event_id=start_event_id, inferred=inferred)
         )
     return Fold(
         spans=tuple(spans),
         after_terminated=tuple(after),
         terminated_at=terminated_at,
         open=open_span,
+    )
+
+
+# Every field of a Span, as ``_span`` compares them (a test holds this to Span's fields).
+SPAN_FIELDS = ("start", "end", "start_event_id", "end_event_id", "end_state", "inferred")
+
+
+def _span(
+    known: Mapping[str, Span],
+    start: datetime,
+    end: datetime | None,
+    start_event_id: str,
+    end_event_id: str | None,
+    end_state: str | None,
+    inferred: bool,
+) -> Span:
+    """The span with these fields: the known one with the same key if it is equal in
+    every field (as ``Span.__eq__`` would find it), else a new one."""
+    same = known.get(start_event_id)
+    if (
+        same is not None
+        and same.start == start
+        and same.end == end
+        and same.end_event_id == end_event_id
+        and same.end_state == end_state
+        and same.inferred == inferred
+    ):
+        return same
+    return Span(
+        start=start,
+        end=end,
+        start_event_id=start_event_id,
+        end_event_id=end_event_id,
+        end_state=end_state,
+        inferred=inferred,
     )

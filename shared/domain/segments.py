@@ -128,7 +128,6 @@ def segment_accrual(cost: SegmentCost) -> Accrual:
     """What a segment contributes: fixed once closed, linear while open."""
     out = Accrual()
     span = cost.span
-    start = seconds_clock(span.start)
     if span.end is not None:
         out.fixed(acc.SECONDS, acc.SECONDS_CLOCK, 1, cost.billed_seconds)
         if cost.eff_num is not None and cost.list_num is not None:
@@ -137,6 +136,7 @@ def segment_accrual(cost: SegmentCost) -> Accrual:
         else:
             out.fixed(unpriced_component(cost.unpriced_key), acc.SECONDS_CLOCK, 1, 1)
         return out
+    start = seconds_clock(span.start)
     out.linear(acc.SECONDS, acc.SECONDS_CLOCK, 1, 1, start)
     pin = cost.pin
     if pin is None:

@@ -13,15 +13,15 @@ from datetime import datetime
 
 from aws_lambda_powertools import Logger
 
-from shared.adapters.alarm_store import AlarmStore
+from shared.adapters.alarm_store import AlarmStore, LiveAlarm
 from shared.adapters.alarms import AlarmManager, AlarmSpec, alarm_specs
 from shared.adapters.inventory import InstanceNotFound
 from shared.config.ledger import UtilizationConfig
 from shared.domain.alarm_record import AlarmIdentity, PutAlarm
 from shared.domain.clock import utc
 from shared.domain.idle import Signal
-from shared.domain.instance import InstanceHead
-from shared.domain.lifecycle import Transition, fold
+from shared.domain.instance import InstanceHead, fold_with
+from shared.domain.lifecycle import Transition
 from shared.events.envelope import INSTANCE_ID_PATTERN
 from shared.services.deps import LedgerDeps
 
@@ -76,43 +76,49 @@ def sync_alarms(
     if not specs:
         return "no_accelerator"
     transition = Transition(event_id=event_id, at=utc(at), state=state)
-    folded = fold((*head.window, transition), head.notices, head.floor_open, head.floor_terminated)
+    folded = fold_with(head, transition)
     store = AlarmStore(deps.table)
     now = deps.clock.now()
     records = [store.get(s.account, s.region, s.name) for s in specs]
     if folded.open is not None:
         # An alarm whose record holds this very request, not deleted since, is in place.
-        to_put = [s for s, r in zip(specs, records, strict=True) if not _in_place(r, s, config)]
-        for spec in to_put:
+        to_put: list[tuple[AlarmSpec, AlarmIdentity]] = []
+        for spec, record in zip(specs, records, strict=True):
+            identity = spec.identity(config)  # made once: compared, recorded, confirmed
+            if not _in_place(record, spec, identity, config):
+                to_put.append((spec, identity))
+        for spec, identity in to_put:
             put = PutAlarm(
-                identity=spec.identity(config),
+                identity=identity,
                 instance_id=instance_id,
                 signal=spec.signal,
                 put_at=now,
             )
             store.put(put)  # its identity first: the alarm's first state change needs it
         if to_put:
-            alarms.ensure(to_put, config)
-            for spec in to_put:  # then what CloudWatch accepted: a failed put is retried
-                store.confirmed(spec.identity(config), spec.definition(config))
+            alarms.ensure([spec for spec, _ in to_put], config)
+            for spec, identity in to_put:  # then what CloudWatch accepted: a failed put is
+                store.confirmed(identity, spec.definition(config))  # retried
         return "created"
     if all(r is not None and r.deleted_at is not None for r in records):
         return "deleted"  # the tracker deleted both already (e.g. stopping, then stopped)
     alarms.delete([s.name for s in specs], specs[0].account, specs[0].region)
     for spec, record in zip(specs, records, strict=True):
         if record is not None and record.deleted_at is None:
-            store.deleted(spec.identity(config), now, known=True)
+            store.deleted(spec, now, known=True)  # the record is named by where it is
     return "deleted"
 
 
-def _in_place(record: PutAlarm | None, spec: AlarmSpec, config: UtilizationConfig) -> bool:
-    """Whether ``record`` is a live alarm put with exactly ``spec``'s request (identity
-    and digest: ARN, metric, threshold and every other field)."""
+def _in_place(
+    record: PutAlarm | None, spec: AlarmSpec, identity: AlarmIdentity, config: UtilizationConfig
+) -> bool:
+    """Whether ``record`` is a live alarm put with exactly ``spec``'s request (its
+    ``identity`` and digest: ARN, metric, threshold and every other field)."""
     return (
         record is not None
         and record.deleted_at is None
         and record.definition == spec.definition(config)
-        and record.identity == spec.identity(config)
+        and record.identity == identity
     )
 
 
@@ -132,20 +138,19 @@ def sweep_alarms(
     store = AlarmStore(deps.table)
     now = deps.clock.now()
     orphans: list[str] = []
-    by_place: dict[tuple[str, str], list[AlarmIdentity]] = {}
-    for put in store.live():
-        if (put.identity.account, put.instance_id) not in running:
-            place = (put.identity.account, put.identity.region)
-            by_place.setdefault(place, []).append(put.identity)
-    for (account, region), identities in sorted(by_place.items()):
+    by_place: dict[tuple[str, str], list[LiveAlarm]] = {}
+    for alarm in store.live_alarms():
+        if (alarm.account, alarm.instance_id) not in running:
+            by_place.setdefault((alarm.account, alarm.region), []).append(alarm)
+    for (account, region), found in sorted(by_place.items()):
         try:
-            alarms.delete([i.name for i in identities], account, region)
+            alarms.delete([a.name for a in found], account, region)
         except Exception:  # one account that fails never stops the others
             logger.exception("orphan alarms not deleted", extra={"account": account})
             continue
-        for identity in identities:
-            store.deleted(identity, now)
-        orphans += [i.arn for i in identities]
+        for alarm in found:
+            store.deleted(alarm, now)
+        orphans += [a.arn for a in found]
     if not store.census_due("", "", now):
         return orphans
     running_ids = {iid for _, iid in running}

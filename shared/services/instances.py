@@ -127,18 +127,17 @@ def rollup_change(
     if old is not None:
         delta = delta.minus(old_accrual if old_accrual is not None else head_accrual(old))
     change = RollupChange(job_id=new.job_id, account=new.account, delta=delta)
-    if new.first_running_at is not None:
-        change.at_most["started_at"] = new.first_running_at.isoformat()
+    first = new.first_running_at.isoformat() if new.first_running_at else None
+    if first is not None:
+        change.at_most["started_at"] = first
     if new.last_running_at is not None:
         change.at_least["last_running_at"] = new.last_running_at.isoformat()
     if new.last_warning_at is not None:
         change.at_least["last_warning_at"] = new.last_warning_at.isoformat()
-    change.at_least["last_event_at"] = event_at.isoformat()
-    change.at_most["first_event_at"] = event_at.isoformat()
+    change.at_least["last_event_at"] = change.at_most["first_event_at"] = event_at.isoformat()
     tags = grouping_tags(new.profile.tags, config)
-    first = new.first_running_at.isoformat() if new.first_running_at else "9999"
     change.tags = tags
-    change.tags_from = f"{first}#{new.instance_id}"  # ties by instance id alone
+    change.tags_from = f"{first or '9999'}#{new.instance_id}"  # ties by instance id alone
     change.add_strings["tag_values"] = {f"{k}={v}" for k, v in tags.items()}
     sources = {s.pin.provenance for s in new.segments if s.pin is not None}
     sources |= {r.size.provenance for r in new.volume_rates if r.size is not None}
