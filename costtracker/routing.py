@@ -39,6 +39,24 @@ def load_handler(function: str) -> Handler:
     return handler
 
 
+class NextFirings:
+    """``schedule.next_after(now)``, remembered per schedule: for any ``now`` from the
+    moment it was asked at until the firing it named, the answer is that same firing (the
+    replay asks at every event, and most events come between two firings). A replay has
+    one schedule per function."""
+
+    def __init__(self) -> None:
+        self._asked: dict[str, tuple[datetime, datetime]] = {}
+
+    def after(self, schedule: Schedule, now: datetime) -> datetime:
+        asked = self._asked.get(schedule.function)
+        if asked is not None and asked[0] <= now < asked[1]:
+            return asked[1]
+        at = schedule.next_after(now)
+        self._asked[schedule.function] = (now, at)
+        return at
+
+
 class Replayer:
     """Delivers events and schedules to the handlers, keeping the simulated clock."""
 
@@ -59,6 +77,7 @@ class Replayer:
         self.skipped_runs: dict[str, int] = {}
         self.skip_quiet = skip_quiet
         self._handlers: dict[str, Handler] = {}
+        self._next_firings = NextFirings()
         # Work due at a simulated moment that no schedule or scenario event carries: the
         # crossing timers' messages, a stop's own state changes, the scenario's API calls.
         self._deferred: list[tuple[datetime, int, str, Any]] = []
@@ -70,6 +89,7 @@ class Replayer:
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
         self.rules = event_rules(buckets)
+        self._rules_by_source, self._rules_without_source = rules_by_source(self.rules)
         config = runtime.current_settings().config
         self.schedules = tuple(
             s for s in schedules(config.summary.time_utc, config.finance_timezone) if s.in_replay
@@ -136,7 +156,11 @@ class Replayer:
         if to <= now:
             self._run_deferred(now)
             return
-        pending = {s.function: (s, s.next_after(now)) for s in self.schedules}
+        pending = {s.function: (s, self._next_firings.after(s, now)) for s in self.schedules}
+        deferred = self._next_deferred()
+        if all(at > to for _, at in pending.values()) and (deferred is None or deferred > to):
+            self.clock.advance_to(to)  # nothing due on the way (most events)
+            return
         while pending:
             function, (schedule, at) = min(
                 pending.items(), key=lambda kv: (kv[1][1], kv[1][0].function)
@@ -208,7 +232,12 @@ class Replayer:
 
     def _route(self, event: dict[str, Any]) -> None:
         """Deliver one event, at the clock's now, to every function whose rule matches."""
-        routed = [name for name, pattern in self.rules.items() if matches(pattern, event)]
+        source = event.get("source")
+        if isinstance(source, str):
+            rules = self._rules_by_source.get(source, self._rules_without_source)
+        else:  # EventBridge sources are strings: try every rule on anything else
+            rules = list(self.rules.items())
+        routed = [name for name, pattern in rules if matches(pattern, event)]
         if not routed:
             self.unrouted.append(str(event.get("id")))
             return
@@ -273,6 +302,25 @@ def _event_time(event: Any) -> datetime | None:
         return utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00")))
     except (KeyError, ValueError):
         return None
+
+
+Rules = list[tuple[str, Any]]
+
+
+def rules_by_source(rules: dict[str, dict[str, Any]]) -> tuple[dict[str, Rules], Rules]:
+    """The rules (name, pattern; in their order) an event may match, found by its source:
+    per source a rule lists, the rules that list it or list none; and the rules that list
+    none (all an event of any other source may match). ``matches`` still decides."""
+
+    def lists_sources(pattern: dict[str, Any]) -> bool:
+        return isinstance(pattern.get("source"), list)
+
+    named = {source for p in rules.values() if lists_sources(p) for source in p["source"]}
+    by_source = {
+        source: [(n, p) for n, p in rules.items() if not lists_sources(p) or source in p["source"]]
+        for source in named
+    }
+    return by_source, [(n, p) for n, p in rules.items() if not lists_sources(p)]
 
 
 def matches(pattern: dict[str, Any], event: Any) -> bool:
