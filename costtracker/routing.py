@@ -156,11 +156,10 @@ class Replayer:
         if to <= now:
             self._run_deferred(now)
             return
-        pending = {s.function: (s, self._next_firings.after(s, now)) for s in self.schedules}
-        deferred = self._next_deferred()
-        if all(at > to for _, at in pending.values()) and (deferred is None or deferred > to):
-            self.clock.advance_to(to)  # nothing due on the way (most events)
+        firings = [(s, self._next_firings.after(s, now)) for s in self.schedules]
+        if self._skip_quiet_to(to, firings):
             return
+        pending = {s.function: (s, at) for s, at in firings}
         while pending:
             function, (schedule, at) = min(
                 pending.items(), key=lambda kv: (kv[1][1], kv[1][0].function)
@@ -194,6 +193,29 @@ class Replayer:
                 pending["budget_tick"] = (tick, tick.next_after(at))
         self._run_deferred(to)
         self.clock.advance_to(to)
+
+    def _skip_quiet_to(self, to: datetime, firings: list[tuple[Schedule, datetime]]) -> bool:
+        """What ``advance`` does when nothing runs on the way (most events): no deferred
+        work is due by ``to`` and each schedule due by then is quiet past it. Its skipped
+        runs are counted in time order, as the loop does, and the clock set to ``to``;
+        False (nothing done) otherwise."""
+        deferred = self._next_deferred()
+        if deferred is not None and deferred <= to:
+            return False
+        due = sorted(
+            ((s, at) for s, at in firings if at <= to), key=lambda d: (d[1], d[0].function)
+        )
+        for schedule, _ in due:
+            quiet = self.quiet_until.get(schedule.function)
+            if quiet is None or quiet <= to:
+                return False
+        for schedule, at in due:
+            skipped = schedule.count_between(at - SECOND, to - SECOND)
+            self.skipped_runs[schedule.function] = (
+                self.skipped_runs.get(schedule.function, 0) + skipped
+            )
+        self.clock.advance_to(to)
+        return True
 
     def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
         account, region = self.scenario.account, self.scenario.region
