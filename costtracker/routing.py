@@ -89,7 +89,7 @@ class Replayer:
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
         self.rules = event_rules(buckets)
-        self._rules_by_source, self._rules_without_source = rules_by_source(self.rules)
+        self._event_rules = EventRules(self.rules)
         config = runtime.current_settings().config
         self.schedules = tuple(
             s for s in schedules(config.summary.time_utc, config.finance_timezone) if s.in_replay
@@ -254,12 +254,7 @@ class Replayer:
 
     def _route(self, event: dict[str, Any]) -> None:
         """Deliver one event, at the clock's now, to every function whose rule matches."""
-        source = event.get("source")
-        if isinstance(source, str):
-            rules = self._rules_by_source.get(source, self._rules_without_source)
-        else:  # EventBridge sources are strings: try every rule on anything else
-            rules = list(self.rules.items())
-        routed = [name for name, pattern in rules if matches(pattern, event)]
+        routed = self._event_rules.matching(event)
         if not routed:
             self.unrouted.append(str(event.get("id")))
             return
@@ -326,23 +321,32 @@ def _event_time(event: Any) -> datetime | None:
         return None
 
 
-Rules = list[tuple[str, Any]]
+class EventRules:
+    """The deployed rules (name -> pattern, in delivery order), looked up by an event's
+    source first: per source a rule lists, the rules that list it or list none; for any
+    other source, those that list none. ``matches`` then decides, as for every rule."""
 
+    def __init__(self, rules: dict[str, dict[str, Any]]) -> None:
+        self.rules = rules
 
-def rules_by_source(rules: dict[str, dict[str, Any]]) -> tuple[dict[str, Rules], Rules]:
-    """The rules (name, pattern; in their order) an event may match, found by its source:
-    per source a rule lists, the rules that list it or list none; and the rules that list
-    none (all an event of any other source may match). ``matches`` still decides."""
+        def lists_sources(pattern: dict[str, Any]) -> bool:
+            return isinstance(pattern.get("source"), list)
 
-    def lists_sources(pattern: dict[str, Any]) -> bool:
-        return isinstance(pattern.get("source"), list)
+        named = {src for p in rules.values() if lists_sources(p) for src in p["source"]}
+        self._by_source = {
+            src: [(n, p) for n, p in rules.items() if not lists_sources(p) or src in p["source"]]
+            for src in named
+        }
+        self._without_source = [(n, p) for n, p in rules.items() if not lists_sources(p)]
 
-    named = {source for p in rules.values() if lists_sources(p) for source in p["source"]}
-    by_source = {
-        source: [(n, p) for n, p in rules.items() if not lists_sources(p) or source in p["source"]]
-        for source in named
-    }
-    return by_source, [(n, p) for n, p in rules.items() if not lists_sources(p)]
+    def matching(self, event: dict[str, Any]) -> list[str]:
+        """The functions whose rule matches ``event``, in delivery order."""
+        source = event.get("source")
+        if isinstance(source, str):
+            candidates = self._by_source.get(source, self._without_source)
+        else:  # EventBridge sources are strings: try every rule on anything else
+            candidates = list(self.rules.items())
+        return [name for name, pattern in candidates if matches(pattern, event)]
 
 
 def matches(pattern: dict[str, Any], event: Any) -> bool:

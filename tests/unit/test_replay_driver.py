@@ -10,36 +10,38 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from costtracker.fakes.scenario_events import envelope
 from costtracker.lambda_context import FakeLambdaContext
 from costtracker.replay import _logs_to_stderr
-from costtracker.routing import NextFirings, matches, rules_by_source
+from costtracker.routing import EventRules, NextFirings, matches
 from shared.app.functions import event_rules, schedules
 from shared.services.checkpoints import CheckpointOutcome
 
 T0 = datetime(2026, 11, 1, 23, 40, 17, tzinfo=UTC)
 
-EVENTS: list[dict[str, Any]] = [
-    {"source": "aws.ec2", "detail-type": "EC2 Instance State-change Notification"},
-    {
-        "source": "aws.ec2",
-        "detail-type": "EC2 Instance State-change Notification",
-        "detail": {"state": "running"},
-    },
-    {"source": "aws.ec2", "detail-type": "EC2 Spot Instance Interruption Warning"},
-    {"source": "aws.s3", "detail-type": "Object Created", "detail": {"bucket": {"name": "b1"}}},
-    {"source": "aws.s3", "detail-type": "Object Created", "detail": {"bucket": {"name": "b2"}}},
-    {"source": "aws.cloudwatch", "detail-type": "CloudWatch Alarm State Change"},
-    {"source": "aws.other", "detail-type": "Object Created"},
-    {"source": ["aws.s3"], "detail-type": "Object Created"},
-    {"detail-type": "Object Created"},
+
+def event(source: Any, detail_type: str, detail: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An event of ``source`` (anything, as a hostile one may carry; None: no source)."""
+    made = envelope("e", T0, "aws.ec2", detail_type, detail or {})
+    if source is None:
+        del made["source"]
+    else:
+        made["source"] = source
+    return made
+
+
+STATE_CHANGE = "EC2 Instance State-change Notification"
+EVENTS = [
+    event("aws.ec2", STATE_CHANGE),
+    event("aws.ec2", STATE_CHANGE, {"state": "running"}),
+    event("aws.ec2", "EC2 Spot Instance Interruption Warning"),
+    event("aws.s3", "Object Created", {"bucket": {"name": "b1"}}),
+    event("aws.s3", "Object Created", {"bucket": {"name": "b2"}}),
+    event("aws.cloudwatch", "CloudWatch Alarm State Change"),
+    event("aws.other", "Object Created"),
+    event(["aws.s3"], "Object Created"),
+    event(None, "Object Created"),
 ]
-
-
-def routed_by_source(rules: dict[str, dict[str, Any]], event: dict[str, Any]) -> list[str]:
-    by_source, without = rules_by_source(rules)
-    source = event.get("source")
-    candidates = by_source.get(source, without) if isinstance(source, str) else rules.items()
-    return [name for name, pattern in candidates if matches(pattern, event)]
 
 
 def test_routing_by_source_finds_what_every_rule_tried_finds() -> None:
@@ -47,10 +49,11 @@ def test_routing_by_source_finds_what_every_rule_tried_finds() -> None:
         **event_rules(("b1",)),
         "anything_created": {"detail-type": ["Object Created"]},  # lists no source
     }
-    for event in EVENTS:
-        every = [name for name, pattern in rules.items() if matches(pattern, event)]
-        assert routed_by_source(rules, event) == every, event
-    assert routed_by_source(rules, EVENTS[6]) == ["anything_created"]
+    by_source = EventRules(rules)
+    for raw in EVENTS:
+        every = [name for name, pattern in rules.items() if matches(pattern, raw)]
+        assert by_source.matching(raw) == every, raw
+    assert by_source.matching(EVENTS[6]) == ["anything_created"]
 
 
 def test_next_firings_remembered_equal_the_schedules_own() -> None:
