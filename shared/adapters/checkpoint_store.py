@@ -226,5 +226,8 @@ class CheckpointStore:
 
 
 def checkpoint_of(item: Item) -> CheckpointHead:
+    """The head an item holds, at the item's version (its record names the same one when
+    written by ``stage_head``: then no copy is made)."""
     head = CheckpointHead.model_validate_json(item["record"])
-    return head.model_copy(update={"version": int(item["version"])})
+    version = int(item["version"])
+    return head if head.version == version else head.model_copy(update={"version": version})
