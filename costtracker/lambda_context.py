@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import itertools
 import uuid
 from dataclasses import dataclass, field
+
+# Request ids count up from 1 in each process: unique within a run, as Lambda's are, and
+# made without drawing random bytes for each of a replay's invocations.
+_request_numbers = itertools.count(1)
+
+
+def next_request_id() -> str:
+    """A fresh request id: a UUID string (00000000-0000-0000-0000-000000000001, ...)."""
+    return str(uuid.UUID(int=next(_request_numbers)))
 
 
 @dataclass
@@ -12,7 +22,7 @@ class FakeLambdaContext:
 
     function_name: str
     memory_limit_in_mb: int = 256
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    aws_request_id: str = field(default_factory=next_request_id)
 
     @property
     def invoked_function_arn(self) -> str:

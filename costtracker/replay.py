@@ -128,11 +128,28 @@ def ledger_config_for(scenario: Scenario, base: LedgerConfig | None = None) -> L
     return LedgerConfig.model_validate(config.model_copy(update=update).model_dump())
 
 
+def _lowest_reached_level(logger: logging.Logger) -> int | None:
+    """The lowest level of a handler that a record of ``logger`` or a logger below it can
+    reach (their handlers, then their ancestors' while records propagate); None: none."""
+    manager = logging.Logger.manager.loggerDict
+    chain = [x for n, x in manager.items() if n.startswith(f"{logger.name}.")]
+    current: logging.Logger | None = logger
+    while current is not None:
+        chain.append(current)
+        current = current.parent if current.propagate else None
+    levels = [h.level for x in chain if isinstance(x, logging.Logger) for h in x.handlers]
+    return min(levels) if levels else None
+
+
 @contextmanager
 def _logs_to_stderr(verbose: bool) -> Iterator[None]:
-    """Handler logs go to stderr so that ``--json`` keeps stdout for the document."""
+    """Handler logs go to stderr so that ``--json`` keeps stdout for the document.
+
+    Every handler would drop a record below the lowest level they have: the logger's
+    level is raised to it, so such records (INFO lines, unless ``verbose``) are not made."""
     level = logging.INFO if verbose else logging.WARNING
     patched = []
+    levels = []
     for name in ("costtracker",):
         logger = logging.getLogger(name)
         for handler in logger.handlers:
@@ -140,9 +157,15 @@ def _logs_to_stderr(verbose: bool) -> Iterator[None]:
                 patched.append((handler, handler.stream, handler.level))
                 handler.setStream(sys.stderr)
                 handler.setLevel(level)
+        lowest = _lowest_reached_level(logger)
+        if lowest is not None and lowest > logger.getEffectiveLevel():
+            levels.append((logger, logger.level))
+            logger.setLevel(lowest)
     try:
         yield
     finally:
+        for logger, old_level in levels:
+            logger.setLevel(old_level)
         for handler, stream, old_level in patched:
             handler.setStream(stream)
             handler.setLevel(old_level)

@@ -39,6 +39,24 @@ def load_handler(function: str) -> Handler:
     return handler
 
 
+class NextFirings:
+    """``schedule.next_after(now)``, remembered per schedule: for any ``now`` from the
+    moment it was asked at until the firing it named, the answer is that same firing (the
+    replay asks at every event, and most events come between two firings). A replay has
+    one schedule per function."""
+
+    def __init__(self) -> None:
+        self._asked: dict[str, tuple[datetime, datetime]] = {}
+
+    def after(self, schedule: Schedule, now: datetime) -> datetime:
+        asked = self._asked.get(schedule.function)
+        if asked is not None and asked[0] <= now < asked[1]:
+            return asked[1]
+        at = schedule.next_after(now)
+        self._asked[schedule.function] = (now, at)
+        return at
+
+
 class Replayer:
     """Delivers events and schedules to the handlers, keeping the simulated clock."""
 
@@ -59,6 +77,7 @@ class Replayer:
         self.skipped_runs: dict[str, int] = {}
         self.skip_quiet = skip_quiet
         self._handlers: dict[str, Handler] = {}
+        self._next_firings = NextFirings()
         # Work due at a simulated moment that no schedule or scenario event carries: the
         # crossing timers' messages, a stop's own state changes, the scenario's API calls.
         self._deferred: list[tuple[datetime, int, str, Any]] = []
@@ -70,6 +89,7 @@ class Replayer:
         # The deployed rules: the checkpoint rule only sees the configured buckets.
         buckets = runtime.current_settings().config.checkpoint.buckets
         self.rules = event_rules(buckets)
+        self._event_rules = EventRules(self.rules)
         config = runtime.current_settings().config
         self.schedules = tuple(
             s for s in schedules(config.summary.time_utc, config.finance_timezone) if s.in_replay
@@ -136,7 +156,10 @@ class Replayer:
         if to <= now:
             self._run_deferred(now)
             return
-        pending = {s.function: (s, s.next_after(now)) for s in self.schedules}
+        firings = [(s, self._next_firings.after(s, now)) for s in self.schedules]
+        if self._skip_quiet_to(to, firings):
+            return
+        pending = {s.function: (s, at) for s, at in firings}
         while pending:
             function, (schedule, at) = min(
                 pending.items(), key=lambda kv: (kv[1][1], kv[1][0].function)
@@ -170,6 +193,29 @@ class Replayer:
                 pending["budget_tick"] = (tick, tick.next_after(at))
         self._run_deferred(to)
         self.clock.advance_to(to)
+
+    def _skip_quiet_to(self, to: datetime, firings: list[tuple[Schedule, datetime]]) -> bool:
+        """What ``advance`` does when nothing runs on the way (most events): no deferred
+        work is due by ``to`` and each schedule due by then is quiet past it. Its skipped
+        runs are counted in time order, as the loop does, and the clock set to ``to``;
+        False (nothing done) otherwise."""
+        deferred = self._next_deferred()
+        if deferred is not None and deferred <= to:
+            return False
+        due = sorted(
+            ((s, at) for s, at in firings if at <= to), key=lambda d: (d[1], d[0].function)
+        )
+        for schedule, _ in due:
+            quiet = self.quiet_until.get(schedule.function)
+            if quiet is None or quiet <= to:
+                return False
+        for schedule, at in due:
+            skipped = schedule.count_between(at - SECOND, to - SECOND)
+            self.skipped_runs[schedule.function] = (
+                self.skipped_runs.get(schedule.function, 0) + skipped
+            )
+        self.clock.advance_to(to)
+        return True
 
     def scheduled_event(self, schedule: Schedule, at: datetime) -> dict[str, Any]:
         account, region = self.scenario.account, self.scenario.region
@@ -208,7 +254,7 @@ class Replayer:
 
     def _route(self, event: dict[str, Any]) -> None:
         """Deliver one event, at the clock's now, to every function whose rule matches."""
-        routed = [name for name, pattern in self.rules.items() if matches(pattern, event)]
+        routed = self._event_rules.matching(event)
         if not routed:
             self.unrouted.append(str(event.get("id")))
             return
@@ -273,6 +319,34 @@ def _event_time(event: Any) -> datetime | None:
         return utc(datetime.fromisoformat(str(event["time"]).replace("Z", "+00:00")))
     except (KeyError, ValueError):
         return None
+
+
+class EventRules:
+    """The deployed rules (name -> pattern, in delivery order), looked up by an event's
+    source first: per source a rule lists, the rules that list it or list none; for any
+    other source, those that list none. ``matches`` then decides, as for every rule."""
+
+    def __init__(self, rules: dict[str, dict[str, Any]]) -> None:
+        self.rules = rules
+
+        def lists_sources(pattern: dict[str, Any]) -> bool:
+            return isinstance(pattern.get("source"), list)
+
+        named = {src for p in rules.values() if lists_sources(p) for src in p["source"]}
+        self._by_source = {
+            src: [(n, p) for n, p in rules.items() if not lists_sources(p) or src in p["source"]]
+            for src in named
+        }
+        self._without_source = [(n, p) for n, p in rules.items() if not lists_sources(p)]
+
+    def matching(self, event: dict[str, Any]) -> list[str]:
+        """The functions whose rule matches ``event``, in delivery order."""
+        source = event.get("source")
+        if isinstance(source, str):
+            candidates = self._by_source.get(source, self._without_source)
+        else:  # EventBridge sources are strings: try every rule on anything else
+            candidates = list(self.rules.items())
+        return [name for name, pattern in candidates if matches(pattern, event)]
 
 
 def matches(pattern: dict[str, Any], event: Any) -> bool:

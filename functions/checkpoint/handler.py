@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from datetime import datetime
 
 from shared.app.action_runtime import action_deps
@@ -33,4 +32,4 @@ def handler(event: ObjectEvent, rt: Runtime) -> Answer:
         on_complete=wake if rt.settings.config.budget_actions.enabled else None,
     )
     logger.info("checkpoint object", extra={"result": outcome.result, "key": outcome.key})
-    return asdict(outcome)
+    return outcome.answer()

@@ -63,10 +63,11 @@ class CheckpointStore:
     ) -> Put:
         """Write ``head`` if the stored one is still at ``expected_version`` (None: none
         yet); kept once written, forgotten on a conflict."""
-        op = self._put_head(head, expected_version)
+        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+        op = self._put_head(stored, expected_version)
         uow.add(
             op,
-            on_commit=partial(self._remember, op, head),
+            on_commit=partial(self._remember, stored),
             on_conflict=partial(self._forget_head, head),
         )
         return op
@@ -75,15 +76,15 @@ class CheckpointStore:
         self._heads.pop((head.job_id, head.account, head.bucket, head.key), None)
 
     def _put_head(self, head: CheckpointHead, expected_version: int | None) -> Put:
-        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+        """The put of ``head``, already at its new version."""
         item: Item = {
             "pk": keys.job_pk(head.job_id),
             "sk": keys.checkpoint_head_sk(head.account, head.bucket, head.key),
             "kind": "checkpoint",
             "job_id": head.job_id,
             "account": head.account,
-            "version": stored.version,
-            "record": stored.model_dump_json(),
+            "version": head.version,
+            "record": head.model_dump_json(),
         }
         if (until := head.stored_until) is not None:
             item[STORED_UNTIL] = keys.iso(until)  # readers of a day skip what ended before
@@ -93,10 +94,9 @@ class CheckpointStore:
         condition: Condition = Absent() if expected_version is None else VersionIs(expected_version)
         return Put(item, [condition])
 
-    def _remember(self, op: Put, head: CheckpointHead) -> None:
-        """Keep what was written (``head``: the same record, saving a parse)."""
-        kept = head.model_copy(update={"version": int(op.item["version"])})
-        self._heads[(kept.job_id, kept.account, kept.bucket, kept.key)] = kept
+    def _remember(self, stored: CheckpointHead) -> None:
+        """Keep what was written (``stored``: the record at its new version, saving a parse)."""
+        self._heads[(stored.job_id, stored.account, stored.bucket, stored.key)] = stored
 
     def sealed_version(self, head: CheckpointHead, version: Version, void: bool = False) -> Put:
         assert version.end is not None
@@ -226,5 +226,8 @@ class CheckpointStore:
 
 
 def checkpoint_of(item: Item) -> CheckpointHead:
+    """The head an item holds, at the item's version (its record names the same one when
+    written by ``stage_head``: then no copy is made)."""
     head = CheckpointHead.model_validate_json(item["record"])
-    return head.model_copy(update={"version": int(item["version"])})
+    version = int(item["version"])
+    return head if head.version == version else head.model_copy(update={"version": version})

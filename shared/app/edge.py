@@ -42,8 +42,9 @@ def _loc(error: ErrorDetails, raw: Mapping[object, object], union: bool) -> str:
 
 
 def parse_event(raw: object, model: type[M] | TypeAdapter[M], logger: Logger) -> M:
-    event_id = event_id_of(raw)
+    """``raw`` as ``model``; the event's id is read for the log only when it fails."""
     if not isinstance(raw, dict):
+        event_id = event_id_of(raw)
         logger.error("event is not a JSON object", extra={"event_id": event_id})
         count("EventsRejected")
         raise MalformedEvent(event_id, "not a JSON object")
@@ -52,6 +53,7 @@ def parse_event(raw: object, model: type[M] | TypeAdapter[M], logger: Logger) ->
             return model.validate_python(raw)
         return model.model_validate(raw)
     except ValidationError as exc:
+        event_id = event_id_of(raw)
         union = isinstance(model, TypeAdapter)
         errors = [{"loc": _loc(e, raw, union), "msg": e["msg"]} for e in exc.errors()]
         logger.error("event failed validation", extra={"event_id": event_id, "errors": errors})

@@ -140,7 +140,9 @@ def apply_object_event(head: CheckpointHead, event: ObjectEvent) -> ObjectChange
     window = [*head.window, event]
     versions = fold_versions(window, head.floor_version)
     old = {v.write_event_id: v for v in head.versions}
-    write = tuple(v for v in versions if v.end is not None and old.get(v.write_event_id) != v)
+    write = tuple(
+        v for v in versions if v.end is not None and _changed(old.get(v.write_event_id), v)
+    )
     new_by_key = {v.write_event_id: v for v in versions}
     void = tuple(
         v
@@ -155,6 +157,11 @@ def apply_object_event(head: CheckpointHead, event: ObjectEvent) -> ObjectChange
         }
     )
     return ObjectChange(head=_slide(updated), write=write, void=void)
+
+
+def _changed(before: Version | None, after: Version) -> bool:
+    """``before != after``, told by the end first (what an event most often changes)."""
+    return before is None or before.end != after.end or before != after
 
 
 def _slide(head: CheckpointHead) -> CheckpointHead:
@@ -208,7 +215,9 @@ def version_accrual(head: CheckpointHead, version: Version) -> Accrual:
 
 
 def object_accrual(head: CheckpointHead) -> Accrual:
-    out = Accrual().add(acc.from_attributes(head.sealed))
+    out = Accrual()
+    if head.sealed:  # what versions sealed off the head cost
+        out.add(acc.from_attributes(head.sealed))
     for version in head.versions:
         out.add(version_accrual(head, version))
     out.fixed("n_objects", "s", 1, 1)

@@ -47,6 +47,11 @@ class CheckpointOutcome:
     step: int | None = None
     orphan_delete: bool = False
 
+    def answer(self) -> dict[str, object]:
+        """The fields by name, as ``dataclasses.asdict`` gives them (every field is a
+        plain value: nothing to copy deeply)."""
+        return dict(vars(self))
+
 
 def record_object_event(
     deps: LedgerDeps,
@@ -87,6 +92,7 @@ def record_object_event(
     marker = bool(config.completion_marker) and key.rsplit("/", 1)[-1] == config.completion_marker
     event = ObjectEvent(event_id=event_id, at=at, size_bytes=size_bytes, sequencer=sequencer)
     now = deps.clock.now()
+    at_iso = at.isoformat()
 
     # A write most often creates a new object (a new shard, a new step): try that
     # without reading; the Absent conditions turn a wrong guess into one retry with reads.
@@ -130,9 +136,9 @@ def record_object_event(
                 uow,
                 job_id,
                 step_key,
-                at.isoformat(),
+                at_iso,
                 new_object=current is None,
-                complete_at=at.isoformat() if marker else None,
+                complete_at=at_iso if marker else None,
                 read=not optimistic,
             )
             counted = marker if config.completion_marker else new_step
@@ -143,11 +149,11 @@ def record_object_event(
         if counted:
             rollup.counters["checkpoints"] = 1
         if event.is_write:
-            rollup.at_least["last_checkpoint_at"] = at.isoformat()
+            rollup.at_least["last_checkpoint_at"] = at_iso
             if step is not None:
                 rollup.at_least["last_checkpoint_step"] = f"{step:020d}"
-        rollup.at_least["last_event_at"] = at.isoformat()
-        rollup.at_most["first_event_at"] = at.isoformat()
+        rollup.at_least["last_event_at"] = at_iso
+        rollup.at_most["first_event_at"] = at_iso
         if head.rate is not None:
             rollup.add_strings["price_sources"] = {head.rate.provenance}
         if at < day_start(now):

@@ -266,3 +266,20 @@ def test_backfill_prices_every_version_of_an_often_overwritten_object() -> None:
     # 12 GiB-hours of November at $0.03/GB-month
     assert cost.checkpoint_storage_usd == Decimal("0.03") * 12 / 720
     assert cost.complete
+
+
+def test_a_head_is_read_at_its_items_version() -> None:
+    from shared.adapters.checkpoint_store import CheckpointStore, checkpoint_of
+    from shared.adapters.table import MemoryTable
+    from shared.adapters.unit_of_work import UnitOfWork
+
+    store = CheckpointStore(MemoryTable())
+    written = head(write("w1", 0, 100), delete("d1", 60))
+    uow = UnitOfWork(store.table)
+    item = store.stage_head(uow, written, 4).item
+    read = checkpoint_of(item)
+    parsed = CheckpointHead.model_validate_json(str(item["record"]))
+    assert read == written.model_copy(update={"version": 5}) == parsed
+    assert read.model_fields_set == parsed.model_copy(update={"version": 5}).model_fields_set
+    # An item whose version moved past its record's: the item's version counts.
+    assert checkpoint_of({**item, "version": 7}).version == 7
