@@ -39,15 +39,8 @@ def total_key(job_id: str, account: str, instance_id: str) -> tuple[str, str]:
     return keys.job_pk(job_id), f"U#{account}#{instance_id}"
 
 
-@lru_cache(maxsize=512)
-def _iso(at: datetime) -> str:
-    """``keys.iso``, made once per moment: one read writes the same hour and read time
-    for every instance (the ledger's moments are aware: equal instants, equal text)."""
-    return keys.iso(at)
-
-
 def hour_sk(hour: datetime) -> str:
-    return f"H#{_iso(hour)}"
+    return f"H#{keys.iso(hour)}"
 
 
 @lru_cache(maxsize=512)
@@ -84,11 +77,11 @@ class UtilizationStore:
                 "sk": hour_sk(hour),
                 "kind": "utilization_hour",
                 "job_id": job_id,
-                "hour": _iso(hour),
+                "hour": keys.iso(hour),
                 "weighted": measured.weighted,
                 "covered_seconds": measured.covered_seconds,
                 "closed": 1 if closed else 0,
-                "read_at": _iso(read_at),
+                "read_at": keys.iso(read_at),
             },
             conditions=(Below("closed", 1),),
         )
@@ -128,7 +121,7 @@ class UtilizationStore:
                     hours[0],
                 )
             elif hours:
-                asked = {_iso(hour): hour for hour in hours}
+                asked = {keys.iso(hour): hour for hour in hours}
                 items = self.table.query(
                     util_pk(account, instance_id),
                     sk_from=hour_sk(min(hours)),
