@@ -188,12 +188,12 @@ class MemoryTable:
         self.items[key] = item
         self._mutable[key] = mutable
 
-    def _read(self, key: Key) -> Item:
+    def _stored_copy(self, key: Key) -> Item:
         return copy_item(self.items[key], self._mutable[key])
 
     def get(self, pk: str, sk: str) -> Item | None:
         self._count("get")
-        return self._read((pk, sk)) if (pk, sk) in self.items else None
+        return self._stored_copy((pk, sk)) if (pk, sk) in self.items else None
 
     def transact(self, operations: Sequence[Operation]) -> None:
         self._count("transact")
@@ -259,7 +259,7 @@ class MemoryTable:
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         self._count("batch_get")
-        return [self._read(k) for k in keys if k in self.items]
+        return [self._stored_copy(k) for k in keys if k in self.items]
 
 
 # -- DynamoDB ----------------------------------------------------------------------------
