@@ -108,20 +108,12 @@ class RollupStore:
                     conditions.append(Above(since, change.tags_from))
         if not add and not sets and current:
             return None
-        identity = {
-            "job_id": change.job_id,
-            "account": change.account,
-            "kind": "rollup",
-            **schema.index_entries(ROLLUP, keys.rollup_index_sk(change.job_id, change.account)),
-        }
         return Update(
             keys.job_pk(change.job_id),
             keys.rollup_sk(change.account),
             add=add,
             set=sets,
-            # What the item is known to hold already is not sent again (nothing of the
-            # ledger is ever deleted or removed from a rollup, so it is still there).
-            set_if_absent={k: v for k, v in identity.items() if k not in current},
+            set_if_absent=_identity_missing(change, current),
             conditions=conditions,
         )
 
@@ -148,6 +140,25 @@ class RollupStore:
 
     def of_job(self, job_id: str) -> list[Item]:
         return list(self.table.query(keys.job_pk(job_id), begins_with="R#"))
+
+
+# What names a rollup and puts it in the rollups-index: the same names for every rollup.
+IDENTITY_NAMES = frozenset({"job_id", "account", "kind", *schema.index_entries(ROLLUP, "").keys()})
+
+
+def _identity_missing(change: RollupChange, current: Item) -> dict[str, Any]:
+    """The identity attributes the rollup does not hold yet: what it is known to hold is
+    not sent again (nothing of the ledger is ever deleted or removed from a rollup, so it
+    is still there). A rollup read or written once holds them all: nothing to build."""
+    if IDENTITY_NAMES.issubset(current):
+        return {}
+    identity = {
+        "job_id": change.job_id,
+        "account": change.account,
+        "kind": "rollup",
+        **schema.index_entries(ROLLUP, keys.rollup_index_sk(change.job_id, change.account)),
+    }
+    return {k: v for k, v in identity.items() if k not in current}
 
 
 def _past_stamp(rollups: list[Item]) -> tuple[tuple[str, int], ...]:

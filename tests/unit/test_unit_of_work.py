@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from shared.adapters.ledger_schema import ROLLUPS_INDEX
 from shared.adapters.managed_store import TrainingStore
-from shared.adapters.rollup_store import RollupChange, RollupStore
+from shared.adapters.rollup_store import IDENTITY_NAMES, RollupChange, RollupStore
 from shared.adapters.table import Absent, ConditionFailed, MemoryTable, Put
 from shared.adapters.unit_of_work import UnitOfWork
 from tests.contract.records import training_head
@@ -82,3 +83,24 @@ def test_a_rollup_read_for_a_change_that_writes_nothing_is_forgotten_on_a_confli
         refused.commit()
     assert rollups.stage(UnitOfWork(table), change) is None
     assert table.calls["get"] == reads + 1  # the rollup was read again
+
+
+def test_a_rollup_names_itself_until_it_holds_its_whole_identity() -> None:
+    table = MemoryTable()
+    rollups = RollupStore(table)
+    change = RollupChange("llama", "123456789012", counters={"checkpoints": 1})
+    first = rollups.stage(UnitOfWork(table), change)
+    assert first is not None
+    assert set(first.set_if_absent) == IDENTITY_NAMES  # a new rollup: all of it
+    uow = UnitOfWork(table)
+    rollups.stage(uow, change)
+    uow.commit()
+    again = rollups.stage(UnitOfWork(table), change)
+    assert again is not None and again.set_if_absent == {}  # held already: not sent again
+    # A rollup that lacks part of it (written before it was indexed) is sent that part.
+    item = table.get(again.pk, again.sk)
+    assert item is not None
+    sort = ROLLUPS_INDEX.sort_key
+    table.transact([Put({k: v for k, v in item.items() if k != sort})])
+    partial = RollupStore(table).stage(UnitOfWork(table), change)
+    assert partial is not None and partial.set_if_absent == {sort: first.set_if_absent[sort]}
