@@ -89,7 +89,12 @@ class Accrual:
         return term
 
     def fixed(self, component: str, clock: str, denom: int, amount: Decimal | int) -> Accrual:
-        self._term((component, clock, denom))[0] += Decimal(amount)
+        key = (component, clock, denom)
+        term = self.terms.get(key)
+        if term is None:  # as ``_term`` makes it, then added to (inline: called often)
+            self.terms[key] = [_ZERO + Decimal(amount), _ZERO, _ZERO]
+        else:
+            term[0] += Decimal(amount)
         return self
 
     def linear(
@@ -164,12 +169,35 @@ def attribute_name(key: TermKey, part: str) -> str:
     return f"a|{component}|{clock}|{denom}|{part}"
 
 
+# The attribute names of each term seen, (f, w, o): every rollup write names the same
+# few terms again. Cleared when full (a ledger has few distinct terms).
+_TERM_NAMES: dict[TermKey, tuple[str, str, str]] = {}
+MAX_TERM_NAMES = 10_000
+
+
+def _term_names(key: TermKey) -> tuple[str, str, str]:
+    names = _TERM_NAMES.get(key)
+    if names is None:
+        if len(_TERM_NAMES) >= MAX_TERM_NAMES:
+            _TERM_NAMES.clear()
+        names = _TERM_NAMES[key] = (
+            attribute_name(key, "f"),
+            attribute_name(key, "w"),
+            attribute_name(key, "o"),
+        )
+    return names
+
+
 def to_attributes(accrual: Accrual) -> dict[str, Decimal]:
     out: dict[str, Decimal] = {}
     for key, (f, w, o) in accrual.nonzero():
-        for part, value in (("f", f), ("w", w), ("o", o)):
-            if value:
-                out[attribute_name(key, part)] = value
+        fixed_name, weight_name, offset_name = _term_names(key)
+        if f:
+            out[fixed_name] = f
+        if w:
+            out[weight_name] = w
+        if o:
+            out[offset_name] = o
     return out
 
 
