@@ -8,6 +8,7 @@ Everything is accrued to ``now`` (the clock is passed in).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -206,17 +207,23 @@ def checkpoint_marks(steps: Sequence[dict[str, Any]], marker: bool) -> list[tupl
     return sorted(out)
 
 
-def last_write_before(
-    steps: Sequence[dict[str, Any]], at: datetime, marker: bool
-) -> datetime | None:
-    candidates = []
+def write_times(steps: Sequence[dict[str, Any]], marker: bool) -> list[datetime]:
+    """The checkpoint writes of the steps, in time order: each step's first and last
+    write (its marker's write, where a completion marker is configured)."""
+    names = ("complete_at",) if marker else ("last_write", "first_write")
+    times = []
     for item in steps:
-        names = ("complete_at",) if marker else ("last_write", "first_write")
         for name in names:
             value = parse_time(item.get(name))
-            if value is not None and value <= at:
-                candidates.append(value)
-    return max(candidates, default=None)
+            if value is not None:
+                times.append(value)
+    return sorted(times)
+
+
+def last_write_before(times: Sequence[datetime], at: datetime) -> datetime | None:
+    """The latest of ``times`` (in order, as ``write_times`` gives them) at or before ``at``."""
+    before = bisect_right(times, at)
+    return times[before - 1] if before else None
 
 
 def rerun_windows(
@@ -228,6 +235,7 @@ def rerun_windows(
     starts = [s.span.start for s in segments]
     job_start = min(starts, default=None)
     windows = []
+    times: list[datetime] | None = None  # the job's writes, read once for every notice
     for instance_id, notice in records.notices:
         segment = next(
             (
@@ -241,9 +249,9 @@ def rerun_windows(
         )
         if segment is None:
             continue
-        start = (
-            last_write_before(records.steps, notice.at, marker) or job_start or segment.span.start
-        )
+        if times is None:
+            times = write_times(records.steps, marker)
+        start = last_write_before(times, notice.at) or job_start or segment.span.start
         windows.append((start, segment.span.end if segment.span.end is not None else now))
     return merge_windows(windows)
 

@@ -16,7 +16,7 @@ from shared.domain.checkpoint import (
     object_accrual,
 )
 from shared.domain.instance import InstanceProfile
-from shared.domain.job import merge_windows
+from shared.domain.job import last_write_before, merge_windows, write_times
 from shared.services.instances import record_spot_notice, record_state_change
 from shared.services.price_backfill import backfill_prices
 from tests.support import (
@@ -96,6 +96,21 @@ def test_unknown_s3_price_is_unpriced_not_zero() -> None:
     unpriced = object_accrual(head(write("w", 0, 10), rate=None))
     assert unpriced.value(acc.STORAGE, at(10)) == 0
     assert unpriced.value("unpriced:s3:standard:us-east-1", at(10)) > 0
+
+
+def test_the_last_write_before_a_moment_is_read_from_the_writes_in_order() -> None:
+    steps = [
+        {"first_write": "2026-11-01T00:10:00Z", "last_write": "2026-11-01T00:20:00Z"},
+        {"first_write": "2026-11-01T00:05:00+00:00", "complete_at": "2026-11-01T00:30:00Z"},
+        {"step": "no writes"},
+    ]
+    times = write_times(steps, marker=False)
+    assert times == [T0 + timedelta(minutes=m) for m in (5, 10, 20)]
+    assert last_write_before(times, T0) is None
+    assert last_write_before(times, T0 + timedelta(minutes=10)) == T0 + timedelta(minutes=10)
+    assert last_write_before(times, T0 + timedelta(minutes=19)) == T0 + timedelta(minutes=10)
+    assert last_write_before(times, T0 + timedelta(days=1)) == T0 + timedelta(minutes=20)
+    assert write_times(steps, marker=True) == [T0 + timedelta(minutes=30)]
 
 
 def test_overlapping_rerun_windows_are_merged() -> None:
