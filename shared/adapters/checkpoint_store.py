@@ -62,8 +62,10 @@ class CheckpointStore:
         self, uow: UnitOfWork, head: CheckpointHead, expected_version: int | None
     ) -> Put:
         """Write ``head`` if the stored one is still at ``expected_version`` (None: none
-        yet); kept once written, forgotten on a conflict."""
-        stored = head.model_copy(update={"version": (expected_version or 0) + 1})
+        yet); kept once written, forgotten on a conflict. A head already at the next
+        version (as ``apply_object_event`` makes it) is written as it is."""
+        version = (expected_version or 0) + 1
+        stored = head if head.version == version else head.model_copy(update={"version": version})
         op = self._put_head(stored, expected_version)
         uow.add(
             op,

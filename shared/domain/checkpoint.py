@@ -10,6 +10,7 @@ head does not grow with overwrites.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -52,7 +53,12 @@ class ObjectEvent(Frozen):
 
     @property
     def order(self) -> tuple[datetime, int, str]:
-        return (self.at, _sequencer(self.sequencer), self.event_id)
+        return event_order(self)
+
+
+def event_order(event: ObjectEvent) -> tuple[datetime, int, str]:
+    """``ObjectEvent.order`` as a plain function (the sort key, without a property call)."""
+    return (event.at, _sequencer(event.sequencer), event.event_id)
 
 
 def _sequencer(value: str) -> int:
@@ -115,7 +121,7 @@ def fold_versions(events: Sequence[ObjectEvent], start: Version | None) -> tuple
     deletion ends the open one."""
     versions: list[Version] = []
     current = start
-    for event in sorted({e.event_id: e for e in events}.values(), key=lambda e: e.order):
+    for event in sorted({e.event_id: e for e in events}.values(), key=event_order):
         if current is not None:
             versions.append(
                 current.model_copy(update={"end": event.at, "end_event_id": event.event_id})
@@ -130,7 +136,11 @@ def fold_versions(events: Sequence[ObjectEvent], start: Version | None) -> tuple
     return tuple(versions)
 
 
-class ObjectChange(Frozen):
+@dataclass(frozen=True)
+class ObjectChange:
+    """What an event does to an object: its head after the event, at the head's next
+    version (as it is written), and the ended versions to seal or void."""
+
     head: CheckpointHead
     write: tuple[Version, ...] = ()  # ended versions, new or changed
     void: tuple[Version, ...] = ()
@@ -151,9 +161,10 @@ def apply_object_event(head: CheckpointHead, event: ObjectEvent) -> ObjectChange
     )
     updated = head.model_copy(
         update={
-            "window": tuple(sorted(window, key=lambda e: e.order)),
+            "window": tuple(sorted(window, key=event_order)),
             "versions": versions,
             "writes": head.writes + (1 if event.is_write else 0),
+            "version": head.version + 1,
         }
     )
     return ObjectChange(head=_slide(updated), write=write, void=void)

@@ -91,13 +91,14 @@ def record_object_event(
         )
     marker = bool(config.completion_marker) and key.rsplit("/", 1)[-1] == config.completion_marker
     event = ObjectEvent(event_id=event_id, at=at, size_bytes=size_bytes, sequencer=sequencer)
-    now = deps.clock.now()
+    is_write = event.is_write
+    late = at < day_start(deps.clock.now())  # applied after the day it happened on
     at_iso = at.isoformat()
 
     # A write most often creates a new object (a new shard, a new step): try that
     # without reading; the Absent conditions turn a wrong guess into one retry with reads.
     def attempt(n: int) -> CheckpointOutcome:
-        optimistic = event.is_write and n == 0
+        optimistic = is_write and n == 0
         current = store.head(job_id, account, bucket, key, read=not optimistic)
         if current is None:
             head = CheckpointHead(
@@ -130,7 +131,7 @@ def record_object_event(
             uow.add(store.sealed_version(change.head, version, void=True))
         step_key = head.step_key
         counted = False
-        if event.is_write:
+        if is_write:
             new_step = store.step_marker(job_id, step_key, read=not optimistic) is None
             store.stage_step(
                 uow,
@@ -148,7 +149,7 @@ def record_object_event(
         rollup = RollupChange(job_id=job_id, account=account, delta=delta)
         if counted:
             rollup.counters["checkpoints"] = 1
-        if event.is_write:
+        if is_write:
             rollup.at_least["last_checkpoint_at"] = at_iso
             if step is not None:
                 rollup.at_least["last_checkpoint_step"] = f"{step:020d}"
@@ -156,7 +157,7 @@ def record_object_event(
         rollup.at_most["first_event_at"] = at_iso
         if head.rate is not None:
             rollup.add_strings["price_sources"] = {head.rate.provenance}
-        if at < day_start(now):
+        if late:
             rollup.counters["late_events"] = 1
             rollup.counters[PAST_CHANGES] = 1
         deps.rollups.stage(uow, rollup)
@@ -170,7 +171,7 @@ def record_object_event(
         return CheckpointOutcome("applied", bucket, key, job_id, step, orphan)
 
     outcome = versioned_update(attempt, f"s3://{bucket}/{key}")
-    if on_complete is not None and outcome.result == "applied" and event.is_write:
+    if on_complete is not None and outcome.result == "applied" and is_write:
         if marker:
             on_complete(job_id, at)
         elif not config.completion_marker:

@@ -98,6 +98,26 @@ def test_unknown_s3_price_is_unpriced_not_zero() -> None:
     assert unpriced.value("unpriced:s3:standard:us-east-1", at(10)) > 0
 
 
+def test_an_event_makes_the_heads_next_version_written_as_it_is() -> None:
+    from shared.adapters.checkpoint_store import CheckpointStore
+    from shared.adapters.table import MemoryTable
+    from shared.adapters.unit_of_work import UnitOfWork
+
+    first = apply_object_event(head(), write("w", 0, 100)).head
+    assert first.version == 1
+    store = CheckpointStore(MemoryTable())
+    uow = UnitOfWork(store.table)
+    store.stage_head(uow, first, None)
+    uow.commit()
+    assert store.head("j", "", "b", "k") is first  # at its next version already: no copy
+    second = apply_object_event(first, delete("d", 60)).head
+    assert second.version == 2
+    # Staged at another version (another writer's), the head is written at that one's next.
+    uow = UnitOfWork(store.table)
+    assert store.stage_head(uow, second, 1).item["version"] == 2
+    assert store.stage_head(UnitOfWork(store.table), second, 6).item["version"] == 7
+
+
 def test_the_last_write_before_a_moment_is_read_from_the_writes_in_order() -> None:
     steps = [
         {"first_write": "2026-11-01T00:10:00Z", "last_write": "2026-11-01T00:20:00Z"},
