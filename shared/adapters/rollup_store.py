@@ -118,8 +118,11 @@ class RollupStore:
         )
 
     def _remember(self, change: RollupChange, op: Update) -> None:
+        """Keep the rollup as written. The copy it replaces is this store's alone and only
+        read (``_update``), and ``apply_update`` makes new sets for what it adds: the sets
+        left unchanged are shared with the new copy, not copied again (``mutable=()``)."""
         key = (change.job_id, change.account)
-        self._cache[key] = apply_update(self._cache.get(key) or None, op)
+        self._cache[key] = apply_update(self._cache.get(key) or None, op, mutable=())
 
     def booked_spend(self, job_id: str, at: datetime, rollups: list[Item]) -> Decimal | None:
         """The job's spend at ``at`` as booked by this container, while its ``rollups``

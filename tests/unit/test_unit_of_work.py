@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from shared.adapters import keys
 from shared.adapters.ledger_schema import ROLLUPS_INDEX
 from shared.adapters.managed_store import TrainingStore
 from shared.adapters.rollup_store import IDENTITY_NAMES, RollupChange, RollupStore
@@ -104,3 +105,18 @@ def test_a_rollup_names_itself_until_it_holds_its_whole_identity() -> None:
     table.transact([Put({k: v for k, v in item.items() if k != sort})])
     partial = RollupStore(table).stage(UnitOfWork(table), change)
     assert partial is not None and partial.set_if_absent == {sort: first.set_if_absent[sort]}
+
+
+def test_a_rollup_kept_as_written_holds_every_string_added_and_shares_none_with_the_op() -> None:
+    table = MemoryTable()
+    rollups = RollupStore(table)
+    for sources in ({"a"}, {"b"}, {"a", "c"}):
+        uow = UnitOfWork(table)
+        op = rollups.stage(uow, RollupChange("llama", "123456789012", add_strings={"p": sources}))
+        uow.commit()
+        assert op is not None
+        op.add["p"].add("not written")  # the op's set is not the kept copy's
+    everything = RollupChange("llama", "123456789012", add_strings={"p": {"a", "b", "c"}})
+    assert rollups.stage(UnitOfWork(table), everything) is None  # all kept: nothing new
+    stored = table.get(keys.job_pk("llama"), keys.rollup_sk("123456789012"))
+    assert stored is not None and stored["p"] == {"a", "b", "c"}
