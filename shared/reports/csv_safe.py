@@ -27,15 +27,40 @@ def neutralise(cell: str) -> str:
     return cell
 
 
+def safe_cells(cells: Iterable[str | None]) -> list[str]:
+    """One column's (or row's) cells as written: neutralised, ``None`` as ``""``."""
+    # Only a cell that begins with a trigger is looked at further: most begin with none.
+    return [
+        "" if cell is None else neutralise(cell) if cell.startswith(FORMULA_TRIGGERS) else cell
+        for cell in cells
+    ]
+
+
 def write_csv(header: Sequence[str], rows: Iterable[Sequence[str | None]]) -> str:
     """Header and rows, every text cell neutralised, ``None`` as an empty cell."""
+    return _written([safe_cells(header), *(safe_cells(row) for row in rows)])
+
+
+def write_csv_columns(header: Sequence[str], columns: Sequence[Sequence[str | None]]) -> str:
+    """``write_csv`` of the rows these columns (of equal length) make."""
+    cells = [safe_cells(column) for column in columns]
+    return _written([safe_cells(header), *zip(*cells, strict=True)])
+
+
+def _written(rows: Sequence[Sequence[str]]) -> str:
+    """The rows (of written cells) as CSV text, each row ending with ``\n``."""
     out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator="\n").writerows(rows)
+    text = out.getvalue()
+    if "\r" not in text:  # the writer adds none: no cell holds a \r
+        return text
     # The csv module quotes a cell holding a character of the line terminator: with
-    # "\r\n" that is both \r and \n (with "\n" alone a \r would be written raw).
+    # "\n" alone a \r is written raw, so such a file is written with "\r\n", row by row.
+    out = io.StringIO()
     writer = csv.writer(out, quoting=csv.QUOTE_MINIMAL, lineterminator=_CRLF)
     lines = []
-    for row in [list(header), *rows]:
-        writer.writerow(["" if cell is None else neutralise(cell) for cell in row])
+    for row in rows:
+        writer.writerow(row)
         lines.append(out.getvalue().removesuffix(_CRLF))
         out.seek(0)
         out.truncate()

@@ -24,7 +24,7 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from shared.domain.clock import month_start, next_month_start
-from shared.reports.csv_safe import write_csv
+from shared.reports.csv_safe import write_csv_columns
 from shared.reports.parquet import Column, write_parquet
 
 FOCUS_VERSION = "1.2"
@@ -295,24 +295,35 @@ def charge_order(c: Charge) -> tuple[Any, ...]:
 
 
 # ------------------------------------------------------------------------------- the files
-def cell(value: Any, kind: ColumnType) -> str | None:
-    if value is None:
-        return None
+def column_cells(values: Sequence[Any], kind: ColumnType) -> list[str | None]:
+    """One column's CSV cells: text of every value of ``kind``, a null as ``None``."""
     if kind in ("Decimal", "Quantity"):
-        scale = QUANTITY_SCALE if kind == "Quantity" else MONEY_SCALE
-        return format(Decimal(value).quantize(Decimal(1).scaleb(-scale)), "f")
-    if kind == "DateTime":
-        return str(value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        quantum = Decimal(1).scaleb(-(QUANTITY_SCALE if kind == "Quantity" else MONEY_SCALE))
+        return [None if v is None else format(Decimal(v).quantize(quantum), "f") for v in values]
+    if kind == "DateTime":  # a day's rows share a few periods: each time is written once
+        written = {v: _utc_text(v) for v in set(values) if v is not None}
+        return [None if v is None else written[v] for v in values]
     if kind == "Boolean":
-        return "true" if value else "false"
-    return str(value)
+        return [None if v is None else "true" if v else "false" for v in values]
+    return [None if v is None else str(v) for v in values]
+
+
+def _utc_text(at: datetime) -> str:
+    return str(at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def csv_of(
+    columns: Sequence[tuple[str, ColumnType, bool]], rows: Iterable[Mapping[str, Any]]
+) -> str:
+    """The rows as CSV with these columns (a missing key is a null: an empty cell)."""
+    rows = list(rows)
+    cells = [column_cells([row.get(name) for row in rows], kind) for name, kind, _ in columns]
+    return write_csv_columns([name for name, _, _ in columns], cells)
 
 
 def to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     """The rows for spreadsheets: a null is an empty cell, every other value has text."""
-    return write_csv(
-        COLUMN_NAMES, ([cell(row.get(n), kind) for n, kind, _ in COLUMNS] for row in rows)
-    )
+    return csv_of(COLUMNS, rows)
 
 
 def to_parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:

@@ -21,8 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from shared.reports.csv_safe import write_csv
-from shared.reports.focus import COLUMNS, MONEY_SCALE, QUANTITY_SCALE, ColumnType, cell
+from shared.reports.focus import COLUMNS, MONEY_SCALE, QUANTITY_SCALE, ColumnType, csv_of
 from shared.reports.focus_checks import check_rows
 from shared.reports.parquet import Column, write_parquet
 
@@ -117,9 +116,7 @@ FOCUS_METADATA_13 = {
 
 
 def to_csv_13(rows: Iterable[Mapping[str, Any]]) -> str:
-    return write_csv(
-        COLUMN_NAMES_13, ([cell(row.get(n), kind) for n, kind, _ in COLUMNS_13] for row in rows)
-    )
+    return csv_of(COLUMNS_13, rows)
 
 
 def to_parquet_13(rows: Sequence[Mapping[str, Any]]) -> bytes:

@@ -55,27 +55,44 @@ class Column:
         return pa.bool_() if self.kind == "boolean" else pa.string()
 
 
-def _decimal(column: Column, value: Any) -> Decimal:
-    """``value`` rounded to the column's scale; refused if it is no decimal or too big."""
+def _decimals(column: Column, values: list[Any]) -> list[Decimal | None]:
+    """Each value rounded to the column's scale (a null stays one); refused if it is no
+    decimal or too big. One decimal context for the column: room for any value that
+    passes the range check (``2 * MAX_PRECISION`` digits)."""
+    quantum = Decimal(1).scaleb(-column.scale)
+    whole_digits = column.precision - column.scale  # a value's digits left of the point
+    out: list[Decimal | None] = []
+    with localcontext() as context:
+        context.prec = 2 * MAX_PRECISION
+        for value in values:
+            if value is None:
+                out.append(None)
+                continue
+            number = value if type(value) is Decimal else _as_decimal(column, value)
+            if not number.is_finite():
+                raise ParquetError(f"{column.name}: {value!r} is not a finite decimal")
+            if number and number.adjusted() >= whole_digits:
+                raise _too_big(column, value)
+            rounded = number.quantize(quantum, rounding=ROUND_HALF_EVEN)
+            if rounded and rounded.adjusted() >= whole_digits:  # rounded up past the precision
+                raise _too_big(column, value)
+            out.append(rounded)
+    return out
+
+
+def _as_decimal(column: Column, value: Any) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, Decimal | int | str):
         raise ParquetError(f"{column.name}: {value!r} is not a decimal")
     try:
-        number = Decimal(value)
+        return Decimal(value)
     except InvalidOperation as exc:
         raise ParquetError(f"{column.name}: {value!r} is not a decimal") from exc
-    if not number.is_finite():
-        raise ParquetError(f"{column.name}: {value!r} is not a finite decimal")
-    too_big = ParquetError(
+
+
+def _too_big(column: Column, value: Any) -> ParquetError:
+    return ParquetError(
         f"{column.name}: {value} does not fit DECIMAL({column.precision},{column.scale})"
     )
-    if number and number.adjusted() + column.scale >= column.precision:
-        raise too_big
-    with localcontext() as context:
-        context.prec = 2 * MAX_PRECISION  # room for any value, then the range check
-        rounded = number.quantize(Decimal(1).scaleb(-column.scale), rounding=ROUND_HALF_EVEN)
-    if len(rounded.as_tuple().digits) > column.precision:  # rounded up past the precision
-        raise too_big
-    return rounded
 
 
 def _timestamp(column: Column, value: Any) -> datetime:
@@ -88,7 +105,7 @@ def _array(column: Column, values: list[Any]) -> pa.Array:
     if not column.nullable and any(v is None for v in values):
         raise ParquetError(f"{column.name}: a null in a column that allows none")
     if column.kind == "decimal":
-        values = [None if v is None else _decimal(column, v) for v in values]
+        values = _decimals(column, values)
     elif column.kind == "timestamp":
         values = [None if v is None else _timestamp(column, v) for v in values]
     elif column.kind == "string" and any(not isinstance(v, str | None) for v in values):
