@@ -42,9 +42,26 @@ def write_csv(header: Sequence[str], rows: Iterable[Sequence[str | None]]) -> st
 
 
 def write_csv_columns(header: Sequence[str], columns: Sequence[Sequence[str | None]]) -> str:
-    """``write_csv`` of the rows these columns (of equal length) make."""
-    cells = [safe_cells(column) for column in columns]
-    return _written([safe_cells(header), *zip(*cells, strict=True)])
+    """``write_csv`` of the rows these columns (one per header cell, of equal length)
+    make, written column by column: a file's many cells are quoted only in a column that
+    holds a cell to quote, and its lines joined without the csv module."""
+    cells = [
+        _quoted(safe_cells([name, *column])) for name, column in zip(header, columns, strict=True)
+    ]
+    if len(cells) == 1:  # a line of one empty cell is "" (as the csv module writes it)
+        cells = [[cell or '""' for cell in cells[0]]]
+    return "".join([",".join(row) + "\n" for row in zip(*cells, strict=True)])
+
+
+_TO_QUOTE = re.compile(r'[\r\n",]')
+
+
+def _quoted(cells: list[str]) -> list[str]:
+    """A column's cells, each holding a CR, an LF, a double quote or a comma in quotes,
+    its quotes doubled (RFC 4180, as the csv module quotes them with "\r\n" rows)."""
+    if not _TO_QUOTE.search("".join(cells)):  # most columns hold none
+        return cells
+    return ['"' + c.replace('"', '""') + '"' if _TO_QUOTE.search(c) else c for c in cells]
 
 
 def _written(rows: Sequence[Sequence[str]]) -> str:

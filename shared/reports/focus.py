@@ -301,7 +301,7 @@ def column_cells(values: Sequence[Any], kind: ColumnType) -> list[str | None]:
         quantum = Decimal(1).scaleb(-(QUANTITY_SCALE if kind == "Quantity" else MONEY_SCALE))
         return [None if v is None else format(Decimal(v).quantize(quantum), "f") for v in values]
     if kind == "DateTime":  # a day's rows share a few periods: each time is written once
-        written = {v: _utc_text(v) for v in set(values) if v is not None}
+        written = {v: _utc_text(v) for v in dict.fromkeys(values) if v is not None}
         return [None if v is None else written[v] for v in values]
     if kind == "Boolean":
         return [None if v is None else "true" if v else "false" for v in values]

@@ -101,16 +101,21 @@ def _timestamp(column: Column, value: Any) -> datetime:
     return value.astimezone(UTC)
 
 
+_NULL = type(None)
+
+
 def _array(column: Column, values: list[Any]) -> pa.Array:
-    if not column.nullable and any(v is None for v in values):
+    kinds = set(map(type, values))  # once per column, not a test per value
+    if not column.nullable and _NULL in kinds:
         raise ParquetError(f"{column.name}: a null in a column that allows none")
     if column.kind == "decimal":
         values = _decimals(column, values)
     elif column.kind == "timestamp":
         values = [None if v is None else _timestamp(column, v) for v in values]
-    elif column.kind == "string" and any(not isinstance(v, str | None) for v in values):
-        wrong = next(v for v in values if not isinstance(v, str | None))
-        raise ParquetError(f"{column.name}: {wrong!r} is not a string")
+    elif column.kind == "string" and not kinds <= {str, _NULL}:
+        wrong = next((v for v in values if not isinstance(v, str | None)), None)
+        if wrong is not None:  # else only texts of a kind of str
+            raise ParquetError(f"{column.name}: {wrong!r} is not a string")
     try:
         return pa.array(values, type=column.arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # e.g. a boolean column's 1
