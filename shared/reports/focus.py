@@ -232,17 +232,24 @@ def _text(value: str | None) -> str | None:
     return value or None
 
 
-def focus_row(charge: Charge) -> dict[str, Any]:
-    """The FOCUS row of a charge, typed: Decimal, aware datetime, str, bool or None."""
+def billing_period(at: datetime) -> tuple[datetime, datetime]:
+    """The UTC month of ``at``: a charge's billing period (start, end)."""
+    start = month_start(at)
+    return start, next_month_start(start)
+
+
+def focus_row(charge: Charge, billing: tuple[datetime, datetime] | None = None) -> dict[str, Any]:
+    """The FOCUS row of a charge, typed: Decimal, aware datetime, str, bool or None;
+    ``billing``: its billing period when known (``billing_period`` of its start)."""
     info = KINDS[charge.kind]
-    billing_start = month_start(charge.period_start)
+    billing_start, billing_end = billing or billing_period(charge.period_start)
     return {
         "AvailabilityZone": _text(charge.availability_zone),
         "BilledCost": charge.effective_cost,
         "BillingAccountId": charge.account,
         "BillingAccountName": None,
         "BillingCurrency": "USD",
-        "BillingPeriodEnd": next_month_start(billing_start),
+        "BillingPeriodEnd": billing_end,
         "BillingPeriodStart": billing_start,
         "CapacityReservationId": _text(charge.capacity_reservation_id),
         "CapacityReservationStatus": _text(charge.capacity_reservation_status),
