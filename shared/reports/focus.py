@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from shared.domain.clock import month_start, next_month_start
 from shared.reports.csv_safe import write_csv_columns
-from shared.reports.parquet import Column, write_parquet
+from shared.reports.parquet import Column, write_parquet_columns
 
 FOCUS_VERSION = "1.2"
 PROVIDER = "AWS"  # ProviderName = PublisherName = InvoiceIssuerName: AWS sells and bills
@@ -319,24 +319,35 @@ def _utc_text(at: datetime) -> str:
     return str(at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
 
 
-def csv_of(
-    columns: Sequence[tuple[str, ColumnType, bool]], rows: Iterable[Mapping[str, Any]]
-) -> str:
-    """The rows as CSV with these columns (a missing key is a null: an empty cell)."""
+def values_of(rows: Iterable[Mapping[str, Any]], names: Sequence[str]) -> dict[str, list[Any]]:
+    """Each named column's values, in row order (a key a row lacks is a null)."""
     rows = list(rows)
-    cells = [column_cells([row.get(name) for row in rows], kind) for name, kind, _ in columns]
+    return {name: [row.get(name) for row in rows] for name in names}
+
+
+def csv_of(columns: Sequence[tuple[str, ColumnType, bool]], values: Mapping[str, list[Any]]) -> str:
+    """The CSV file of these columns' values (a null is an empty cell)."""
+    cells = [column_cells(values[name], kind) for name, kind, _ in columns]
     return write_csv_columns([name for name, _, _ in columns], cells)
+
+
+PARQUET_METADATA = {"FocusVersion": FOCUS_VERSION, "DataGenerator": "costtracker"}
 
 
 def to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     """The rows for spreadsheets: a null is an empty cell, every other value has text."""
-    return csv_of(COLUMNS, rows)
+    return csv_of(COLUMNS, values_of(rows, COLUMN_NAMES))
 
 
 def to_parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
     """The rows as typed Parquet (DECIMAL, TIMESTAMP UTC, STRING, BOOLEAN; nulls as nulls)."""
-    return write_parquet(
-        PARQUET_COLUMNS,
-        rows,
-        metadata={"FocusVersion": FOCUS_VERSION, "DataGenerator": "costtracker"},
+    return write_parquet_columns(
+        PARQUET_COLUMNS, values_of(rows, COLUMN_NAMES), metadata=PARQUET_METADATA
     )
+
+
+def focus_files(rows: Sequence[Mapping[str, Any]]) -> tuple[bytes, str]:
+    """``to_parquet`` and ``to_csv`` of the rows, their columns read once for both."""
+    values = values_of(rows, COLUMN_NAMES)
+    parquet = write_parquet_columns(PARQUET_COLUMNS, values, metadata=PARQUET_METADATA)
+    return parquet, csv_of(COLUMNS, values)

@@ -129,11 +129,23 @@ def write_parquet(
     metadata: Mapping[str, str] | None = None,
 ) -> bytes:
     """One Parquet file of ``rows`` (mappings by column name; a missing key is a null)."""
+    values = {c.name: [row.get(c.name) for row in rows] for c in columns}
+    return write_parquet_columns(columns, values, metadata=metadata)
+
+
+def write_parquet_columns(
+    columns: Sequence[Column],
+    values: Mapping[str, Sequence[Any]],
+    *,
+    metadata: Mapping[str, str] | None = None,
+) -> bytes:
+    """``write_parquet`` of the rows these values (by column name, one list per column
+    and of the same length) make."""
     names = [c.name for c in columns]
     if len(set(names)) != len(names):
         raise ParquetError("column names must be unique")
     schema = pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in columns])
-    arrays = [_array(c, [row.get(c.name) for row in rows]) for c in columns]
+    arrays = [_array(c, list(values[c.name])) for c in columns]
     out = io.BytesIO()
     # No Arrow schema entry in the footer, so the caller's metadata is added on its own.
     with pq.ParquetWriter(out, schema, compression=COMPRESSION, store_schema=False) as writer:
