@@ -24,8 +24,8 @@ from decimal import Decimal
 from typing import Any, Literal
 
 from shared.domain.clock import month_start, next_month_start
-from shared.reports.csv_safe import write_csv
-from shared.reports.parquet import Column, write_parquet
+from shared.reports.csv_safe import write_csv_columns
+from shared.reports.parquet import Column, write_parquet_columns
 
 FOCUS_VERSION = "1.2"
 PROVIDER = "AWS"  # ProviderName = PublisherName = InvoiceIssuerName: AWS sells and bills
@@ -232,17 +232,24 @@ def _text(value: str | None) -> str | None:
     return value or None
 
 
-def focus_row(charge: Charge) -> dict[str, Any]:
-    """The FOCUS row of a charge, typed: Decimal, aware datetime, str, bool or None."""
+def billing_period(at: datetime) -> tuple[datetime, datetime]:
+    """The UTC month of ``at``: a charge's billing period (start, end)."""
+    start = month_start(at)
+    return start, next_month_start(start)
+
+
+def focus_row(charge: Charge, billing: tuple[datetime, datetime] | None = None) -> dict[str, Any]:
+    """The FOCUS row of a charge, typed: Decimal, aware datetime, str, bool or None;
+    ``billing``: its billing period when known (``billing_period`` of its start)."""
     info = KINDS[charge.kind]
-    billing_start = month_start(charge.period_start)
+    billing_start, billing_end = billing or billing_period(charge.period_start)
     return {
         "AvailabilityZone": _text(charge.availability_zone),
         "BilledCost": charge.effective_cost,
         "BillingAccountId": charge.account,
         "BillingAccountName": None,
         "BillingCurrency": "USD",
-        "BillingPeriodEnd": next_month_start(billing_start),
+        "BillingPeriodEnd": billing_end,
         "BillingPeriodStart": billing_start,
         "CapacityReservationId": _text(charge.capacity_reservation_id),
         "CapacityReservationStatus": _text(charge.capacity_reservation_status),
@@ -295,30 +302,52 @@ def charge_order(c: Charge) -> tuple[Any, ...]:
 
 
 # ------------------------------------------------------------------------------- the files
-def cell(value: Any, kind: ColumnType) -> str | None:
-    if value is None:
-        return None
+def column_cells(values: Sequence[Any], kind: ColumnType) -> list[str | None]:
+    """One column's CSV cells: text of every value of ``kind``, a null as ``None``."""
     if kind in ("Decimal", "Quantity"):
-        scale = QUANTITY_SCALE if kind == "Quantity" else MONEY_SCALE
-        return format(Decimal(value).quantize(Decimal(1).scaleb(-scale)), "f")
-    if kind == "DateTime":
-        return str(value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+        quantum = Decimal(1).scaleb(-(QUANTITY_SCALE if kind == "Quantity" else MONEY_SCALE))
+        return [None if v is None else format(Decimal(v).quantize(quantum), "f") for v in values]
+    if kind == "DateTime":  # a day's rows share a few periods: each time is written once
+        written = {v: _utc_text(v) for v in dict.fromkeys(values) if v is not None}
+        return [None if v is None else written[v] for v in values]
     if kind == "Boolean":
-        return "true" if value else "false"
-    return str(value)
+        return [None if v is None else "true" if v else "false" for v in values]
+    return [None if v is None else str(v) for v in values]
+
+
+def _utc_text(at: datetime) -> str:
+    return str(at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
+
+
+def values_of(rows: Iterable[Mapping[str, Any]], names: Sequence[str]) -> dict[str, list[Any]]:
+    """Each named column's values, in row order (a key a row lacks is a null)."""
+    rows = list(rows)
+    return {name: [row.get(name) for row in rows] for name in names}
+
+
+def csv_of(columns: Sequence[tuple[str, ColumnType, bool]], values: Mapping[str, list[Any]]) -> str:
+    """The CSV file of these columns' values (a null is an empty cell)."""
+    cells = [column_cells(values[name], kind) for name, kind, _ in columns]
+    return write_csv_columns([name for name, _, _ in columns], cells)
+
+
+PARQUET_METADATA = {"FocusVersion": FOCUS_VERSION, "DataGenerator": "costtracker"}
 
 
 def to_csv(rows: Iterable[Mapping[str, Any]]) -> str:
     """The rows for spreadsheets: a null is an empty cell, every other value has text."""
-    return write_csv(
-        COLUMN_NAMES, ([cell(row.get(n), kind) for n, kind, _ in COLUMNS] for row in rows)
-    )
+    return csv_of(COLUMNS, values_of(rows, COLUMN_NAMES))
 
 
 def to_parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
     """The rows as typed Parquet (DECIMAL, TIMESTAMP UTC, STRING, BOOLEAN; nulls as nulls)."""
-    return write_parquet(
-        PARQUET_COLUMNS,
-        rows,
-        metadata={"FocusVersion": FOCUS_VERSION, "DataGenerator": "costtracker"},
+    return write_parquet_columns(
+        PARQUET_COLUMNS, values_of(rows, COLUMN_NAMES), metadata=PARQUET_METADATA
     )
+
+
+def focus_files(rows: Sequence[Mapping[str, Any]]) -> tuple[bytes, str]:
+    """``to_parquet`` and ``to_csv`` of the rows, their columns read once for both."""
+    values = values_of(rows, COLUMN_NAMES)
+    parquet = write_parquet_columns(PARQUET_COLUMNS, values, metadata=PARQUET_METADATA)
+    return parquet, csv_of(COLUMNS, values)

@@ -17,7 +17,7 @@ from shared.domain.instance import InstanceHead
 from shared.domain.job import JobRecords
 from shared.domain.rates import RatePin
 from shared.domain.segments import SeriesReader
-from shared.reports.focus import Charge, charge_order, focus_row
+from shared.reports.focus import Charge, billing_period, charge_order, focus_row
 
 RateKey = tuple[Decimal, Decimal, str, str]
 
@@ -238,4 +238,7 @@ def focus_rows(
 ) -> list[dict[str, Any]]:
     """The job's FOCUS rows for one finance day: running time, volumes, checkpoint objects,
     managed training, reservations and file systems."""
-    return [focus_row(c) for c in job_charges(records, day_start, now, series, day_end)]
+    charges = job_charges(records, day_start, now, series, day_end)
+    # The job's charges share a few starts (one per UTC month piece of the day).
+    billing = {start: billing_period(start) for start in {c.period_start for c in charges}}
+    return [focus_row(c, billing[c.period_start]) for c in charges]

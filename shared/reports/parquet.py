@@ -55,27 +55,44 @@ class Column:
         return pa.bool_() if self.kind == "boolean" else pa.string()
 
 
-def _decimal(column: Column, value: Any) -> Decimal:
-    """``value`` rounded to the column's scale; refused if it is no decimal or too big."""
+def _decimals(column: Column, values: list[Any]) -> list[Decimal | None]:
+    """Each value rounded to the column's scale (a null stays one); refused if it is no
+    decimal or too big. One decimal context for the column: room for any value that
+    passes the range check (``2 * MAX_PRECISION`` digits)."""
+    quantum = Decimal(1).scaleb(-column.scale)
+    whole_digits = column.precision - column.scale  # a value's digits left of the point
+    out: list[Decimal | None] = []
+    with localcontext() as context:
+        context.prec = 2 * MAX_PRECISION
+        for value in values:
+            if value is None:
+                out.append(None)
+                continue
+            number = value if type(value) is Decimal else _as_decimal(column, value)
+            if not number.is_finite():
+                raise ParquetError(f"{column.name}: {value!r} is not a finite decimal")
+            if number and number.adjusted() >= whole_digits:
+                raise _too_big(column, value)
+            rounded = number.quantize(quantum, rounding=ROUND_HALF_EVEN)
+            if rounded and rounded.adjusted() >= whole_digits:  # rounded up past the precision
+                raise _too_big(column, value)
+            out.append(rounded)
+    return out
+
+
+def _as_decimal(column: Column, value: Any) -> Decimal:
     if isinstance(value, bool) or not isinstance(value, Decimal | int | str):
         raise ParquetError(f"{column.name}: {value!r} is not a decimal")
     try:
-        number = Decimal(value)
+        return Decimal(value)
     except InvalidOperation as exc:
         raise ParquetError(f"{column.name}: {value!r} is not a decimal") from exc
-    if not number.is_finite():
-        raise ParquetError(f"{column.name}: {value!r} is not a finite decimal")
-    too_big = ParquetError(
+
+
+def _too_big(column: Column, value: Any) -> ParquetError:
+    return ParquetError(
         f"{column.name}: {value} does not fit DECIMAL({column.precision},{column.scale})"
     )
-    if number and number.adjusted() + column.scale >= column.precision:
-        raise too_big
-    with localcontext() as context:
-        context.prec = 2 * MAX_PRECISION  # room for any value, then the range check
-        rounded = number.quantize(Decimal(1).scaleb(-column.scale), rounding=ROUND_HALF_EVEN)
-    if len(rounded.as_tuple().digits) > column.precision:  # rounded up past the precision
-        raise too_big
-    return rounded
 
 
 def _timestamp(column: Column, value: Any) -> datetime:
@@ -84,16 +101,21 @@ def _timestamp(column: Column, value: Any) -> datetime:
     return value.astimezone(UTC)
 
 
+_NULL = type(None)
+
+
 def _array(column: Column, values: list[Any]) -> pa.Array:
-    if not column.nullable and any(v is None for v in values):
+    kinds = set(map(type, values))  # once per column, not a test per value
+    if not column.nullable and _NULL in kinds:
         raise ParquetError(f"{column.name}: a null in a column that allows none")
     if column.kind == "decimal":
-        values = [None if v is None else _decimal(column, v) for v in values]
+        values = _decimals(column, values)
     elif column.kind == "timestamp":
         values = [None if v is None else _timestamp(column, v) for v in values]
-    elif column.kind == "string" and any(not isinstance(v, str | None) for v in values):
-        wrong = next(v for v in values if not isinstance(v, str | None))
-        raise ParquetError(f"{column.name}: {wrong!r} is not a string")
+    elif column.kind == "string" and not kinds <= {str, _NULL}:
+        wrong = next((v for v in values if not isinstance(v, str | None)), None)
+        if wrong is not None:  # else only texts of a kind of str
+            raise ParquetError(f"{column.name}: {wrong!r} is not a string")
     try:
         return pa.array(values, type=column.arrow_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # e.g. a boolean column's 1
@@ -107,11 +129,23 @@ def write_parquet(
     metadata: Mapping[str, str] | None = None,
 ) -> bytes:
     """One Parquet file of ``rows`` (mappings by column name; a missing key is a null)."""
+    values = {c.name: [row.get(c.name) for row in rows] for c in columns}
+    return write_parquet_columns(columns, values, metadata=metadata)
+
+
+def write_parquet_columns(
+    columns: Sequence[Column],
+    values: Mapping[str, Sequence[Any]],
+    *,
+    metadata: Mapping[str, str] | None = None,
+) -> bytes:
+    """``write_parquet`` of the rows these values (by column name, one list per column
+    and of the same length) make."""
     names = [c.name for c in columns]
     if len(set(names)) != len(names):
         raise ParquetError("column names must be unique")
     schema = pa.schema([pa.field(c.name, c.arrow_type, nullable=c.nullable) for c in columns])
-    arrays = [_array(c, [row.get(c.name) for row in rows]) for c in columns]
+    arrays = [_array(c, list(values[c.name])) for c in columns]
     out = io.BytesIO()
     # No Arrow schema entry in the footer, so the caller's metadata is added on its own.
     with pq.ParquetWriter(out, schema, compression=COMPRESSION, store_schema=False) as writer:

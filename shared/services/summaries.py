@@ -25,8 +25,8 @@ from shared.domain.job import JobRecords, rollup_tags
 from shared.domain.limits import DOCUMENT_ENTRIES, TOP_ITEMS
 from shared.domain.tags import NO_TAG
 from shared.reports.csv_safe import write_csv
-from shared.reports.focus import FOCUS_METADATA, to_csv, to_parquet
-from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, to_csv_13, to_parquet_13
+from shared.reports.focus import FOCUS_METADATA, focus_files
+from shared.reports.focus13 import FOCUS_METADATA_13, allocated_rows, focus_files_13
 from shared.reports.focus_charges import focus_rows
 from shared.reports.formatting import cents, iso, money
 from shared.services.alerts import AlertPoster
@@ -243,10 +243,9 @@ def publish_summary(
     prefix = f"{day:%Y/%m/%d}"
     focus: tuple[bytes, str, dict[str, Any]]
     if focus_version == "1.3":
-        rows13 = allocated_rows(rows)
-        focus = (to_parquet_13(rows13), to_csv_13(rows13), FOCUS_METADATA_13)
+        focus = (*focus_files_13(allocated_rows(rows)), FOCUS_METADATA_13)
     else:
-        focus = (to_parquet(rows), to_csv(rows), FOCUS_METADATA)
+        focus = (*focus_files(rows), FOCUS_METADATA)
     name = f"focus/{prefix}/focus-{focus_version}"
     keys: dict[str, tuple[str | bytes, str]] = {
         f"summaries/{prefix}/summary.json": (json.dumps(summary, indent=2), "application/json"),

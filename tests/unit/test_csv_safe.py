@@ -6,8 +6,10 @@ import csv
 import io
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from shared.reports.csv_safe import write_csv
+from shared.reports.csv_safe import write_csv, write_csv_columns
 
 
 def read_back(text: str) -> list[list[str]]:
@@ -39,3 +41,25 @@ def test_cells_with_line_ends_quotes_or_commas_are_quoted(cell: str, written: st
 
 def test_nulls_are_empty_unquoted_cells_and_rows_end_with_a_line_feed() -> None:
     assert write_csv(["a", "b"], [[None, "1"], ["2", None]]) == "a,b\n,1\n2,\n"
+
+
+CELLS = [None, "", "plain", "a,b", 'say "hi"', "a\nb", "x\r=1", "\r=1+1", "=SUM(A1)", "-1.5",
+         "-x", "@me", "\ttab", "a\r\nb", '""', ",", "é"]  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_columns_are_written_as_the_same_rows_are(width: int) -> None:
+    rows = [[CELLS[(n + k) % len(CELLS)] for k in range(width)] for n in range(len(CELLS))]
+    header = [f"h{k}" for k in range(width)]
+    columns = [[row[k] for row in rows] for k in range(width)]
+    assert write_csv_columns(header, columns) == write_csv(header, rows)
+
+
+@given(st.lists(st.lists(st.one_of(st.none(), st.text()), min_size=3, max_size=3), max_size=8))
+def test_any_columns_are_written_as_the_same_rows_are(rows: list[list[str | None]]) -> None:
+    columns = [[row[k] for row in rows] for k in range(3)]
+    assert write_csv_columns(["a", "=b", "c,d"], columns) == write_csv(["a", "=b", "c,d"], rows)
+
+
+def test_a_lone_empty_cell_is_a_quoted_line_not_a_blank_one() -> None:
+    assert write_csv_columns(["c"], [["", None, "x"]]) == 'c\n""\n""\nx\n'

@@ -27,6 +27,7 @@ from shared.reports.focus import (
     COLUMN_NAMES,
     KINDS,
     MANDATORY,
+    focus_files,
     focus_row,
     to_csv,
     to_parquet,
@@ -280,3 +281,7 @@ def test_csv_nulls_are_empty_cells_and_formulas_are_neutralised() -> None:
     # Parquet is typed data: the value stays as it is.
     table = pq.read_table(io.BytesIO(to_parquet(typed)))
     assert table.column("ResourceName").to_pylist()[0] == '=HYPERLINK("http://x")'
+
+
+def test_both_files_at_once_are_the_files_one_by_one() -> None:
+    assert focus_files(rows()) == (to_parquet(rows()), to_csv(rows()))

@@ -21,6 +21,7 @@ from shared.reports.focus13 import (
     METHODS,
     allocated_rows,
     check_rows_13,
+    focus_files_13,
     to_csv_13,
     to_parquet_13,
 )
@@ -122,3 +123,7 @@ def test_the_1_3_files_are_typed_and_the_same_rows_give_the_same_bytes() -> None
     assert [r["AllocatedMethodId"] for r in back] == [r["AllocatedMethodId"] for r in sample]
     assert to_csv_13(sample).splitlines()[0].split(",") == list(COLUMN_NAMES_13)
     assert to_csv_13(sample) == to_csv_13(rows())
+
+
+def test_both_files_at_once_are_the_files_one_by_one() -> None:
+    assert focus_files_13(rows()) == (to_parquet_13(rows()), to_csv_13(rows()))
