@@ -15,6 +15,7 @@ from shared.adapters.accounts import factory_of
 from shared.config.ledger import MetricRef, UtilizationConfig
 from shared.domain.alarm_record import AlarmIdentity, threshold_of
 from shared.domain.idle import Signal
+from shared.domain.memo import ByIdentity
 
 STATISTIC = "Average"
 
@@ -31,17 +32,7 @@ class AlarmSpec:
 
     def identity(self, config: UtilizationConfig) -> AlarmIdentity:
         """What the alarm's state-change events will name, as this spec puts it."""
-        return AlarmIdentity(
-            account=self.account,
-            region=self.region,
-            name=self.name,
-            namespace=self.metric.namespace,
-            metric=self.metric.metric,
-            dimensions=((self.metric.dimension, self.instance_id),),
-            period=config.period_seconds,
-            stat=STATISTIC,
-            threshold=threshold_of(self.threshold),
-        )
+        return _made_from(config).identity(self)
 
     def put_request(self, config: UtilizationConfig) -> dict[str, Any]:
         """The PutMetricAlarm request that makes this alarm (in its account and region)."""
@@ -70,9 +61,42 @@ class AlarmSpec:
     def definition(self, config: UtilizationConfig) -> str:
         """A digest of the whole request as put (account and region included): a record
         holding the same digest is an alarm put exactly so, with nothing to put again."""
-        request = {"account": self.account, "region": self.region, **self.put_request(config)}
+        return _made_from(config).definition(self)
+
+
+class _MadeFrom:
+    """An instance's alarms are put at each start and deleted at each stop: the same
+    specs, identities and digests each time, made once from one config object (by
+    identity, not equality: equal configs may write a threshold as 10 or as 10.0)."""
+
+    def __init__(self, config: UtilizationConfig) -> None:
+        self.config = config
+        self.specs: dict[tuple[str, str, str, str], tuple[AlarmSpec, ...]] = {}
+        self.identity: ByIdentity[AlarmSpec, AlarmIdentity] = ByIdentity(self._identity)
+        self.definition: ByIdentity[AlarmSpec, str] = ByIdentity(self._definition)
+
+    def _identity(self, spec: AlarmSpec) -> AlarmIdentity:
+        return AlarmIdentity(
+            account=spec.account,
+            region=spec.region,
+            name=spec.name,
+            namespace=spec.metric.namespace,
+            metric=spec.metric.metric,
+            dimensions=((spec.metric.dimension, spec.instance_id),),
+            period=self.config.period_seconds,
+            stat=STATISTIC,
+            threshold=threshold_of(spec.threshold),
+        )
+
+    def _definition(self, spec: AlarmSpec) -> str:
+        request = {"account": spec.account, "region": spec.region, **spec.put_request(self.config)}
         canonical = json.dumps(request, sort_keys=True, default=str, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+_KEPT_INSTANCES = 4096
+# A container has one config (a test may make many: each starts anew).
+_made_from: ByIdentity[UtilizationConfig, _MadeFrom] = ByIdentity(_MadeFrom, size=4)
 
 
 def alarm_specs(
@@ -85,11 +109,24 @@ def alarm_specs(
 ) -> list[AlarmSpec]:
     """The two alarms of an accelerator instance (none for a CPU-only node), in its
     ``account`` and ``region``."""
+    specs = _made_from(config).specs
+    key = (instance_id, instance_type, account, region)
+    found = specs.get(key)
+    if found is None:
+        if len(specs) >= _KEPT_INSTANCES:
+            specs.clear()
+        found = specs[key] = _make_specs(config, *key)
+    return list(found)
+
+
+def _make_specs(
+    config: UtilizationConfig, instance_id: str, instance_type: str, account: str, region: str
+) -> tuple[AlarmSpec, ...]:
     accelerator = config.accelerator_metric(instance_type)
     if accelerator is None:
-        return []
+        return ()
     prefix = f"{config.alarm_prefix}{instance_id}"
-    return [
+    return (
         AlarmSpec(
             f"{prefix}-accelerator-low",
             accelerator,
@@ -108,7 +145,7 @@ def alarm_specs(
             account,
             region,
         ),
-    ]
+    )
 
 
 class AlarmManager(Protocol):
