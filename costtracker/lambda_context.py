@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import uuid
 from dataclasses import dataclass, field
 
 # Request ids count up from 1 in each process: unique within a run, as Lambda's are, and
@@ -12,8 +11,11 @@ _request_numbers = itertools.count(1)
 
 
 def next_request_id() -> str:
-    """A fresh request id: a UUID string (00000000-0000-0000-0000-000000000001, ...)."""
-    return str(uuid.UUID(int=next(_request_numbers)))
+    """A fresh request id: a UUID string (00000000-0000-0000-0000-000000000001, ...), the
+    number's 32 hex digits in UUID's groups (what ``str(uuid.UUID(int=n))`` gives, without
+    building the UUID: one per invocation)."""
+    digits = f"{next(_request_numbers):032x}"
+    return f"{digits[:8]}-{digits[8:12]}-{digits[12:16]}-{digits[16:20]}-{digits[20:]}"
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 import heapq
 import importlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -56,6 +56,21 @@ class NextFirings:
         self._asked[schedule.function] = (now, at)
         return at
 
+    def each_after(
+        self, schedules: Sequence[Schedule], now: datetime
+    ) -> list[tuple[Schedule, datetime]]:
+        """``(schedule, after(schedule, now))`` for each schedule, in order (one loop: the
+        replay asks for all of them at every event)."""
+        remembered = self._asked
+        firings = []
+        for schedule in schedules:
+            asked = remembered.get(schedule.function)
+            if asked is None or not asked[0] <= now < asked[1]:
+                asked = (now, schedule.next_after(now))
+                remembered[schedule.function] = asked
+            firings.append((schedule, asked[1]))
+        return firings
+
 
 class Replayer:
     """Delivers events and schedules to the handlers, keeping the simulated clock."""
@@ -63,6 +78,7 @@ class Replayer:
     def __init__(self, scenario: Scenario, emulator: Emulator, skip_quiet: bool = True) -> None:
         self.scenario = scenario
         self.emulator = emulator
+        self._until = utc(scenario.until) if scenario.until is not None else None
         times = scenario.event_times()
         start = min(times) if times else (scenario.until or datetime.now(UTC))
         self.clock = FixedClock(start)
@@ -156,7 +172,7 @@ class Replayer:
         if to <= now:
             self._run_deferred(now)
             return
-        firings = [(s, self._next_firings.after(s, now)) for s in self.schedules]
+        firings = self._next_firings.each_after(self.schedules, now)
         if self._skip_quiet_to(to, firings):
             return
         pending = {s.function: (s, at) for s, at in firings}
@@ -202,9 +218,9 @@ class Replayer:
         deferred = self._next_deferred()
         if deferred is not None and deferred <= to:
             return False
-        due = sorted(
-            ((s, at) for s, at in firings if at <= to), key=lambda d: (d[1], d[0].function)
-        )
+        due = [(s, at) for s, at in firings if at <= to]
+        if len(due) > 1:
+            due.sort(key=lambda d: (d[1], d[0].function))
         for schedule, _ in due:
             quiet = self.quiet_until.get(schedule.function)
             if quiet is None or quiet <= to:
@@ -239,12 +255,12 @@ class Replayer:
             )
             return
         at = _event_time(event)
-        if at is not None and self.scenario.until is not None and at > utc(self.scenario.until):
+        if at is not None and self._until is not None and at > self._until:
             self.warnings.append(
                 {
                     "kind": "event_after_until",
                     "detail": f"event {event.get('id')} at {iso(at)} is after until "
-                    f"{iso(utc(self.scenario.until))}: ignored",
+                    f"{iso(self._until)}: ignored",
                 }
             )
             return
@@ -272,8 +288,11 @@ class Replayer:
         """Whether an alert recorded by the last invocation (or the re-send path's own
         tick) is still pending: also one whose write landed but whose answer was lost,
         which the handler's retry finds already known. One read per alert recorded."""
+        recorded = take_recorded()
+        if not recorded:  # nearly every invocation
+            return False
         outbox = runtime.current().outbox_store
-        for alert_id in dict.fromkeys(take_recorded()):
+        for alert_id in dict.fromkeys(recorded):
             item = outbox.get(alert_id)
             if item is not None and item.get("state") == "pending":
                 return True

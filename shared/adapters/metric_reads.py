@@ -76,7 +76,7 @@ class CloudWatchMetrics:
         for first in range(0, len(queries), MAX_QUERIES_PER_CALL):
             batch = queries[first : first + MAX_QUERIES_PER_CALL]
             ids = {f"q{n}": q.instance_id for n, q in enumerate(batch)}
-            requests = [q.request(f"q{n}") for n, q in enumerate(batch)]
+            requests = [q.request(query_id) for query_id, q in zip(ids, batch, strict=True)]
             self.queries += len(requests)
             paginator = client.get_paginator("get_metric_data")
             series: dict[tuple[str, str], list[Point]] = {}
@@ -88,10 +88,13 @@ class CloudWatchMetrics:
             ):
                 self.calls += 1
                 for result in page.get("MetricDataResults", []):
+                    timestamps, values = result["Timestamps"], result["Values"]
+                    if not timestamps and not values:  # most queries of an idle hour
+                        continue
                     key = (str(result["Id"]), str(result.get("Label", "")))
                     series.setdefault(key, []).extend(
                         Point(at, fraction(value))
-                        for at, value in zip(result["Timestamps"], result["Values"], strict=True)
+                        for at, value in zip(timestamps, values, strict=True)
                     )
             for (query_id, _), points in sorted(series.items()):
                 if points:

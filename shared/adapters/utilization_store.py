@@ -16,10 +16,11 @@ until a later read closes it; open hours are few (the daily summary closes the d
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from decimal import Decimal
 from functools import lru_cache
+from typing import NamedTuple
 
 from shared.adapters import keys
 from shared.adapters.table import Below, ConditionFailed, Item, Put, Table, Update
@@ -48,6 +49,29 @@ def _open_name(hour: datetime) -> str:
     return OPEN + hour.astimezone(UTC).strftime("%Y%m%d%H")
 
 
+class InstanceHour(NamedTuple):
+    """What one read of an hour measured of one instance (``record_read``)."""
+
+    account: str
+    instance_id: str
+    job_id: str
+    measured: Measured
+
+
+class _HourRead:
+    """The texts every instance's records of one read of an hour share."""
+
+    def __init__(self, hour: datetime, read_at: datetime, closed: bool) -> None:
+        self.hour = keys.iso(hour)
+        self.sk = f"H#{self.hour}"
+        self.read_at = keys.iso(read_at)
+        self.closed = 1 if closed else 0
+        self.open_name = _open_name(hour)
+
+
+_NOT_CLOSED = (Below("closed", 1),)
+
+
 def _measured(value: object) -> Measured:
     weighted, _, covered = str(value).partition("|")
     return Measured(Decimal(weighted), int(covered or 0))
@@ -70,34 +94,47 @@ class UtilizationStore:
     ) -> bool:
         """Keep what one read of an hour measured; False when the hour was closed already
         (a retry, or a second read: nothing changes)."""
-        pk = util_pk(account, instance_id)
+        read = _HourRead(hour, read_at, closed)
+        return self._record(read, InstanceHour(account, instance_id, job_id, measured))
+
+    def record_read(
+        self, hour: datetime, read_at: datetime, closed: bool, measured: Iterable[InstanceHour]
+    ) -> list[bool]:
+        """``record`` for each instance one read of ``hour`` measured, in order: the
+        hour's key and times are formatted once for the read, not once per instance."""
+        read = _HourRead(hour, read_at, closed)
+        return [self._record(read, one) for one in measured]
+
+    def _record(self, read: _HourRead, one: InstanceHour) -> bool:
+        account, instance_id, job_id, measured = one
+        weighted, covered = measured.weighted, measured.covered_seconds
         put = Put(
             {
-                "pk": pk,
-                "sk": hour_sk(hour),
+                "pk": util_pk(account, instance_id),
+                "sk": read.sk,
                 "kind": "utilization_hour",
                 "job_id": job_id,
-                "hour": keys.iso(hour),
-                "weighted": measured.weighted,
-                "covered_seconds": measured.covered_seconds,
-                "closed": 1 if closed else 0,
-                "read_at": keys.iso(read_at),
+                "hour": read.hour,
+                "weighted": weighted,
+                "covered_seconds": covered,
+                "closed": read.closed,
+                "read_at": read.read_at,
             },
-            conditions=(Below("closed", 1),),
+            conditions=_NOT_CLOSED,
         )
         total_pk, total_sk = total_key(job_id, account, instance_id)
         names = {"kind": KIND, "account": account, "instance_id": instance_id}
-        if closed:
+        if read.closed:
             total = Update(
                 total_pk,
                 total_sk,
-                add={"weighted": measured.weighted, "covered_seconds": measured.covered_seconds},
+                add={"weighted": weighted, "covered_seconds": covered},
                 set=names,
-                remove=(_open_name(hour),),
+                remove=(read.open_name,),
             )
         else:
-            inline = f"{measured.weighted}|{measured.covered_seconds}"
-            total = Update(total_pk, total_sk, set={**names, _open_name(hour): inline})
+            names[read.open_name] = f"{weighted}|{covered}"
+            total = Update(total_pk, total_sk, set=names)
         try:
             self.table.transact([put, total])
         except ConditionFailed:

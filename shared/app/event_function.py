@@ -9,7 +9,9 @@ the function's answer (a JSON object); the decorator adds, in this order:
   with its id and raised, so Lambda's retries end in the function's dead-letter queue;
 - the trust check (``shared.app.trust_edge.admit``): an event from an account the
   tracker does not act for is refused the same way;
-- the metrics flush at the end of the invocation, whatever happened.
+- the metrics flush at the end of the invocation, whatever happened, where metrics go
+  somewhere (with metrics off, local runs and tests, the flush would only warn that
+  there is nothing to publish: nothing is counted then, ``shared.adapters.telemetry``).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, TypeAdapter
 
+from shared.adapters import telemetry
 from shared.adapters.telemetry import metrics
 from shared.app import runtime
 from shared.app.edge import parse_event
@@ -41,7 +44,8 @@ class EventFunction(Generic[M]):
         self.model = model
         self.work = work
         self.__doc__ = work.__doc__
-        self._handler = logger.inject_lambda_context(clear_state=True)(
+        self._logged = logger.inject_lambda_context(clear_state=True)(self._handle)
+        self._logged_and_flushed = logger.inject_lambda_context(clear_state=True)(
             metrics.log_metrics(raise_on_empty_metrics=False)(self._handle)
         )
 
@@ -53,7 +57,9 @@ class EventFunction(Generic[M]):
         return self.work(parsed, rt)
 
     def __call__(self, event: object, context: LambdaContext) -> Answer:
-        answer: Answer = self._handler(event, context)
+        # Asked per invocation: the environment says whether metrics are on.
+        handler = self._logged_and_flushed if telemetry.enabled() else self._logged
+        answer: Answer = handler(event, context)
         return answer
 
 

@@ -75,6 +75,8 @@ def measure(
     Worked on the whole-second clock (``seconds_clock``, each moment once): it only
     rounds up and keeps order, so it commutes with max and min, and a point's end is its
     start plus the period; the seconds are those of ``whole_seconds`` on the datetimes."""
+    if not points:  # an hour without a datapoint (most of a scenario's): nothing covered
+        return Measured()
     end = hour + HOUR
     first, last = seconds_clock(hour), seconds_clock(end)
     inside = [

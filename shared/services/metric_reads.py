@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from aws_lambda_powertools import Logger
 
 from shared.adapters.metric_reads import CloudWatchMetrics, MetricQuery
-from shared.adapters.utilization_store import UtilizationStore
+from shared.adapters.utilization_store import InstanceHour, UtilizationStore
 from shared.config.ledger import LedgerConfig
 from shared.config.measurement import AcceleratorKind
 from shared.domain.instance import InstanceHead
@@ -77,9 +77,13 @@ def running_spans(
         seen = {(s.span.start, s.span.end or now) for s in segments}
         return sorted((a, b) for a, b in seen if a < b)
     lo, hi = within
-    spans = [s.span for s in segments]
-    seen = {(s.start, s.end or now) for s in spans if s.end is None or s.end > lo}
-    return sorted((a, b) for a, b in seen if a < b and a < hi and b > lo)
+    overlapping: set[tuple[datetime, datetime]] = set()
+    for segment in segments:  # a plain loop: most of a week's segments ended before lo
+        span = segment.span
+        end = now if span.end is None else span.end
+        if end > lo and span.start < hi:
+            overlapping.add((span.start, end))
+    return sorted((a, b) for a, b in overlapping if a < b)
 
 
 def closes_at(hour: datetime) -> datetime:
@@ -116,16 +120,17 @@ def read_hours(
     outcome = ReadOutcome()
     metric_of: dict[str, MetricOfType | None] = {}  # per instance type, made once
     asked: list[tuple[MetricQuery, Target, list[datetime]]] = []
+    until = min(hi, now)
     for target in targets:
-        head = target.head
-        instance_type = head.profile.instance_type
+        profile = target.head.profile
+        instance_type = profile.instance_type
         if instance_type not in metric_of:
             metric_of[instance_type] = metric_of_type(config, instance_type)
         metric = metric_of[instance_type]
         if metric is None:
             continue
-        hours = hours_run(target.spans, lo, min(hi, now))
-        asked.append((MetricQuery(head.instance_id, *metric), target, hours))
+        hours = hours_run(target.spans, lo, until)
+        asked.append((MetricQuery(profile.instance_id, *metric), target, hours))
     kept = store.closed_hours([(t.head.account, t.head.instance_id, h) for _, t, h in asked])
     wanted: dict[tuple[str, str, datetime], list[tuple[MetricQuery, Target]]] = {}
     for query, target, hours in asked:
@@ -147,6 +152,8 @@ def _one_per_instance(
 ) -> list[list[tuple[MetricQuery, Target]]]:
     """The pairs in as few batches as can be with each instance once in a batch (an
     instance in two jobs of one day: its series are per query, the answer per instance)."""
+    if len({query.instance_id for query, _ in pairs}) == len(pairs):
+        return [pairs]  # each instance once (nearly always): one batch
     batches: list[list[tuple[MetricQuery, Target]]] = []
     seen: list[set[str]] = []
     for pair in pairs:
@@ -179,21 +186,21 @@ def _read_batch(
         outcome.failed.append(f"{account}/{region}: {type(exc).__name__}")
         return
     closed = now >= closes_at(hour)
-    for query, target in pairs:
-        points = device_mean(series[query.instance_id])
-        measured = measure(points, query.period_seconds, target.spans, hour)
-        head = target.head
-        written = store.record(
-            head.account,
-            head.instance_id,
-            head.job_id,
-            hour,
-            measured,
-            closed=closed,
-            read_at=now,
+    measured = [
+        InstanceHour(
+            target.head.account,
+            query.instance_id,
+            target.head.job_id,
+            measure(
+                device_mean(series[query.instance_id]), query.period_seconds, target.spans, hour
+            ),
         )
-        outcome.hours_read += 1
-        outcome.hours_closed += int(written and closed)
+        for query, target in pairs
+    ]
+    written = store.record_read(hour, now, closed, measured)
+    outcome.hours_read += len(written)
+    if closed:
+        outcome.hours_closed += sum(written)
 
 
 def read_last_hour(

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from shared.adapters.table import MemoryTable
-from shared.adapters.utilization_store import UtilizationStore, hour_sk, util_pk
+from shared.adapters.utilization_store import InstanceHour, UtilizationStore, hour_sk, util_pk
 from shared.domain.clock import whole_seconds
 from shared.domain.utilization import HOUR, Measured, Point, hours_run, measure
 from shared.services.metric_reads import running_spans
@@ -188,3 +188,30 @@ def test_measure_counts_the_whole_seconds_of_each_points_overlaps() -> None:
             str(expected.weighted),
             expected.covered_seconds,
         )
+
+
+def test_one_read_for_many_instances_writes_what_a_record_per_instance_writes() -> None:
+    """``record_read`` (the hour's texts formatted once) against ``record`` one by one:
+    the same items, the same answers, for an open read, a closing one and a repeat."""
+    hour, later = T0 + HOUR, T0 + 2 * HOUR + timedelta(minutes=20)
+    reads = [
+        (T0 + HOUR + timedelta(minutes=5), False),
+        (later, True),
+        (later, True),  # closed already: nothing written
+    ]
+    measured = [
+        InstanceHour(ACCOUNT, "i-1", "job-a", Measured(Decimal("12.5"), 60)),
+        InstanceHour(ACCOUNT, "i-2", "job#b", Measured(Decimal("0"), 0)),
+        InstanceHour("444455556666", "i-1", "job-a", Measured(Decimal("0.875"), 3600)),
+    ]
+    one_by_one, batched = MemoryTable(), MemoryTable()
+    for read_at, closed in reads:
+        answers = [
+            UtilizationStore(one_by_one).record(
+                m.account, m.instance_id, m.job_id, hour, m.measured, closed=closed, read_at=read_at
+            )
+            for m in measured
+        ]
+        assert UtilizationStore(batched).record_read(hour, read_at, closed, measured) == answers
+        assert batched.items == one_by_one.items
+    assert answers == [False, False, False]

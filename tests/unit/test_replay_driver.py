@@ -66,10 +66,22 @@ def test_next_firings_remembered_equal_the_schedules_own() -> None:
             now = expected if step % 7 == 0 else now + timedelta(minutes=13 * (step % 5))
 
 
+def test_next_firings_of_each_schedule_equal_the_schedules_own() -> None:
+    for every in (schedules(), schedules("06:30", "Europe/Berlin")):  # one per function
+        firings = NextFirings()
+        now = T0
+        for step in range(400):  # some steps land on a firing exactly
+            expected = [(s, s.next_after(now)) for s in every]
+            assert firings.each_after(every, now) == expected, now
+            now = min(at for _, at in expected) if step % 3 == 0 else now + timedelta(minutes=7)
+
+
 def test_request_ids_are_distinct_uuid_strings() -> None:
     ids = [FakeLambdaContext("f").aws_request_id for _ in range(3)]
     assert len(set(ids)) == 3
     assert all(str(uuid.UUID(i)) == i for i in ids)
+    numbers = [uuid.UUID(i).int for i in ids]
+    assert numbers == list(range(numbers[0], numbers[0] + 3))  # counted, not drawn
 
 
 def test_checkpoint_answer_is_the_outcome_as_asdict() -> None:

@@ -83,3 +83,34 @@ def test_with_metrics_off_nothing_is_printed_however_many_invocations(
         handler(tick, FakeLambdaContext(function_name="test"))
     out, err = capsys.readouterr()
     assert "_aws" not in out and "_aws" not in err
+
+
+def test_with_metrics_on_an_invocation_flushes_what_it_counted_and_off_warns_nothing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The flush runs where metrics go somewhere; with metrics off it is not run (it
+    would only warn that there is nothing to publish)."""
+    import warnings
+
+    from costtracker.lambda_context import FakeLambdaContext
+    from shared.app.event_function import event_function
+    from shared.events.envelope import ScheduledEvent
+
+    monkeypatch.setenv("TABLE_NAME", "ledger-telemetry")
+
+    @event_function(ScheduledEvent)
+    def handler(event: ScheduledEvent, rt: object) -> dict[str, str]:
+        telemetry.count("EventsProcessed")
+        return {}
+
+    tick = scheduled_event("tick-1", "2026-11-01T00:00:00Z")
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    handler(tick, FakeLambdaContext(function_name="test"))  # type: ignore[arg-type]
+    (line,) = [line for line in emitted(capsys.readouterr().out) if "_aws" in line]
+    assert line["EventsProcessed"] == 1.0
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "true")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        handler(tick, FakeLambdaContext(function_name="test"))  # type: ignore[arg-type]
+    assert "_aws" not in capsys.readouterr().out
+    assert not [w for w in caught if "No application metrics" in str(w.message)]
