@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from datetime import datetime
 from decimal import Decimal
 from typing import Any
@@ -39,14 +40,30 @@ def _value_size(value: Any) -> int:
     return 3 + sum(_value_size(v) + 1 for v in value)
 
 
+def value_size(value: Any) -> int:
+    """A value's size as DynamoDB counts it. Strings and numbers (most values) are
+    counted here, the rest by ``_value_size``; an ASCII string (``isascii`` reads a flag
+    CPython keeps on each string) is as long in UTF-8 as in characters, so it is not
+    encoded."""
+    kind = type(value)
+    if kind is str:
+        return len(value) if value.isascii() else len(value.encode())
+    if kind is int or kind is Decimal:
+        return len(str(value))
+    return _value_size(value)
+
+
+def name_size(name: str) -> int:
+    """An attribute name's part of its item's size (the value's: ``value_size``)."""
+    return len(name) if name.isascii() else len(name.encode())
+
+
 def item_size(item: Mapping[str, Any]) -> int:
-    """An item's size as DynamoDB counts it (names and values, UTF-8). The in-memory
-    table counts every item it writes, so strings and numbers (most values) are counted
-    here, the rest by ``_value_size``; an ASCII string (``isascii`` reads a flag CPython
-    keeps on each string) is as long in UTF-8 as in characters, so it is not encoded."""
-    size = 0
-    for name, value in item.items():
-        size += len(name) if name.isascii() else len(name.encode())
+    """An item's size as DynamoDB counts it (names and values, UTF-8): the sum of its
+    ``name_size`` and ``value_size``, the names counted together (UTF-8 lengths add up)."""
+    names = "".join(item)
+    size = len(names) if names.isascii() else len(names.encode())
+    for value in item.values():
         kind = type(value)
         if kind is str:
             size += len(value) if value.isascii() else len(value.encode())
@@ -58,7 +75,7 @@ def item_size(item: Mapping[str, Any]) -> int:
 
 
 # Values a copy may share, being immutable: strings, numbers, booleans, None, bytes.
-_ATOMIC = frozenset({str, int, Decimal, bool, type(None), float, bytes})
+ATOMIC_TYPES = frozenset({str, int, Decimal, bool, type(None), float, bytes})
 
 
 def _fresh(value: Any) -> Any:
@@ -73,9 +90,9 @@ def _fresh(value: Any) -> Any:
 
 
 def mutable_names(item: Mapping[str, Any]) -> tuple[str, ...]:
-    """The attributes of ``item`` whose values are not ``_ATOMIC`` (sets, maps, lists):
+    """The attributes of ``item`` whose values are not ``ATOMIC_TYPES`` (sets, maps, lists):
     the ones a copy must copy."""
-    return tuple([k for k, v in item.items() if type(v) not in _ATOMIC])
+    return tuple([k for k, v in item.items() if type(v) not in ATOMIC_TYPES])
 
 
 def copy_item(item: Mapping[str, Any], mutable: Sequence[str] | None = None) -> dict[str, Any]:
@@ -86,6 +103,59 @@ def copy_item(item: Mapping[str, Any], mutable: Sequence[str] | None = None) -> 
         if name in copied:
             copied[name] = _fresh(copied[name])
     return copied
+
+
+class SizedItem:
+    """An item with what the in-memory table keeps beside it: its ``item_size`` (for the
+    limit, adjusted as updates change attributes) and its ``mutable_names`` (what a
+    read's copy must copy)."""
+
+    __slots__ = ("item", "mutable", "size")
+
+    def __init__(self, item: dict[str, Any], mutable: tuple[str, ...], size: int) -> None:
+        self.item, self.mutable, self.size = item, mutable, size
+
+    @classmethod
+    def counted(cls, item: dict[str, Any]) -> SizedItem:
+        """``item`` itself, counted whole."""
+        return cls(item, mutable_names(item), item_size(item))
+
+    @classmethod
+    def copied(cls, item: Mapping[str, Any]) -> SizedItem:
+        """``copy_item(item)``, counted whole in the same pass (what a Put stores)."""
+        copied = dict(item)
+        mutable: list[str] = []
+        names = "".join(copied)
+        size = len(names) if names.isascii() else len(names.encode())
+        for name, value in copied.items():  # as item_size, noting the mutable ones
+            kind = type(value)
+            if kind is str:
+                size += len(value) if value.isascii() else len(value.encode())
+            elif kind is int or kind is Decimal:
+                size += len(str(value))
+            else:
+                size += _value_size(value)
+                if kind not in ATOMIC_TYPES:
+                    mutable.append(name)
+        for name in mutable:
+            copied[name] = _fresh(copied[name])
+        return cls(copied, tuple(mutable), size)
+
+    def copy(self) -> dict[str, Any]:
+        """The item as a read returns it: sharing nothing a caller could change."""
+        copied = dict(self.item)
+        for name in self.mutable:
+            copied[name] = _fresh(copied[name])
+        return copied
+
+    def projected(self, attributes: AbstractSet[str]) -> dict[str, Any]:
+        """``copy()`` of the ``attributes`` only, in the item's order."""
+        item = self.item
+        projected = {name: item[name] for name in filter(attributes.__contains__, item)}
+        for name in self.mutable:
+            if name in projected:
+                projected[name] = _fresh(projected[name])
+        return projected
 
 
 def json_default(value: Any) -> Any:

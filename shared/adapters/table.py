@@ -8,16 +8,16 @@ are the few the ledger needs: an item absent, a version equal, a value below
 
 from __future__ import annotations
 
-import copy
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal
 from functools import partial
+from itertools import islice
 from operator import itemgetter
 from typing import Any, Protocol
 
-from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, copy_item, item_size, mutable_names
+from shared.adapters.item_updates import apply_changes, touched_names, updated
+from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, SizedItem, copy_item
 
 Item = dict[str, Any]
 Key = tuple[str, str]
@@ -128,17 +128,7 @@ def _holds(condition: Condition, item: Item | None) -> bool:
 def apply_update(current: Item | None, op: Update, mutable: Sequence[str] | None = None) -> Item:
     """``current`` after ``op``, ``current`` untouched (``mutable``: as ``copy_item`` takes)."""
     item: Item = copy_item(current, mutable) if current is not None else {"pk": op.pk, "sk": op.sk}
-    for name, value in op.set_if_absent.items():
-        item.setdefault(name, copy.deepcopy(value))
-    for name, value in op.set.items():
-        item[name] = copy.deepcopy(value)
-    for name, value in op.add.items():
-        if isinstance(value, set):
-            item[name] = set(item.get(name, set())) | value
-        else:
-            item[name] = Decimal(item.get(name, 0)) + Decimal(value)
-    for name in op.remove:
-        item.pop(name, None)
+    apply_changes(item, op)
     return item
 
 
@@ -151,19 +141,21 @@ class MemoryTable:
     sort key (a string, as the schema declares), so a Query reads its range only, as
     DynamoDB does: local mode keeps its ledger here, and a week of a fleet is hundreds of
     thousands of items (equal index sort keys: in table key order). Stored items are
-    replaced, never changed in place, and reads copy their sets, maps and lists: no
-    caller ever holds a stored value."""
+    replaced, never changed in place (versions may share values: none changes), and
+    reads copy their sets, maps and lists: no caller ever holds a stored value. Beside
+    each item its size (``SizedItem``): an update counts the attributes it touches."""
 
     def __init__(self) -> None:
         from shared.adapters.ledger_schema import INDEX_KEYS
 
         self.items: dict[Key, Item] = {}
         self.indexes = dict(INDEX_KEYS)
-        self._key_names = {"pk", "sk", *(n for pair in INDEX_KEYS.values() for n in pair)}
+        self._index_key_names = {n for pair in INDEX_KEYS.values() for n in pair}
+        self._key_names = {"pk", "sk", *self._index_key_names}
         self.calls: dict[str, int] = {}
         # (index or None, partition key value) -> (sort key value, key) of its items, sorted
         self._partitions: dict[tuple[str | None, Any], list[tuple[Any, Key]]] = {}
-        self._mutable: dict[Key, tuple[str, ...]] = {}  # key -> what a read copies
+        self._sized: dict[Key, SizedItem] = {}  # key -> its item, with size and what to copy
 
     def _count(self, name: str) -> None:
         self.calls[name] = self.calls.get(name, 0) + 1
@@ -171,55 +163,63 @@ class MemoryTable:
     def _memberships(self, item: Item) -> set[tuple[str | None, Any, Any]]:
         """(index or None, partition key value, sort key value) of each partition."""
         found: set[tuple[str | None, Any, Any]] = {(None, item["pk"], item["sk"])}
+        if self._index_key_names.isdisjoint(item):  # most items are in no index
+            return found
         for index, (pk_name, sk_name) in self.indexes.items():
             if pk_name in item and sk_name in item:
                 found.add((index, item[pk_name], item[sk_name]))
         return found
 
-    def _store(self, key: Key, item: Item, mutable: tuple[str, ...]) -> None:
-        old = self.items.get(key)
-        was = self._memberships(old) if old is not None else set()
-        now = self._memberships(item)
-        for index, pk, sort in was - now:
-            entries = self._partitions[(index, pk)]
-            del entries[bisect_left(entries, (sort, key))]
-        for index, pk, sort in now - was:
-            insort(self._partitions.setdefault((index, pk), []), (sort, key))
-        self.items[key] = item
-        self._mutable[key] = mutable
+    def _store(self, key: Key, sized: SizedItem, keys_kept: bool) -> None:
+        """``keys_kept``: its key attributes (so its partitions) are the stored version's."""
+        if not keys_kept:
+            old = self.items.get(key)
+            now = self._memberships(sized.item)
+            if old is not None:
+                was = self._memberships(old)
+                for index, pk, sort in was - now:
+                    entries = self._partitions[(index, pk)]
+                    del entries[bisect_left(entries, (sort, key))]
+                now -= was
+            for index, pk, sort in now:
+                insort(self._partitions.setdefault((index, pk), []), (sort, key))
+        self.items[key] = sized.item
+        self._sized[key] = sized
 
-    def _stored_copy(self, key: Key) -> Item:
-        return copy_item(self.items[key], self._mutable[key])
+    def _written(self, key: Key, op: Operation) -> tuple[Key, SizedItem, bool]:
+        """The item ``op`` writes, and whether its key attributes are the stored ones'."""
+        if isinstance(op, Put):
+            return key, SizedItem.copied(op.item), False
+        stored = self._sized.get(key)
+        if stored is None:
+            return key, SizedItem.counted(apply_update(None, op)), False
+        touched = touched_names(op)
+        return key, updated(stored, op, touched), self._key_names.isdisjoint(touched)
 
     def get(self, pk: str, sk: str) -> Item | None:
         self._count("get")
-        return self._stored_copy((pk, sk)) if (pk, sk) in self.items else None
+        return self._sized[(pk, sk)].copy() if (pk, sk) in self._sized else None
 
     def transact(self, operations: Sequence[Operation]) -> None:
         self._count("transact")
         keys = [op.key for op in operations]
         if len(set(keys)) != len(keys):
             raise ValueError("a transaction may touch an item once")
-        for op in operations:
-            current = self.items.get(op.key)
-            for condition in op.conditions:
-                if not _holds(condition, current):
-                    raise ConditionFailed(op.key)
-        written: dict[Key, tuple[Item, tuple[str, ...]]] = {}
-        for op in operations:
-            if isinstance(op, Put):
-                mutable = mutable_names(op.item)
-                written[op.key] = (copy_item(op.item, mutable), mutable)
-            else:
-                item = apply_update(self.items.get(op.key), op, self._mutable.get(op.key))
-                written[op.key] = (item, mutable_names(item))
-        for key, (item, _) in written.items():
-            if item_size(item) > MAX_ITEM_BYTES:
+        for key, op in zip(keys, operations, strict=True):
+            if op.conditions:
+                current = self.items.get(key)
+                for condition in op.conditions:
+                    if not _holds(condition, current):
+                        raise ConditionFailed(key)
+        written = [self._written(key, op) for key, op in zip(keys, operations, strict=True)]
+        for key, sized, keys_kept in written:
+            if sized.size > MAX_ITEM_BYTES:
                 raise ItemTooLarge(key)
-            if any(not isinstance(item.get(n, ""), str) for n in self._key_names):  # all S
+            key_names = () if keys_kept else self._key_names.intersection(sized.item)
+            if any(not isinstance(sized.item[n], str) for n in key_names):  # all S (schema)
                 raise ValueError(f"item {key}: a key attribute that is not a string")
-        for key, (item, mutable) in written.items():
-            self._store(key, item, mutable)
+        for key, sized, keys_kept in written:
+            self._store(key, sized, keys_kept)
 
     def query(
         self,
@@ -244,22 +244,21 @@ class MemoryTable:
         if begins_with is not None:  # the keys that begin so are together, from the prefix
             lo = max(lo, bisect_left(entries, begins_with, key=itemgetter(0)))
             hi = next((n for n in range(lo, hi) if not entries[n][0].startswith(begins_with)), hi)
-        found: list[tuple[Item, tuple[str, ...]]] = []  # the items as they are now
-        for n in range(hi - 1, lo - 1, -1) if descending else range(lo, hi):
-            key = entries[n][1]
-            item = self.items[key]
-            if keep_from is not None and str(item.get(keep_from[0], keep_from[1])) < keep_from[1]:
-                continue
-            found.append((item, self._mutable[key]))
-            if limit and len(found) == limit:  # as DynamoTable pages: kept items
-                break
-        for item, mutable in found:  # projected in the item's order of attributes
-            projected = {k: v for k, v in item.items() if k in attributes} if attributes else item
-            yield copy_item(projected, mutable)
+        in_range = reversed(entries[lo:hi]) if descending else entries[lo:hi]
+        in_order = (self._sized[key] for _, key in in_range)  # the items as they are now
+        if keep_from is not None:  # as DynamoTable pages: a limit counts kept items
+            name, least = keep_from
+            in_order = (s for s in in_order if str(s.item.get(name, least)) >= least)
+        found = list(islice(in_order, limit or None))
+        if attributes:
+            wanted = frozenset(attributes)
+            yield from (stored.projected(wanted) for stored in found)
+        else:
+            yield from map(SizedItem.copy, found)
 
     def batch_get(self, keys: Sequence[Key]) -> list[Item]:
         self._count("batch_get")
-        return [self._stored_copy(k) for k in keys if k in self.items]
+        return [self._sized[k].copy() for k in keys if k in self._sized]
 
 
 # -- DynamoDB ----------------------------------------------------------------------------

@@ -5,6 +5,7 @@ DynamoDB answers the same; these are the ones only the twin can answer exactly."
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Mapping
 from decimal import Decimal
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from shared.adapters import ledger_schema as schema
-from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, item_size
+from shared.adapters.items import MAX_ITEM_BYTES, ItemTooLarge, item_size, mutable_names
 from shared.adapters.table import Item, MemoryTable, Put, Update
 
 
@@ -174,3 +175,44 @@ def test_nothing_a_caller_holds_is_a_stored_value() -> None:
         read["s"].add("b")
     table.transact([Update("P", "S", set={"n": 1})])  # an update keeps its own copies too
     assert table.get("P", "S") == stored | {"n": 1}
+
+
+# -- size bookkeeping: an update adjusts the stored size by the attributes it touches ------
+
+_VALUES: list[Any] = [
+    "", "a", "é€😀", Decimal("-12.50"), Decimal("1E+30"), 7, 10**20, True, None, 1.5,
+    b"\x00", {"x", "ü"}, [["a"], {"k": "v"}], {"m": {"n": [Decimal(1)]}},
+]  # fmt: skip
+_NAMES = ["n", "ñ", "tags", "gsi_open_pk", "gsi_open_sk", "m", "l", "v"]
+
+
+def _random_update(rng: random.Random, sk: str) -> Update:
+    def some() -> dict[str, Any]:
+        return {rng.choice(_NAMES): rng.choice(_VALUES) for _ in range(rng.randrange(3))}
+
+    adds: dict[str, Any] = {}
+    for name in rng.sample(["count", "total", "seen"], rng.randrange(3)):
+        adds[name] = {"s1", "s2"} if name == "seen" else Decimal(rng.randrange(-99, 99)) / 8
+    return Update(
+        "P", sk, add=adds, set=some(), set_if_absent=some(),
+        remove=rng.sample([*_NAMES, "count", "total", "seen"], rng.randrange(3)),
+    )  # fmt: skip
+
+
+def test_a_stored_size_after_many_updates_is_the_items_size_counted_afresh() -> None:
+    rng = random.Random(41)
+    table = MemoryTable()
+    for step in range(3000):
+        sk = rng.choice(["1", "2", "3"])
+        if rng.random() < 0.1:
+            op: Put | Update = Put({"pk": "P", "sk": sk, rng.choice(_NAMES): rng.choice(_VALUES)})
+        else:
+            op = _random_update(rng, sk)
+        with contextlib.suppress(ValueError):  # an index key that is not a string: refused
+            table.transact([op])
+        if ("P", sk) not in table.items:
+            continue
+        stored = table._sized[("P", sk)]
+        assert stored.item is table.items[("P", sk)]
+        assert stored.size == item_size(stored.item), step
+        assert set(stored.mutable) == set(mutable_names(stored.item)), step
