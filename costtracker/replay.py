@@ -9,7 +9,6 @@ scheduled work runs as the clock passes its times, at the deployed cadence
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import logging
 import os
@@ -22,6 +21,7 @@ from typing import Any, Literal
 from unittest import mock
 
 from costtracker.emulator import Emulator, function_environment, running_emulator
+from costtracker.gc_budget import replay_collections
 from costtracker.progress import Progress
 from costtracker.replay_calls import (
     ReplayTimers,
@@ -301,20 +301,6 @@ def collect_alerts(emulator: Emulator) -> dict[str, list[dict[str, Any]]]:
 
 
 @contextmanager
-def fewer_full_collections(every: int = 100) -> Iterator[None]:
-    """The emulator keeps the whole simulated account in this process, so a full garbage
-    collection walks every stored item: 0.4 s each, six in a replay of 100 instances x
-    7 days (bench). Young generations are collected as before, full collections ten
-    times less often (two in that replay); the thresholds come back afterwards."""
-    before = gc.get_threshold()
-    gc.set_threshold(before[0], before[1], max(before[2], every))
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
-@contextmanager
 def replay_session(
     scenario: Scenario,
     base_config: LedgerConfig | None = None,
@@ -367,7 +353,7 @@ def replay_session(
                 with runtime.override(replayer.clock, sources, table=table):
                     for function in (*replayer.rules, *(s.function for s in replayer.schedules)):
                         replayer.handler(function)  # import now, so logs can be redirected
-                    with _logs_to_stderr(verbose), fewer_full_collections():
+                    with _logs_to_stderr(verbose), replay_collections():
                         yield replayer
             finally:
                 stop_watching()
