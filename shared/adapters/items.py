@@ -122,40 +122,21 @@ class SizedItem:
 
     @classmethod
     def copied(cls, item: Mapping[str, Any]) -> SizedItem:
-        """``copy_item(item)``, counted whole in the same pass (what a Put stores)."""
-        copied = dict(item)
-        mutable: list[str] = []
-        names = "".join(copied)
-        size = len(names) if names.isascii() else len(names.encode())
-        for name, value in copied.items():  # as item_size, noting the mutable ones
-            kind = type(value)
-            if kind is str:
-                size += len(value) if value.isascii() else len(value.encode())
-            elif kind is int or kind is Decimal:
-                size += len(str(value))
-            else:
-                size += _value_size(value)
-                if kind not in ATOMIC_TYPES:
-                    mutable.append(name)
-        for name in mutable:
-            copied[name] = _fresh(copied[name])
-        return cls(copied, tuple(mutable), size)
+        """``copy_item(item)``, counted whole (what a Put stores)."""
+        mutable = mutable_names(item)
+        copied = copy_item(item, mutable)
+        return cls(copied, mutable, item_size(copied))
 
     def copy(self) -> dict[str, Any]:
         """The item as a read returns it: sharing nothing a caller could change."""
-        copied = dict(self.item)
-        for name in self.mutable:
-            copied[name] = _fresh(copied[name])
-        return copied
+        return copy_item(self.item, self.mutable)
 
     def projected(self, attributes: AbstractSet[str]) -> dict[str, Any]:
         """``copy()`` of the ``attributes`` only, in the item's order."""
         item = self.item
-        projected = {name: item[name] for name in filter(attributes.__contains__, item)}
-        for name in self.mutable:
-            if name in projected:
-                projected[name] = _fresh(projected[name])
-        return projected
+        return copy_item(
+            {name: item[name] for name in filter(attributes.__contains__, item)}, self.mutable
+        )
 
 
 def json_default(value: Any) -> Any:
