@@ -346,8 +346,19 @@ def to_parquet(rows: Sequence[Mapping[str, Any]]) -> bytes:
     )
 
 
+def files_of(
+    rows: Sequence[Mapping[str, Any]],
+    columns: Sequence[tuple[str, ColumnType, bool]],
+    parquet_columns: Sequence[Column],
+    metadata: Mapping[str, str],
+) -> tuple[bytes, str]:
+    """The Parquet and CSV files of the rows in a FOCUS version's columns (its Parquet
+    ``metadata``), the rows' columns read once for both."""
+    values = values_of(rows, [name for name, _, _ in columns])
+    parquet = write_parquet_columns(parquet_columns, values, metadata=metadata)
+    return parquet, csv_of(columns, values)
+
+
 def focus_files(rows: Sequence[Mapping[str, Any]]) -> tuple[bytes, str]:
     """``to_parquet`` and ``to_csv`` of the rows, their columns read once for both."""
-    values = values_of(rows, COLUMN_NAMES)
-    parquet = write_parquet_columns(PARQUET_COLUMNS, values, metadata=PARQUET_METADATA)
-    return parquet, csv_of(COLUMNS, values)
+    return files_of(rows, COLUMNS, PARQUET_COLUMNS, PARQUET_METADATA)

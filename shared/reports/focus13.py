@@ -21,7 +21,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from decimal import Decimal
 from typing import Any
 
-from shared.reports.focus import COLUMNS, MONEY_SCALE, QUANTITY_SCALE, ColumnType, csv_of, values_of
+from shared.reports.focus import (
+    COLUMNS,
+    MONEY_SCALE,
+    QUANTITY_SCALE,
+    ColumnType,
+    csv_of,
+    files_of,
+    values_of,
+)
 from shared.reports.focus_checks import check_rows
 from shared.reports.parquet import Column, write_parquet_columns
 
@@ -130,9 +138,7 @@ def to_parquet_13(rows: Sequence[Mapping[str, Any]]) -> bytes:
 
 def focus_files_13(rows: Sequence[Mapping[str, Any]]) -> tuple[bytes, str]:
     """``to_parquet_13`` and ``to_csv_13`` of the rows, their columns read once for both."""
-    values = values_of(rows, COLUMN_NAMES_13)
-    parquet = write_parquet_columns(PARQUET_COLUMNS_13, values, metadata=PARQUET_METADATA_13)
-    return parquet, csv_of(COLUMNS_13, values)
+    return files_of(rows, COLUMNS_13, PARQUET_COLUMNS_13, PARQUET_METADATA_13)
 
 
 _CUSTOM_KEY = re.compile(r"^x_[A-Z][A-Za-z0-9]*$")
