@@ -7,9 +7,12 @@
 
 A live alarm (put, not deleted since) is in the open-index under ``ALARMS`` (sort
 ``<account>#<region>#<name>``), so the hourly sweep finds the alarms of instances no
-longer running in every account and region without listing CloudWatch there. A deleted
-one leaves the index and expires (TTL) a week after its deletion: its late state changes
-still count until then.
+longer running in every account and region without listing CloudWatch there. At its
+instance's stop the tracker retires it (``deleted_at``) and moves it to
+``ALARMS_TO_DELETE``, where the hourly sweep finds it to delete in CloudWatch, up to 100
+names a call, in its own account and region. Deleted there, it leaves the index; it
+expires (TTL) a week after it was retired: its late state changes still count until
+then.
 
 The census (the sweep listing CloudWatch for alarms under the tracker's prefix that it
 holds no record of) runs once every ``CENSUS_EVERY``; its record says when it last did.
@@ -25,10 +28,11 @@ from typing import Protocol
 
 from shared.adapters import keys
 from shared.adapters.ledger_schema import OPEN_INDEX, TTL_ATTRIBUTE, index_attributes
-from shared.adapters.table import Item, Put, Table, Update
+from shared.adapters.table import ConditionFailed, Item, Put, Table, Update, VersionIs
 from shared.domain.alarm_record import AlarmIdentity, PutAlarm, alarm_arn
 
 ALARMS = "ALARMS"
+TO_DELETE = "ALARMS_TO_DELETE"
 KIND = "alarm_put"
 KEPT_AFTER_DELETE = timedelta(days=7)
 # Alarms with no record are made outside the records (before they were kept, or a put
@@ -64,7 +68,16 @@ class LiveAlarm:
         return alarm_arn(self.account, self.region, self.name)
 
 
+@dataclass(frozen=True)
+class RetiredAlarm(LiveAlarm):
+    """An alarm retired and not yet deleted in CloudWatch, with the record's version
+    (a record put again since has another)."""
+
+    version: int
+
+
 _LIVE_ATTRIBUTES = ("account", "region", "name", "instance_id")
+_RETIRED_ATTRIBUTES = (*_LIVE_ATTRIBUTES, "version")
 
 
 def alarm_key(account: str, region: str, name: str) -> tuple[str, str]:
@@ -92,13 +105,16 @@ def _put_of(item: Item) -> PutAlarm:
         threshold=Decimal(str(item["threshold"])) if item.get("threshold") is not None else None,
     )
     deleted = item.get("deleted_at")
+    version = item.get("version")
     return PutAlarm(
         identity=identity,
         instance_id=str(item["instance_id"]),
         signal=item["signal"],
         put_at=datetime.fromisoformat(str(item["put_at"])),
         deleted_at=datetime.fromisoformat(str(deleted)) if deleted else None,
+        delete_pending=item.get(OPEN_INDEX.partition_key) == TO_DELETE,
         definition=str(item["definition"]) if item.get("definition") is not None else None,
+        version=int(version) if version is not None else 0,
     )
 
 
@@ -106,8 +122,9 @@ class AlarmStore:
     def __init__(self, table: Table) -> None:
         self.table = table
 
-    def put(self, alarm: PutAlarm) -> None:
-        """Record an alarm as the tracker puts it (an upsert: the last put wins)."""
+    def put(self, alarm: PutAlarm, replacing: PutAlarm | None = None) -> None:
+        """Record an alarm as the tracker puts it (an upsert: the last put wins), one
+        version after the record it replaces (``replacing``, as read)."""
         ident = alarm.identity
         pk, sk = alarm_key(ident.account, ident.region, ident.name)
         item: Item = {
@@ -127,6 +144,7 @@ class AlarmStore:
             "signal": alarm.signal,
             "put_at": keys.iso(alarm.put_at),
             "definition": alarm.definition,
+            "version": (replacing.version if replacing is not None else 0) + 1,
             OPEN_INDEX.partition_key: ALARMS,
             OPEN_INDEX.sort_key: _sort(ident),
         }
@@ -155,6 +173,60 @@ class AlarmStore:
                 )
             ]
         )
+
+    def retired(self, alarm: Placed, at: datetime) -> None:
+        """The tracker retired the alarm at ``at`` (its instance stopped): its state
+        changes from then on are not the tracker's; the hourly sweep deletes it in
+        CloudWatch (``retired_alarms``). A record put before versions were kept gets one."""
+        pk, sk = alarm_key(alarm.account, alarm.region, alarm.name)
+        expires = int((at + KEPT_AFTER_DELETE).timestamp())
+        self.table.transact(
+            [
+                Update(
+                    pk,
+                    sk,
+                    set={
+                        "deleted_at": keys.iso(at),
+                        TTL_ATTRIBUTE: expires,
+                        OPEN_INDEX.partition_key: TO_DELETE,
+                    },
+                    set_if_absent={"version": 1},
+                )
+            ]
+        )
+
+    def retired_alarms(self) -> Iterator[RetiredAlarm]:
+        """The alarms retired and not yet deleted in CloudWatch (the open-index, paged)."""
+        for item in self.table.query(
+            TO_DELETE, index=OPEN_INDEX.name, attributes=_RETIRED_ATTRIBUTES
+        ):
+            yield RetiredAlarm(
+                account=str(item["account"]),
+                region=str(item["region"]),
+                name=str(item["name"]),
+                instance_id=str(item["instance_id"]),
+                version=int(item["version"]),
+            )
+
+    def deleted_in_cloudwatch(self, alarm: RetiredAlarm) -> bool:
+        """The sweep deleted a retired alarm in CloudWatch: out of the index. False, and
+        nothing written, when the record was put again since it was read (a restart
+        whose alarm the delete may have removed)."""
+        pk, sk = alarm_key(alarm.account, alarm.region, alarm.name)
+        try:
+            self.table.transact(
+                [
+                    Update(
+                        pk,
+                        sk,
+                        remove=index_attributes(OPEN_INDEX),
+                        conditions=[VersionIs(alarm.version)],
+                    )
+                ]
+            )
+        except ConditionFailed:
+            return False
+        return True
 
     def get(self, account: str, region: str, name: str) -> PutAlarm | None:
         item = self.table.get(*alarm_key(account, region, name))

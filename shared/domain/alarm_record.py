@@ -37,17 +37,22 @@ class AlarmIdentity(Frozen):
 
 
 class PutAlarm(Frozen):
-    """One alarm as the tracker last put it (``deleted_at``: when the tracker deleted it;
-    its state changes until then still count, e.g. a late ALARM of the run just ended).
-    ``definition``: a digest of the whole request put (``AlarmSpec.definition``; None in
-    records made before digests were kept), so that the same alarm is not put again."""
+    """One alarm as the tracker last put it (``deleted_at``: when the tracker retired
+    it, at its instance's stop; its state changes until then still count, e.g. a late
+    ALARM of the run just ended). ``delete_pending``: retired, but still in CloudWatch
+    until the hourly sweep deletes it. ``definition``: a digest of the whole request put
+    (``AlarmSpec.definition``; None in records made before digests were kept), so that
+    the same alarm is not put again. ``version``: how many times the record was put, so
+    that the sweep's delete can tell a record put again meanwhile."""
 
     identity: AlarmIdentity
     instance_id: str
     signal: Signal
     put_at: datetime
     deleted_at: datetime | None = None
+    delete_pending: bool = False
     definition: str | None = None
+    version: int = 0
 
 
 def partition_of(region: str) -> str:

@@ -1,8 +1,9 @@
-"""The tracker's utilization alarms: made while an instance runs and removed once it has
-stopped, each in the instance's own account and region (where its metrics are), with a
-record of what was put (``shared.adapters.alarm_store``) so that only that alarm speaks
-for the instance (``shared.services.alarm_identity``); and the hourly sweep of the alarms
-of instances no longer running.
+"""The tracker's utilization alarms: made while an instance runs and retired once it has
+stopped, each in the instance's own account and region (where its metrics are), with
+a record of what was put (``shared.adapters.alarm_store``) so that only that alarm speaks
+for the instance (``shared.services.alarm_identity``); and the hourly sweep, which
+deletes the retired alarms in CloudWatch (up to 100 names a call) and those of
+instances no longer running whose stop was missed.
 """
 
 from __future__ import annotations
@@ -10,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from datetime import datetime
+from itertools import islice
 
 from aws_lambda_powertools import Logger
 
-from shared.adapters.alarm_store import AlarmStore, LiveAlarm
+from shared.adapters.alarm_store import AlarmStore, LiveAlarm, RetiredAlarm
 from shared.adapters.alarms import AlarmManager, AlarmSpec, alarm_specs
 from shared.adapters.inventory import InstanceNotFound
 from shared.config.ledger import UtilizationConfig
@@ -27,6 +29,10 @@ from shared.services.deps import LedgerDeps
 
 logger = Logger(service="costtracker", child=True)
 
+# At most this many retired alarms are deleted by one sweep (10 DeleteAlarms calls): the
+# rest wait for the next hour, so no sweep grows with the stops of a fleet.
+RETIRED_PER_SWEEP = 1000
+
 
 def sync_alarms(
     deps: LedgerDeps,
@@ -39,14 +45,17 @@ def sync_alarms(
     region: str,
     account: str,
 ) -> str:
-    """Make the instance's alarms while it runs, remove them once it has stopped, in the
-    instance's own account and region (where its metrics are). What is put is recorded
-    first (so that the alarm's first state change finds it), its request's digest once
-    CloudWatch has accepted it, and a delete after it is done. The records spare the
-    round trips: an alarm whose accepted request is this very one, not deleted since, is
-    not put again (a duplicate ``running``), and alarms both recorded deleted are not
-    deleted again (``stopping`` then ``stopped``). A put that failed leaves no digest, so
-    the event's retry puts again.
+    """Make the instance's alarms while it runs, retire them once it has stopped, in
+    the instance's own account and region (where its metrics are). What is put is
+    recorded first (so that the alarm's first state change finds it), its request's
+    digest once CloudWatch has accepted it. Retiring is a record only (its state
+    changes from then on are not the tracker's): the hourly sweep deletes the retired
+    alarms in CloudWatch, 100 names a call (``delete_retired_alarms``). A restart before
+    then deletes them first, so that they are made anew (a put over an existing alarm
+    keeps its state). The records spare the round trips: an alarm whose accepted request
+    is this very one, not deleted since, is not put again (a duplicate ``running``), and
+    alarms both retired are not retired again (``stopping`` then ``stopped``). A put
+    that failed leaves no digest, so the event's retry puts again.
 
     Decided on what the ledger knows of the instance plus this event, so a late
     ``running`` after ``terminated`` does not resurrect alarms.
@@ -82,31 +91,36 @@ def sync_alarms(
     records = [store.get(s.account, s.region, s.name) for s in specs]
     if folded.open is not None:
         # An alarm whose record holds this very request, not deleted since, is in place.
-        to_put: list[tuple[AlarmSpec, AlarmIdentity]] = []
+        to_put: list[tuple[AlarmSpec, AlarmIdentity, PutAlarm | None]] = []
         for spec, record in zip(specs, records, strict=True):
             identity = spec.identity(config)  # made once: compared, recorded, confirmed
             if not _in_place(record, spec, identity, config):
-                to_put.append((spec, identity))
-        for spec, identity in to_put:
+                to_put.append((spec, identity, record))
+        pending = [spec.name for spec, _, r in to_put if r is not None and r.delete_pending]
+        if pending:  # retired, still in CloudWatch: made anew, its state starting over
+            alarms.delete(pending, specs[0].account, specs[0].region)
+        for spec, identity, record in to_put:
             put = PutAlarm(
                 identity=identity,
                 instance_id=instance_id,
                 signal=spec.signal,
                 put_at=now,
             )
-            store.put(put)  # its identity first: the alarm's first state change needs it
+            store.put(put, replacing=record)  # first: the alarm's first state change needs it
         if to_put:
-            alarms.ensure([spec for spec, _ in to_put], config)
-            for spec, identity in to_put:  # then what CloudWatch accepted: a failed put is
-                store.confirmed(identity, spec.definition(config))  # retried
+            alarms.ensure([spec for spec, _, _ in to_put], config)
+            for spec, identity, _ in to_put:  # then what CloudWatch accepted: a failed put
+                store.confirmed(identity, spec.definition(config))  # is retried
         return "created"
     if all(r is not None and r.deleted_at is not None for r in records):
-        return "deleted"  # the tracker deleted both already (e.g. stopping, then stopped)
-    alarms.delete([s.name for s in specs], specs[0].account, specs[0].region)
+        return "retired"  # the tracker retired both already (e.g. stopping, then stopped)
+    unrecorded = [spec.name for spec, record in zip(specs, records, strict=True) if not record]
+    if unrecorded:  # put before records were kept: nothing for the sweep to find
+        alarms.delete(unrecorded, specs[0].account, specs[0].region)
     for spec, record in zip(specs, records, strict=True):
         if record is not None and record.deleted_at is None:
-            store.deleted(spec, now, known=True)  # the record is named by where it is
-    return "deleted"
+            store.retired(spec, now)  # the record is named by where it is
+    return "retired"
 
 
 def _in_place(
@@ -163,6 +177,57 @@ def sweep_alarms(
         alarms.delete(unrecorded)
     store.census_taken("", "", now)
     return orphans + unrecorded
+
+
+def delete_retired_alarms(deps: LedgerDeps, alarms: AlarmManager) -> list[str]:
+    """Delete in CloudWatch the alarms retired at their instance's stop, grouped by
+    account and region, 100 names a call (``RETIRED_PER_SWEEP`` at most; the ARNs
+    deleted). A record put again while the delete ran (a restart) may have lost its
+    fresh alarm to it: that alarm is put again if its instance runs. One account that
+    fails is logged and never stops the others."""
+    store = AlarmStore(deps.table)
+    by_place: dict[tuple[str, str], list[RetiredAlarm]] = {}
+    for alarm in islice(store.retired_alarms(), RETIRED_PER_SWEEP):
+        by_place.setdefault((alarm.account, alarm.region), []).append(alarm)
+    deleted: list[str] = []
+    put_again: list[RetiredAlarm] = []
+    for (account, region), found in sorted(by_place.items()):
+        try:
+            alarms.delete([a.name for a in found], account, region)
+        except Exception:  # one account that fails never stops the others
+            logger.exception("retired alarms not deleted", extra={"account": account})
+            continue
+        for alarm in found:
+            if store.deleted_in_cloudwatch(alarm):
+                deleted.append(alarm.arn)
+            else:
+                put_again.append(alarm)
+    for alarm in put_again:
+        _put_again(deps, alarms, alarm)
+    return deleted
+
+
+def _put_again(deps: LedgerDeps, alarms: AlarmManager, alarm: RetiredAlarm) -> None:
+    """Put again the alarm of a running instance that a sweep's delete may have removed
+    just after its restart put it (a put over an alarm in place changes nothing). Its
+    instance as the ledger knows it now: the restart is newer than the sweep's start."""
+    config = deps.config.utilization
+    pointer = deps.instances.pointer(alarm.account, alarm.instance_id)
+    if pointer is None or pointer.job_id is None:
+        return
+    head = deps.instances.head(pointer.job_id, alarm.account, alarm.instance_id)
+    if head is not None and head.open_segment is not None:
+        specs = alarm_specs(
+            config,
+            alarm.instance_id,
+            head.profile.instance_type,
+            account=alarm.account,
+            region=alarm.region,
+        )
+        try:
+            alarms.ensure([s for s in specs if s.name == alarm.name], config)
+        except Exception:  # one account that fails never stops the others
+            logger.exception("alarm not put again", extra={"account": alarm.account})
 
 
 def alarm_of_name(name: str, prefix: str) -> tuple[str, Signal] | None:

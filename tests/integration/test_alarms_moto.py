@@ -1,4 +1,5 @@
-"""Per-instance utilization alarms against moto: made on running, removed on terminated."""
+"""Per-instance utilization alarms against moto: made on running, retired on a stop and
+deleted by the hourly sweep (or by a restart before it)."""
 
 from __future__ import annotations
 
@@ -78,15 +79,84 @@ def test_gpu_instance_reads_the_cloudwatch_agent_metric(aws: dict[str, Any]) -> 
     assert (accel["Namespace"], accel["MetricName"]) == ("CWAgent", "nvidia_smi_utilization_gpu")
 
 
-def test_terminated_deletes_them_and_a_late_running_does_not_bring_them_back(
+def sweep_event(minutes: int) -> dict[str, Any]:
+    from tests.aws_events import scheduled_event
+
+    return scheduled_event(f"sweep-{minutes}", T0 + timedelta(minutes=minutes))
+
+
+def sweep() -> dict[str, Any]:
+    from functions.alarm_sweep.handler import handler
+
+    result: dict[str, Any] = handler(sweep_event(120), FakeLambdaContext("test"))
+    return result
+
+
+def test_the_sweep_deletes_retired_alarms_and_a_late_running_adds_none(
     aws: dict[str, Any],
 ) -> None:
     iid = aws["ids"]["trn"]
     deliver(state_event("e1", iid, "running"))
-    assert deliver(state_event("e2", iid, "terminated", 60))["result"] == "deleted"
+    assert deliver(state_event("e2", iid, "terminated", 60))["result"] == "retired"
+    assert len(alarms(aws["cw"])) == 2  # until the hourly sweep
+    assert sweep()["retired_deleted"] == 2
     assert alarms(aws["cw"]) == {}
-    assert deliver(state_event("e1-again", iid, "running", 0))["result"] == "deleted"
+    assert sweep()["retired_deleted"] == 0  # deleted once
+    assert deliver(state_event("e1-again", iid, "running", 0))["result"] == "retired"
     assert alarms(aws["cw"]) == {}
+
+
+def test_the_sweep_deletes_retired_alarms_in_one_call_per_place(
+    aws: dict[str, Any],
+) -> None:
+    from shared.services.alarm_lifecycle import delete_retired_alarms
+
+    trn, gpu = aws["ids"]["trn"], aws["ids"]["gpu"]
+    for n, iid in enumerate((trn, gpu)):
+        deliver(state_event(f"run-{n}", iid, "running"))
+        deliver(state_event(f"stop-{n}", iid, "stopped", 30))
+    spy = Recording(aws["cw"])
+    deleted = delete_retired_alarms(runtime.ledger_deps(), spy)
+    assert len(deleted) == 4 and len(spy.deletes) == 4
+    assert spy.calls == 1  # four names, one DeleteAlarms
+    assert alarms(aws["cw"]) == {}
+
+
+def test_a_restart_before_the_sweep_makes_its_alarms_anew(aws: dict[str, Any]) -> None:
+    from functions.instance_state.handler import handler as ledger
+
+    iid = aws["ids"]["trn"]
+    names = [f"costtracker-{iid}-accelerator-low", f"costtracker-{iid}-cpu-low"]
+    deliver(state_event("e1", iid, "running"))
+    deliver(state_event("e2", iid, "stopped", 30))
+    ledger(state_event("e3", iid, "running", 40), FakeLambdaContext("test"))
+    spy = Recording(aws["cw"])
+    assert sync(spy, "e3", iid, "running", 40) == "created"
+    # Deleted first, then put: made anew, their state starts over (CloudWatch keeps an
+    # alarm's state through a put over it).
+    assert spy.log == [("delete", names), ("put", names)]
+    assert sweep()["retired_deleted"] == 0  # nothing left to delete
+    assert sorted(alarms(aws["cw"])) == names
+
+
+def test_an_alarm_put_again_while_the_sweep_deletes_it_is_put_back(aws: dict[str, Any]) -> None:
+    """The race of a restart with the sweep: the sweep read the alarm as retired, the
+    restart put it again, then the sweep's delete removed the fresh alarm."""
+    from shared.services.alarm_lifecycle import delete_retired_alarms
+
+    iid = aws["ids"]["trn"]
+    deliver(state_event("e1", iid, "running"))
+    deliver(state_event("e2", iid, "stopped", 30))
+
+    class RestartDuringDelete(Recording):
+        def delete(self, names: list[str], account: str = "", region: str = "") -> None:
+            deliver(state_event("e3", iid, "running", 40))  # the restart lands first
+            super().delete(names, account, region)
+
+    spy = RestartDuringDelete(aws["cw"])
+    assert delete_retired_alarms(runtime.ledger_deps(), spy) == []
+    assert sorted(spy.puts) == sorted(f"costtracker-{iid}-{s}-low" for s in ("accelerator", "cpu"))
+    assert len(alarms(aws["cw"])) == 2  # put back
 
 
 def test_cpu_only_node_gets_no_alarms(aws: dict[str, Any]) -> None:
@@ -122,14 +192,19 @@ class Recording:
         self.real = CloudWatchAlarms(cw)
         self.puts: list[str] = []
         self.deletes: list[str] = []
+        self.calls = 0
         self.listings = 0
+        self.log: list[tuple[str, list[str]]] = []
 
     def ensure(self, specs: list[AlarmSpec], config: UtilizationConfig) -> None:
         self.puts += [s.name for s in specs]
+        self.log.append(("put", [s.name for s in specs]))
         self.real.ensure(specs, config)
 
     def delete(self, names: list[str], account: str = "", region: str = "") -> None:
         self.deletes += names
+        self.calls += 1
+        self.log.append(("delete", list(names)))
         self.real.delete(names, account, region)
 
     def managed(self, prefix: str, account: str = "", region: str = "") -> Iterator[str]:
@@ -162,9 +237,8 @@ def test_an_alarm_recorded_as_put_is_not_put_again_nor_deleted_twice(
     assert spy.puts == []  # the records hold this very request, not deleted since
     assert len(alarms(aws["cw"])) == 2
     deliver(state_event("e2", iid, "stopped", 60))
-    assert alarms(aws["cw"]) == {}
-    assert sync(spy, "e3", iid, "terminated", 61) == "deleted"
-    assert spy.deletes == []  # both recorded deleted already
+    assert sync(spy, "e3", iid, "terminated", 61) == "retired"
+    assert spy.deletes == []  # both retired already; the sweep deletes them
     deliver(state_event("e4", iid, "running", 120))
     assert len(alarms(aws["cw"])) == 2  # a new run: put again
 

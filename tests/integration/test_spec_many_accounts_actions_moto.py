@@ -68,6 +68,8 @@ def test_member_instance_alarms_are_put_and_deleted_in_its_account(world: dict[s
     assert alarm_names(world, home, REGION) == []
     deliver(world, "instance_state", running(world, "stopped", 30))
     deliver(world, "alarm_lifecycle", running(world, "stopped", 30))
+    assert alarm_names(world, MEMBER, REGION) == ours  # retired: the sweep deletes them
+    assert sweep(world, 60)["retired_deleted"] == 2
     assert alarm_names(world, MEMBER, REGION) == []
 
 

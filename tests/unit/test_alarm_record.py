@@ -81,13 +81,42 @@ def test_the_store_keeps_the_last_put_and_its_deletion() -> None:
     store = AlarmStore(MemoryTable())
     ident = put().identity
     store.put(put())
-    assert store.get(MEMBER, REGION, ident.name) == put()
+    assert store.get(MEMBER, REGION, ident.name) == put().model_copy(update={"version": 1})
     assert [p.identity for p in store.live()] == [ident]
     store.deleted(ident, PUT_AT + timedelta(hours=2))
     kept = store.get(MEMBER, REGION, ident.name)
     assert kept is not None and kept.deleted_at == PUT_AT + timedelta(hours=2)
+    assert not kept.delete_pending
     assert list(store.live()) == []  # out of the sweep's index
+    assert list(store.retired_alarms()) == []
     assert store.get("333333333333", REGION, ident.name) is None
+
+
+def test_a_retired_alarm_waits_for_the_sweep_unless_put_again() -> None:
+    store = AlarmStore(MemoryTable())
+    ident = put().identity
+    store.put(put())
+    store.retired(ident, PUT_AT + timedelta(hours=2))
+    kept = store.get(MEMBER, REGION, ident.name)
+    assert kept is not None and kept.deleted_at == PUT_AT + timedelta(hours=2)
+    assert kept.delete_pending and kept.version == 1
+    assert list(store.live()) == []
+    (retired,) = store.retired_alarms()
+    assert (retired.name, retired.instance_id, retired.version) == (ident.name, IID, 1)
+    # A restart puts the record again (version 2): the sweep's delete leaves it alone.
+    store.put(put(), replacing=kept)
+    assert not store.deleted_in_cloudwatch(retired)
+    again = store.get(MEMBER, REGION, ident.name)
+    assert again is not None and again.version == 2 and again.deleted_at is None
+    assert [p.identity for p in store.live()] == [ident]
+    # Let go of again, then deleted in CloudWatch: out of both partitions, record kept.
+    store.retired(ident, PUT_AT + timedelta(hours=5))
+    (retired,) = store.retired_alarms()
+    assert store.deleted_in_cloudwatch(retired)
+    assert list(store.retired_alarms()) == [] and list(store.live()) == []
+    gone = store.get(MEMBER, REGION, ident.name)
+    assert gone is not None and gone.deleted_at == PUT_AT + timedelta(hours=5)
+    assert not gone.delete_pending
 
 
 def test_the_real_sample_names_its_arn_metric_and_threshold() -> None:
