@@ -1,8 +1,9 @@
-"""GetMetricData for measured utilization (cost rule 10): one query per instance-hour,
-up to 500 queries to a call (the API's limit), statistic Average, paged with boto3's
-paginator. An instance-level metric is a MetricStat; where the metric exists only per
-device, a ``SEARCH()`` per instance returns one series per device (GPU index,
-NeuronCore) and the domain averages them (``shared.domain.utilization.device_mean``).
+"""GetMetricData for measured utilization (cost rule 10): one query per instance for an
+hour or for several whole hours at once, up to 500 queries to a call (the API's limit),
+statistic Average, paged with boto3's paginator. An instance-level metric is a
+MetricStat; where the metric exists only per device, a ``SEARCH()`` per instance returns
+one series per device (GPU index, NeuronCore) and the domain averages them
+(``shared.domain.utilization.device_mean``).
 
 Reads go through the instance's own account and region (``ClientFactory``).
 """
@@ -71,19 +72,34 @@ class CloudWatchMetrics:
     ) -> dict[str, list[list[Point]]]:
         """Per instance, its series inside [hour, hour + 1 h): one (instance-level) or one
         per device. An instance with no datapoint has an empty list."""
+        by_hour = self.read_hours(account, region, hour, hour + HOUR, queries)
+        return {q.instance_id: by_hour[q].get(hour, []) for q in queries}
+
+    def read_hours(
+        self,
+        account: str,
+        region: str,
+        start: datetime,
+        end: datetime,
+        queries: Sequence[MetricQuery],
+    ) -> dict[MetricQuery, dict[datetime, list[list[Point]]]]:
+        """Per query, its series inside each hour of [start, end) (whole hours), one
+        call for every 500 queries however many hours: GetMetricData is priced per
+        metric asked, not per hour. An hour without a datapoint is absent."""
         client = self._clients.client_for("cloudwatch", account, region)
-        out: dict[str, list[list[Point]]] = {q.instance_id: [] for q in queries}
+        queries = list(dict.fromkeys(queries))  # each once: one series set per query
+        out: dict[MetricQuery, dict[datetime, list[list[Point]]]] = {q: {} for q in queries}
         for first in range(0, len(queries), MAX_QUERIES_PER_CALL):
             batch = queries[first : first + MAX_QUERIES_PER_CALL]
-            ids = {f"q{n}": q.instance_id for n, q in enumerate(batch)}
-            requests = [q.request(query_id) for query_id, q in zip(ids, batch, strict=True)]
+            ids = {f"q{n}": q for n, q in enumerate(batch)}
+            requests = [q.request(query_id) for query_id, q in ids.items()]
             self.queries += len(requests)
             paginator = client.get_paginator("get_metric_data")
             series: dict[tuple[str, str], list[Point]] = {}
             for page in paginator.paginate(
                 MetricDataQueries=requests,
-                StartTime=hour,
-                EndTime=hour + HOUR,
+                StartTime=start,
+                EndTime=end,
                 ScanBy="TimestampAscending",
             ):
                 self.calls += 1
@@ -97,6 +113,11 @@ class CloudWatchMetrics:
                         for at, value in zip(timestamps, values, strict=True)
                     )
             for (query_id, _), points in sorted(series.items()):
-                if points:
-                    out[ids[query_id]].append(sorted(points, key=lambda p: p.at))
+                hours: dict[datetime, list[Point]] = {}
+                for point in points:
+                    hour = start + HOUR * ((point.at - start) // HOUR)
+                    hours.setdefault(hour, []).append(point)
+                into = out[ids[query_id]]
+                for hour, in_hour in hours.items():
+                    into.setdefault(hour, []).append(sorted(in_hour, key=lambda p: p.at))
         return out

@@ -1,8 +1,9 @@
 """Reading measured utilization (cost rule 10) into hourly aggregates per instance.
 
-One GetMetricData query per instance-hour of the instance's configured accelerator
-metric, asked in the instance's own account and region, up to 500 to a call (one call
-per account, region and hour). An hour is closed, and kept for good, only when read 15
+One GetMetricData query per instance of the instance's configured accelerator metric,
+asked in the instance's own account and region, up to 500 to a call: one call per
+account, region and hour, or, for the daily summary's re-reads of several hours, one
+for all of them, split by hour. An hour is closed, and kept for good, only when read 15
 minutes or more after it ended; an earlier read is kept as open and made again later:
 hourly (``read_last_hour``, at :20 past, so the hour is closed on its first read) and,
 for whatever that missed (an instance that stopped in the hour, a failed read), with
@@ -28,6 +29,7 @@ from shared.domain.segments import SegmentCost
 from shared.domain.utilization import (
     HOUR,
     AcceleratorUse,
+    Point,
     Spans,
     device_mean,
     hours_run,
@@ -141,10 +143,42 @@ def read_hours(
                 continue
             key = (head.account, head.profile.region, hour)
             wanted.setdefault(key, []).append((query, target))
+    by_place: dict[tuple[str, str], dict[datetime, list[tuple[MetricQuery, Target]]]] = {}
     for (account, region, hour), pairs in sorted(wanted.items(), key=lambda kv: kv[0]):
-        for batch in _one_per_instance(pairs):
-            _read_batch(store, metrics, (account, region, hour), batch, now, outcome)
+        by_place.setdefault((account, region), {})[hour] = pairs
+    for (account, region), of_hour in by_place.items():
+        if len(of_hour) > 1:  # the daily summary's re-reads: one call for the hours
+            _read_span(store, metrics, (account, region), of_hour, now, outcome)
+            continue
+        for hour, pairs in of_hour.items():
+            for batch in _one_per_instance(pairs):
+                _read_batch(store, metrics, (account, region, hour), batch, now, outcome)
     return outcome
+
+
+def _read_span(
+    store: UtilizationStore,
+    metrics: CloudWatchMetrics,
+    place: tuple[str, str],
+    hours: dict[datetime, list[tuple[MetricQuery, Target]]],
+    now: datetime,
+    outcome: ReadOutcome,
+) -> None:
+    """Several hours of one account and region in one call per 500 instances (each
+    instance's query once), recorded hour by hour as ``_read_batch`` records one."""
+    account, region = place
+    queries = [query for pairs in hours.values() for query, _ in pairs]
+    try:
+        series = metrics.read_hours(account, region, min(hours), max(hours) + HOUR, queries)
+    except Exception as exc:  # a role not assumable, a region off: report, go on
+        _failed(outcome, account, region, exc)
+        return
+    for hour, pairs in hours.items():
+
+        def in_hour(query: MetricQuery, hour: datetime = hour) -> list[list[Point]]:
+            return series[query].get(hour, [])
+
+        _record(store, hour, pairs, in_hour, now, outcome)
 
 
 def _one_per_instance(
@@ -179,21 +213,35 @@ def _read_batch(
     try:
         series = metrics.read_hour(account, region, hour, [q for q, _ in pairs])
     except Exception as exc:  # a role not assumable, a region off: report, go on
-        logger.warning(
-            "GetMetricData failed",
-            extra={"account": account, "region": region, "error": str(exc)},
-        )
-        outcome.failed.append(f"{account}/{region}: {type(exc).__name__}")
+        _failed(outcome, account, region, exc)
         return
+    _record(store, hour, pairs, lambda q: series[q.instance_id], now, outcome)
+
+
+def _failed(outcome: ReadOutcome, account: str, region: str, exc: Exception) -> None:
+    logger.warning(
+        "GetMetricData failed",
+        extra={"account": account, "region": region, "error": str(exc)},
+    )
+    outcome.failed.append(f"{account}/{region}: {type(exc).__name__}")
+
+
+def _record(
+    store: UtilizationStore,
+    hour: datetime,
+    pairs: list[tuple[MetricQuery, Target]],
+    series_of: Callable[[MetricQuery], list[list[Point]]],
+    now: datetime,
+    outcome: ReadOutcome,
+) -> None:
+    """One hour's reads of ``pairs`` measured and stored (closed if read late enough)."""
     closed = now >= closes_at(hour)
     measured = [
         InstanceHour(
             target.head.account,
             query.instance_id,
             target.head.job_id,
-            measure(
-                device_mean(series[query.instance_id]), query.period_seconds, target.spans, hour
-            ),
+            measure(device_mean(series_of(query)), query.period_seconds, target.spans, hour),
         )
         for query, target in pairs
     ]

@@ -150,9 +150,14 @@ def test_rule_10_by_hand_two_instances_measured_for_part_of_their_run_and_one_no
     assert summary["utilization"] == "0.700000"
     # Instance cost / accelerator-hours: (21.50 x 2 x 2 + 1.34375 x 2) / 66.
     assert summary["usd_per_accelerator_hour"] == f"{Decimal('88.6875') / 66:.9f}"
-    # One call per hour (both instances' queries together), in the instances' account.
-    assert len(cloudwatch.calls) == 2
-    assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [3, 3]
+    # One call for both hours (each instance's query once: GetMetricData is priced per
+    # metric asked), split by hour, in the instances' account.
+    assert len(cloudwatch.calls) == 1
+    assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [3]
+    assert (cloudwatch.calls[0]["StartTime"], cloudwatch.calls[0]["EndTime"]) == (
+        T0,
+        T0 + timedelta(hours=2),
+    )
     assert set(clients.asked) == {("cloudwatch", ACCOUNT, REGION)}
     assert cloudwatch.calls[0]["MetricDataQueries"][0]["MetricStat"]["Stat"] == "Average"
 
@@ -338,7 +343,7 @@ def test_usd_per_accelerator_hour_is_none_while_time_is_unpriced_never_zero() ->
     assert job_summary(cost)["usd_per_accelerator_hour"] is None
 
 
-def test_the_day_reader_reads_a_batch_of_jobs_in_one_call_per_hour() -> None:
+def test_the_day_reader_reads_a_batch_of_jobs_in_one_call_for_its_hours() -> None:
     ledger = ledger_of(profile(A1, "trn1.32xlarge", "llm"), profile(A2, "trn1.32xlarge", "vit"))
     timeline = Timeline()
     for iid in (A1, A2):
@@ -354,7 +359,7 @@ def test_the_day_reader_reads_a_batch_of_jobs_in_one_call_per_hour() -> None:
     read = day_reader(ledger.deps.config, store, CloudWatchMetrics(Clients(cloudwatch)), T0,
                       T0 + timedelta(days=1), now)  # fmt: skip
     read(batch)
-    assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [2, 2]  # not 4 calls
+    assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [2]  # not 4 calls
     assert ledger.job("llm").utilization == Decimal("0.8")
     assert ledger.job("vit").utilization == Decimal("0.4")
 
@@ -377,3 +382,35 @@ def test_an_instance_asked_twice_for_an_hour_is_asked_in_calls_of_its_own() -> N
     assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [1, 1]
     assert (outcome.hours_read, outcome.hours_closed) == (2, 1)
     assert ledger.job("llm").utilization == Decimal("0.8")
+
+
+def test_a_read_of_several_hours_keeps_only_the_hours_not_closed_once_each() -> None:
+    """A1 runs 00:00-03:00 at 80 %, 40 %, 20 % an hour. Hour 01 is closed by its own read
+    at 02:20 (its points then 40 %); the day's read at 04:00 asks 00:00-03:00 in one call,
+    where hour 01 now says 100 %: that hour is kept as first closed, never written
+    again. utilization (0.8 + 0.4 + 0.2) / 3 = 0.466..., effective 16 x 1.4 = 22.4."""
+    ledger = ledger_of(profile(A1, "trn1.32xlarge"))
+    timeline = Timeline()
+    timeline.run(A1, T0, T0 + timedelta(hours=3))
+    timeline.apply(ledger)
+    cloudwatch = FakeCloudWatch()
+    for hour, percent in ((0, "80"), (1, "40"), (2, "20")):
+        cloudwatch.put(A1, every_5_min(T0 + timedelta(hours=hour), 12, percent))
+    metrics = CloudWatchMetrics(Clients(cloudwatch))
+    store = UtilizationStore(ledger.table)
+    hour_1 = (T0 + timedelta(hours=1), T0 + timedelta(hours=2))
+    now = T0 + timedelta(hours=2, minutes=20)
+    ledger.clock.advance_to(now)
+    targets = job_targets(job_records(ledger, "llm", T0), now)
+    read_hours(ledger.deps.config, store, metrics, targets, *hour_1, now)
+    cloudwatch.points[A1][""] = [
+        (t, "100" if hour_1[0] <= t < hour_1[1] else v) for t, v in cloudwatch.points[A1][""]
+    ]
+    read_all(ledger, metrics, "llm", T0 + timedelta(hours=4))
+    last = cloudwatch.calls[-1]
+    assert (last["StartTime"], last["EndTime"]) == (T0, T0 + timedelta(hours=3))
+    assert len(last["MetricDataQueries"]) == 1
+    cost = ledger.job("llm")
+    assert cost.utilization is not None
+    assert cost.utilization.quantize(Decimal("0.000001")) == Decimal("0.466667")
+    assert cost.effective_accelerator_hours == Decimal("22.4")
