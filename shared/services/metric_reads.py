@@ -165,7 +165,8 @@ def _read_span(
     outcome: ReadOutcome,
 ) -> None:
     """Several hours of one account and region in one call per 500 instances (each
-    instance's query once), recorded hour by hour as ``_read_batch`` records one."""
+    instance's query once), recorded hour by hour as ``_read_batch`` records one (an
+    instance in two jobs in separate writes, as there)."""
     account, region = place
     queries = [query for pairs in hours.values() for query, _ in pairs]
     try:
@@ -178,7 +179,8 @@ def _read_span(
         def in_hour(query: MetricQuery, hour: datetime = hour) -> list[list[Point]]:
             return series[query].get(hour, [])
 
-        _record(store, hour, pairs, in_hour, now, outcome)
+        for batch in _one_per_instance(pairs):
+            _record(store, hour, batch, in_hour, now, outcome)
 
 
 def _one_per_instance(

@@ -384,6 +384,26 @@ def test_an_instance_asked_twice_for_an_hour_is_asked_in_calls_of_its_own() -> N
     assert ledger.job("llm").utilization == Decimal("0.8")
 
 
+def test_an_instance_in_two_jobs_over_several_hours_is_asked_once_and_kept_once() -> None:
+    """The same, over two hours read together: one call, the instance's query once, each
+    job's hours written apart, each hour kept once."""
+    ledger = ledger_of(profile(A1, "trn1.32xlarge"))
+    timeline = Timeline()
+    timeline.run(A1, T0, T0 + timedelta(hours=2))
+    timeline.apply(ledger)
+    cloudwatch = FakeCloudWatch()
+    cloudwatch.put(A1, every_5_min(T0, 12, "80") + every_5_min(T0 + timedelta(hours=1), 12, "40"))
+    now = T0 + timedelta(hours=3)
+    ledger.clock.advance_to(now)
+    targets = job_targets(job_records(ledger, "llm", T0), now)
+    store = UtilizationStore(ledger.table)
+    metrics = CloudWatchMetrics(Clients(cloudwatch))
+    outcome = read_hours(ledger.deps.config, store, metrics, targets * 2, T0, now, now)
+    assert [len(c["MetricDataQueries"]) for c in cloudwatch.calls] == [1]
+    assert (outcome.hours_read, outcome.hours_closed) == (4, 2)
+    assert ledger.job("llm").utilization == Decimal("0.6")
+
+
 def test_a_read_of_several_hours_keeps_only_the_hours_not_closed_once_each() -> None:
     """A1 runs 00:00-03:00 at 80 %, 40 %, 20 % an hour. Hour 01 is closed by its own read
     at 02:20 (its points then 40 %); the day's read at 04:00 asks 00:00-03:00 in one call,
