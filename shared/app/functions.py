@@ -220,14 +220,22 @@ FUNCTIONS: tuple[Function, ...] = (
     ),
     Function(
         "alarm_sweep",
-        "delete orphan alarms, re-consider auto-stop",
+        "delete retired and orphan alarms, re-consider auto-stop",
         300,
         Every(
             HOUR,
             timedelta(minutes=35),
-            "delete orphan utilization alarms; re-consider auto-stop",
+            "delete retired and orphan utilization alarms; re-consider auto-stop",
         ),
-        Grants(alarm_actions=("cloudwatch:DescribeAlarms", "cloudwatch:DeleteAlarms")),
+        Grants(
+            # Put: an alarm its delete removed just after a restart put it goes back.
+            alarm_actions=(
+                "cloudwatch:DescribeAlarms",
+                "cloudwatch:DeleteAlarms",
+                "cloudwatch:PutMetricAlarm",
+                "cloudwatch:TagResource",
+            )
+        ),
         _AUTO_STOP + _MEMBER_ROLE,
     ),
     Function(
