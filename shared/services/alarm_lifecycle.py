@@ -9,9 +9,10 @@ instances no longer running whose stop was missed.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime
 from itertools import islice
+from typing import TypeVar
 
 from aws_lambda_powertools import Logger
 
@@ -28,6 +29,7 @@ from shared.events.envelope import INSTANCE_ID_PATTERN
 from shared.services.deps import LedgerDeps
 
 logger = Logger(service="costtracker", child=True)
+SweptAlarm = TypeVar("SweptAlarm", bound=LiveAlarm)
 
 # At most this many retired alarms are deleted by one sweep (10 DeleteAlarms calls): the
 # rest wait for the next hour, so no sweep grows with the stops of a fleet.
@@ -152,19 +154,10 @@ def sweep_alarms(
     store = AlarmStore(deps.table)
     now = deps.clock.now()
     orphans: list[str] = []
-    by_place: dict[tuple[str, str], list[LiveAlarm]] = {}
-    for alarm in store.live_alarms():
-        if (alarm.account, alarm.instance_id) not in running:
-            by_place.setdefault((alarm.account, alarm.region), []).append(alarm)
-    for (account, region), found in sorted(by_place.items()):
-        try:
-            alarms.delete([a.name for a in found], account, region)
-        except Exception:  # one account that fails never stops the others
-            logger.exception("orphan alarms not deleted", extra={"account": account})
-            continue
-        for alarm in found:
-            store.deleted(alarm, now)
-        orphans += [a.arn for a in found]
+    stopped = (a for a in store.live_alarms() if (a.account, a.instance_id) not in running)
+    for alarm in _deleted_by_place(alarms, stopped, "orphan alarms not deleted"):
+        store.deleted(alarm, now)
+        orphans.append(alarm.arn)
     if not store.census_due("", "", now):
         return orphans
     running_ids = {iid for _, iid in running}
@@ -186,25 +179,35 @@ def delete_retired_alarms(deps: LedgerDeps, alarms: AlarmManager) -> list[str]:
     fresh alarm to it: that alarm is put again if its instance runs. One account that
     fails is logged and never stops the others."""
     store = AlarmStore(deps.table)
-    by_place: dict[tuple[str, str], list[RetiredAlarm]] = {}
-    for alarm in islice(store.retired_alarms(), RETIRED_PER_SWEEP):
-        by_place.setdefault((alarm.account, alarm.region), []).append(alarm)
+    retired = islice(store.retired_alarms(), RETIRED_PER_SWEEP)
     deleted: list[str] = []
     put_again: list[RetiredAlarm] = []
-    for (account, region), found in sorted(by_place.items()):
-        try:
-            alarms.delete([a.name for a in found], account, region)
-        except Exception:  # one account that fails never stops the others
-            logger.exception("retired alarms not deleted", extra={"account": account})
-            continue
-        for alarm in found:
-            if store.deleted_in_cloudwatch(alarm):
-                deleted.append(alarm.arn)
-            else:
-                put_again.append(alarm)
+    for alarm in _deleted_by_place(alarms, retired, "retired alarms not deleted"):
+        if store.deleted_in_cloudwatch(alarm):
+            deleted.append(alarm.arn)
+        else:
+            put_again.append(alarm)
     for alarm in put_again:
         _put_again(deps, alarms, alarm)
     return deleted
+
+
+def _deleted_by_place(
+    alarms: AlarmManager, found: Iterable[SweptAlarm], failure: str
+) -> Iterator[SweptAlarm]:
+    """Delete ``found`` in CloudWatch grouped by account and region (in that order; the
+    adapter sends 100 names a call), yielding each alarm of a place once its delete is
+    done. One account that fails is logged (``failure``) and never stops the others."""
+    by_place: dict[tuple[str, str], list[SweptAlarm]] = {}
+    for alarm in found:
+        by_place.setdefault((alarm.account, alarm.region), []).append(alarm)
+    for (account, region), group in sorted(by_place.items()):
+        try:
+            alarms.delete([a.name for a in group], account, region)
+        except Exception:  # one account that fails never stops the others
+            logger.exception(failure, extra={"account": account})
+            continue
+        yield from group
 
 
 def _put_again(deps: LedgerDeps, alarms: AlarmManager, alarm: RetiredAlarm) -> None:
